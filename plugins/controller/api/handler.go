@@ -1,0 +1,53 @@
+package api
+
+import "github.com/gogo/protobuf/proto"
+
+// KubeStateData is the cluster state a handler is given at resync, keyed by
+// resource name and then by key. memif-agent reflects no cluster resources,
+// so the loop passes an empty, non-nil map; the type keeps the handler
+// contract of the Contiv controller so handlers can be shared.
+type KubeStateData map[string]map[string]proto.Message
+
+// Transaction collects the KV-scheduler values an event produces. Keys and
+// values follow the vpp-agent models (for example vpp_interfaces.InterfaceKey
+// and *vpp_interfaces.Interface).
+type Transaction interface {
+	// Put sets the value of key.
+	Put(key string, value proto.Message)
+	// Delete removes key.
+	Delete(key string)
+	// Get returns the value of key as this transaction will leave it: a value
+	// put or deleted earlier in the same event wins over what is committed.
+	// nil means the key has no value.
+	Get(key string) proto.Message
+}
+
+// EventOperations is what a handler receives while it processes an event:
+// the event's transaction and a way to push follow-up events.
+type EventOperations interface {
+	Transaction
+	// PushFollowUp queues an event that runs right after the current one,
+	// before anything already queued. A blocking follow-up is refused with
+	// ErrBlockingFollowUp: it would wait on the loop that runs it.
+	PushFollowUp(event Event) error
+}
+
+// EventHandler reacts to events. Handlers are registered in a fixed order;
+// all their state is touched only from the loop unless they document a lock.
+type EventHandler interface {
+	// String names the handler in logs and the event history.
+	String() string
+	// HandlesEvent tells whether the handler wants the event.
+	HandlesEvent(event Event) bool
+	// Resync rebuilds the handler's state and puts the complete
+	// configuration it wants into txn. resyncCount is 1 for the startup
+	// resync and grows with every later one.
+	Resync(event Event, kubeState KubeStateData, resyncCount int, txn EventOperations) error
+	// Update processes one update event and returns a short description of
+	// what changed (empty when nothing did).
+	Update(event Event, txn EventOperations) (changeDescription string, err error)
+	// Revert undoes what a successful Update did for the same event. It is
+	// called only under RevertOnFailure, in reverse order, for handlers whose
+	// Update succeeded before another handler failed.
+	Revert(event Event) error
+}

@@ -1,0 +1,69 @@
+package api
+
+import (
+	"fmt"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+)
+
+// Mount is a host directory mounted into the container.
+type Mount struct {
+	HostPath      string
+	ContainerPath string
+	ReadOnly      bool
+}
+
+// AllocateDevice is the event that one container request of kubelet's
+// Allocate becomes. The device plugin server pushes it and waits; handlers
+// fill in Envs, Annotations and Mounts, which become the container's
+// response. It is blocking, RevertOnFailure and Forward: a failing handler
+// reverts the ones before it and the gRPC call fails.
+type AllocateDevice struct {
+	*controller.Result
+
+	// ResourceName is the extended resource the devices belong to.
+	ResourceName string
+	// DeviceIDs are the IDs kubelet asks for, in its order.
+	DeviceIDs []string
+
+	// AllocationID is set by the device manager's handler.
+	AllocationID string
+	// Envs, Annotations and Mounts are filled in by handlers.
+	Envs        map[string]string
+	Annotations map[string]string
+	Mounts      []Mount
+}
+
+// NewAllocateDevice returns an event ready to push and wait for.
+func NewAllocateDevice(resourceName string, deviceIDs []string) *AllocateDevice {
+	return &AllocateDevice{
+		Result:       controller.NewResult(),
+		ResourceName: resourceName,
+		DeviceIDs:    deviceIDs,
+		Envs:         map[string]string{},
+		Annotations:  map[string]string{},
+	}
+}
+
+// GetName implements controller.Event.
+func (e *AllocateDevice) GetName() string { return "AllocateDevice" }
+
+// String implements controller.Event; envs and annotations are left out
+// because they carry the secret.
+func (e *AllocateDevice) String() string {
+	return fmt.Sprintf("AllocateDevice %s devices=%v", e.ResourceName, e.DeviceIDs)
+}
+
+// Method implements controller.Event.
+func (e *AllocateDevice) Method() controller.EventMethodType { return controller.Update }
+
+// IsBlocking implements controller.Event.
+func (e *AllocateDevice) IsBlocking() bool { return true }
+
+// TransactionType implements controller.UpdateEvent.
+func (e *AllocateDevice) TransactionType() controller.UpdateTransactionType {
+	return controller.RevertOnFailure
+}
+
+// Direction implements controller.UpdateEvent.
+func (e *AllocateDevice) Direction() controller.UpdateDirectionType { return controller.Forward }
