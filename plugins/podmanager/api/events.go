@@ -8,6 +8,9 @@ import (
 // containers is seen). Handlers build what the pod needs, in order.
 type AddPod struct {
 	Pod Pod
+	// Containers is what is known of the pod's containers when the event
+	// is pushed; handlers bind allocations to the pod from it.
+	Containers []PodContainer
 }
 
 // GetName implements api.Event.

@@ -34,3 +34,26 @@ type Pod struct {
 
 // String returns "namespace/name (uid)".
 func (p Pod) String() string { return fmt.Sprintf("%s (uid %s)", p.ID, p.UID) }
+
+// PodContainer is what the runtime and kubelet tell about one container of a
+// pod: the evidence the device manager uses to bind allocations to it.
+type PodContainer struct {
+	// Name is the container name in the pod spec.
+	Name string
+	// RuntimeID is the runtime's container ID, when the container exists.
+	RuntimeID string
+	// MountSources are the host paths bind-mounted into the container.
+	MountSources []string
+	// Annotations are the container annotations kubelet passed to the
+	// runtime (from the device plugin's Allocate among others).
+	Annotations map[string]string
+	// DeviceIDs maps an extended resource name to the device IDs kubelet
+	// assigned to the container (from the pod-resources API).
+	DeviceIDs map[string][]string
+}
+
+// PodState is one live pod with its containers.
+type PodState struct {
+	Pod        Pod
+	Containers []PodContainer
+}
