@@ -1,0 +1,4 @@
+// Package memifv1 is the generated Go code of the node-local API that
+// memif-agent serves on its Unix socket (memif.proto). Only memif.proto is
+// edited by hand; regenerate the rest with scripts/generate.sh.
+package memifv1

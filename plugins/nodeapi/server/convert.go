@@ -1,0 +1,69 @@
+package server
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+)
+
+func toAllocation(info devapi.MemifInfo, includeSecret bool) *memifv1.MemifAllocation {
+	alloc := &memifv1.MemifAllocation{
+		AllocationId:    info.AllocationID,
+		DeviceIds:       append([]string(nil), info.DeviceIDs...),
+		PodNamespace:    info.Pod.Namespace,
+		PodName:         info.Pod.Name,
+		PodUid:          info.PodUID,
+		ContainerName:   info.ContainerName,
+		HostDir:         info.HostDir,
+		HostSocket:      info.HostSocket,
+		ContainerSocket: info.ContainerSocket,
+		AllocatedAt:     toTimestamp(info.AllocatedAt),
+	}
+	if includeSecret {
+		alloc.Secret = info.Secret
+	}
+	return alloc
+}
+
+func toChangeKind(kind devapi.AllocationChangeKind) memifv1.ChangeKind {
+	switch kind {
+	case devapi.Allocated:
+		return memifv1.ChangeKind_CHANGE_KIND_ALLOCATED
+	case devapi.Bound:
+		return memifv1.ChangeKind_CHANGE_KIND_BOUND
+	case devapi.Released:
+		return memifv1.ChangeKind_CHANGE_KIND_RELEASED
+	}
+	return memifv1.ChangeKind_CHANGE_KIND_UNSPECIFIED
+}
+
+func toEventRecord(record EventRecord) *memifv1.EventRecord {
+	msg := &memifv1.EventRecord{
+		Seq:         record.Seq,
+		Name:        record.Name,
+		Description: record.Description,
+		Method:      record.Method,
+		StartedAt:   toTimestamp(record.StartedAt),
+		FinishedAt:  toTimestamp(record.FinishedAt),
+		Error:       errorText(record.Err),
+	}
+	for _, handler := range record.Handlers {
+		msg.Handlers = append(msg.Handlers, &memifv1.HandlerRecord{
+			Handler: handler.Handler,
+			Change:  handler.Change,
+			Error:   errorText(handler.Err),
+		})
+	}
+	return msg
+}
+
+// toTimestamp leaves an unknown time unset rather than sending year 1.
+func toTimestamp(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}

@@ -1,0 +1,9 @@
+// Package server implements the node-local gRPC API (memifv1.MemifAgent)
+// over the device manager's DeviceManagerAPI and the controller's event
+// history, and serves it on a Unix socket.
+//
+// It owns the API socket file and the conversion from the agent's Go types
+// to the API messages. It reads the device manager and the event history and
+// never changes them. Secrets leave the process only when a request sets
+// include_secrets; the socket's mode (0600 by default) decides who may ask.
+package server

@@ -1,0 +1,72 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"google.golang.org/grpc"
+
+	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+)
+
+// Config says where the API is served.
+type Config struct {
+	// SocketPath is the Unix socket; empty means DefaultSocketPath.
+	SocketPath string
+	// SocketMode is the socket's permission bits; 0 means DefaultSocketMode.
+	SocketMode fs.FileMode
+}
+
+// Server serves a Service on a Unix socket until Close.
+type Server struct {
+	path     string
+	grpc     *grpc.Server
+	served   chan struct{}
+	serveErr error
+}
+
+// Start listens on the configured socket and serves service in a goroutine
+// that Close stops.
+func Start(config Config, service *Service) (*Server, error) {
+	path := config.SocketPath
+	if path == "" {
+		path = DefaultSocketPath
+	}
+	mode := config.SocketMode
+	if mode == 0 {
+		mode = DefaultSocketMode
+	}
+	listener, err := ListenUnix(path, mode)
+	if err != nil {
+		return nil, err
+	}
+	srv := &Server{path: path, grpc: grpc.NewServer(), served: make(chan struct{})}
+	memifv1.RegisterMemifAgentServer(srv.grpc, service)
+	go func() {
+		defer close(srv.served)
+		srv.serveErr = srv.grpc.Serve(listener)
+	}()
+	return srv, nil
+}
+
+// SocketPath returns the path the server listens on.
+func (s *Server) SocketPath() string { return s.path }
+
+// Close stops serving, ends open watch streams and removes the socket.
+func (s *Server) Close() error {
+	s.grpc.Stop()
+	<-s.served
+	err := s.serveErr
+	if errors.Is(err, grpc.ErrServerStopped) {
+		err = nil
+	}
+	if rmErr := os.Remove(s.path); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+		err = errors.Join(err, fmt.Errorf("remove API socket %s: %w", s.path, rmErr))
+	}
+	if err != nil {
+		return fmt.Errorf("serve node API on %s: %w", s.path, err)
+	}
+	return nil
+}

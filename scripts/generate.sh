@@ -1,0 +1,61 @@
+#!/bin/sh
+# Generates the Go code of the node-local API from api/**/*.proto.
+#
+#   scripts/generate.sh          regenerate in place
+#   scripts/generate.sh --check  regenerate into a temp dir and fail if the
+#                                committed code differs
+#
+# The generators are installed at pinned versions into ./bin/protoc-gen, so
+# the output depends only on these pins and on protoc (apt protobuf-compiler,
+# which scripts/install-deps.sh installs).
+set -eu
+
+PROTOC_GEN_GO_VERSION=v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+gen_bin="$root/bin/protoc-gen"
+module=github.com/contivpp/memif-agent
+
+install_generator() { # package version binary
+	if [ ! -x "$gen_bin/$3" ] || [ "$(cat "$gen_bin/$3.version" 2>/dev/null)" != "$2" ]; then
+		GOBIN="$gen_bin" go install "$1@$2"
+		echo "$2" >"$gen_bin/$3.version"
+	fi
+}
+
+command -v protoc >/dev/null || {
+	echo "protoc not found: run scripts/install-deps.sh (apt protobuf-compiler)" >&2
+	exit 1
+}
+mkdir -p "$gen_bin"
+install_generator google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GEN_GO_VERSION" protoc-gen-go
+install_generator google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION" protoc-gen-go-grpc
+
+out="$root"
+if [ "${1:-}" = "--check" ]; then
+	out=$(mktemp -d)
+	trap 'rm -rf "$out"' EXIT
+fi
+
+cd "$root"
+protos=$(find api -name '*.proto' | sort)
+PATH="$gen_bin:$PATH" protoc -I . \
+	--go_out="$out" --go_opt=module="$module" \
+	--go-grpc_out="$out" --go-grpc_opt=module="$module" \
+	$protos
+
+if [ "${1:-}" = "--check" ]; then
+	status=0
+	for proto in $protos; do
+		for generated in "${proto%.proto}.pb.go" "${proto%.proto}_grpc.pb.go"; do
+			if ! diff -u "$generated" "$out/$generated"; then
+				status=1
+			fi
+		done
+	done
+	if [ "$status" -ne 0 ]; then
+		echo "generated code is stale: run scripts/generate.sh and commit the result" >&2
+	fi
+	exit "$status"
+fi
