@@ -1,0 +1,56 @@
+# memif-agent build, test and demo entry points. Every target installs what
+# it needs (scripts/install-deps.sh asks apt for what is missing).
+
+GO        ?= go
+BIN       := $(CURDIR)/bin
+# The end-to-end suites that run kubelet's real device manager live in their
+# own module so the agent never depends on k8s.io/kubernetes.
+E2E_MODULE := test/kubelet
+GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')
+FUZZTIME  ?= 10s
+BENCHTIME ?= 1s
+
+.PHONY: all build lint test test-unit test-e2e fuzz bench demo image generate deps clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
+
+lint:
+	$(GO) vet ./...
+	cd $(E2E_MODULE) && $(GO) vet ./...
+	@unformatted="$$(gofmt -l $(GOFILES))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+
+test: deps test-unit test-e2e fuzz
+
+test-unit:
+	$(GO) test -race -count=1 ./...
+
+test-e2e:
+	cd $(E2E_MODULE) && $(GO) test -race -count=1 -timeout 30m ./...
+
+# Each fuzz target runs for FUZZTIME on top of its committed seed corpus.
+fuzz:
+	@scripts/fuzz.sh $(FUZZTIME)
+
+bench: deps build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	cd $(E2E_MODULE) && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 30m ./...
+
+demo: deps build
+	cd $(E2E_MODULE) && $(GO) run ./cmd/demo --bin $(BIN)
+
+image: build
+	scripts/image.sh
+
+generate:
+	scripts/generate.sh
+
+clean:
+	rm -rf $(BIN)
+	$(GO) clean -testcache

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// agentBinary is built once per test binary by TestMain.
+var agentBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "memif-agent-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	agentBinary = filepath.Join(dir, "memif-agent")
+	build := exec.Command("go", "build", "-race", "-o", agentBinary, ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building memif-agent:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runningAgent is one memif-agent process started by a test.
+type runningAgent struct {
+	cmd      *exec.Cmd
+	log      *bytes.Buffer
+	httpPort int
+	exited   chan error
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	return listener.Addr().(*net.TCPAddr).Port
+}
+
+func startAgent(t *testing.T, configDir string, args ...string) *runningAgent {
+	t.Helper()
+	agent := &runningAgent{log: &bytes.Buffer{}, httpPort: freePort(t), exited: make(chan error, 1)}
+	args = append([]string{"-config-dir", configDir, "-http-port", strconv.Itoa(agent.httpPort)}, args...)
+	agent.cmd = exec.Command(agentBinary, args...)
+	agent.cmd.Stdout, agent.cmd.Stderr = agent.log, agent.log
+	if err := agent.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { agent.exited <- agent.cmd.Wait() }()
+	t.Cleanup(func() {
+		if agent.cmd.ProcessState == nil {
+			agent.cmd.Process.Kill()
+			<-agent.exited
+		}
+		if t.Failed() {
+			t.Logf("agent log:\n%s", agent.log)
+		}
+	})
+	return agent
+}
+
+// waitReady polls the readiness probe until it answers 200.
+func (a *runningAgent) waitReady(t *testing.T) {
+	t.Helper()
+	url := fmt.Sprintf("http://127.0.0.1:%d/readiness", a.httpPort)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-a.exited:
+			t.Fatalf("agent exited before it was ready: %v", err)
+		default:
+		}
+		response, err := http.Get(url)
+		if err == nil {
+			response.Body.Close()
+			if response.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("readiness at %s never answered 200", url)
+}
+
+// listeningAddresses returns the local addresses of the TCP sockets the
+// process listens on, read from /proc.
+func listeningAddresses(t *testing.T, pid int) []string {
+	t.Helper()
+	inodes := map[string]bool{}
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(fdDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range entries {
+		target, err := os.Readlink(filepath.Join(fdDir, entry.Name()))
+		if err == nil && strings.HasPrefix(target, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]")] = true
+		}
+	}
+	var addresses []string
+	for _, table := range []string{"tcp", "tcp6"} {
+		file, err := os.Open(fmt.Sprintf("/proc/%d/net/%s", pid, table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scanner := bufio.NewScanner(file)
+		scanner.Scan() // header
+		for scanner.Scan() {
+			fields := strings.Fields(scanner.Text())
+			const listenState = "0A"
+			if len(fields) > 9 && fields[3] == listenState && inodes[fields[9]] {
+				addresses = append(addresses, decodeProcAddress(t, fields[1]))
+			}
+		}
+		file.Close()
+	}
+	return addresses
+}
+
+// decodeProcAddress turns /proc/net/tcp's "0100007F:1F90" into "127.0.0.1:8080".
+func decodeProcAddress(t *testing.T, hexAddress string) string {
+	t.Helper()
+	hostHex, portHex, _ := strings.Cut(hexAddress, ":")
+	port, err := strconv.ParseUint(portHex, 16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make(net.IP, len(hostHex)/2)
+	for i := range raw {
+		b, err := strconv.ParseUint(hostHex[2*i:2*i+2], 16, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[i] = byte(b)
+	}
+	// The kernel prints each 32-bit word in host (little-endian) order.
+	for word := 0; word+4 <= len(raw); word += 4 {
+		raw[word], raw[word+1], raw[word+2], raw[word+3] = raw[word+3], raw[word+2], raw[word+1], raw[word]
+	}
+	return net.JoinHostPort(raw.String(), strconv.Itoa(int(port)))
+}
+
+func TestAgentListensOnlyOnLoopbackAndStopsOnSIGTERM(t *testing.T) {
+	agent := startAgent(t, t.TempDir())
+	agent.waitReady(t)
+
+	addresses := listeningAddresses(t, agent.cmd.Process.Pid)
+	if len(addresses) == 0 {
+		t.Fatal("agent listens on no TCP address; want its HTTP server on loopback")
+	}
+	for _, address := range addresses {
+		host, _, _ := net.SplitHostPort(address)
+		if !net.ParseIP(host).IsLoopback() {
+			t.Errorf("agent listens on %s; want loopback only by default", address)
+		}
+	}
+
+	if err := agent.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-agent.exited:
+		// A stop that overran the agent's own shutdown timeout exits non-zero.
+		if err != nil {
+			t.Fatalf("agent did not stop cleanly on SIGTERM: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("agent still running a minute after SIGTERM")
+	}
+	if !strings.Contains(agent.log.String(), "Agent stopped") {
+		t.Errorf("agent log lacks the clean-stop line %q", "Agent stopped")
+	}
+}
+
+func TestAgentHTTPEndpointFromConfigFile(t *testing.T) {
+	configDir := t.TempDir()
+	port := freePort(t)
+	httpConf := fmt.Sprintf("endpoint: 127.0.0.2:%d\n", port)
+	if err := os.WriteFile(filepath.Join(configDir, "http.conf"), []byte(httpConf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	agent := startAgent(t, configDir)
+	agent.httpPort = port
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		addresses := listeningAddresses(t, agent.cmd.Process.Pid)
+		if len(addresses) > 0 {
+			if want := fmt.Sprintf("127.0.0.2:%d", port); addresses[0] != want || len(addresses) != 1 {
+				t.Fatalf("agent listens on %v; want only %s from http.conf", addresses, want)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("agent never listened on the endpoint of http.conf")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
