@@ -1,0 +1,437 @@
+package k8s_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+)
+
+// kustomization is the part of kustomize's Kustomization the manifests use;
+// decoding it strictly catches a misspelt key the same way as the API types.
+type kustomization struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Resources  []string `json:"resources"`
+	Images     []struct {
+		Name    string `json:"name"`
+		NewName string `json:"newName,omitempty"`
+		NewTag  string `json:"newTag,omitempty"`
+	} `json:"images,omitempty"`
+}
+
+// manifests are the decoded files of this directory.
+type manifests struct {
+	namespace      corev1.Namespace
+	serviceAccount corev1.ServiceAccount
+	configMap      corev1.ConfigMap
+	daemonSet      appsv1.DaemonSet
+	examplePod     corev1.Pod
+	kustomization  kustomization
+}
+
+// decodeStrict turns one YAML document into target the way the API server
+// reads it: field names case-sensitive, unknown and duplicate fields refused.
+// A kind that is not the expected one, or a second document, is refused too.
+func decodeStrict(content []byte, wantKind string, target any) error {
+	if documents := documentSeparator.Split(string(content), -1); len(documents) > 1 && strings.TrimSpace(strings.Join(documents[1:], "")) != "" {
+		return fmt.Errorf("%d YAML documents in a %s file, want one", len(documents), wantKind)
+	}
+	jsonContent, err := yaml.YAMLToJSONStrict(content)
+	if err != nil {
+		return fmt.Errorf("not valid YAML: %w", err)
+	}
+	var meta struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(jsonContent, &meta); err != nil {
+		return fmt.Errorf("not a YAML object: %w", err)
+	}
+	if meta.Kind != wantKind {
+		return fmt.Errorf("kind is %q, want %q", meta.Kind, wantKind)
+	}
+	strictErrors, err := kjson.UnmarshalStrict(jsonContent, target)
+	if err != nil {
+		return fmt.Errorf("decoding %s: %w", wantKind, err)
+	}
+	if len(strictErrors) > 0 {
+		return fmt.Errorf("decoding %s strictly: %w", wantKind, errors.Join(strictErrors...))
+	}
+	return nil
+}
+
+var documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
+
+// manifestFiles maps every manifest in this directory to its expected kind
+// and where it decodes to.
+func (m *manifests) files() map[string]struct {
+	kind   string
+	target any
+} {
+	return map[string]struct {
+		kind   string
+		target any
+	}{
+		"namespace.yaml":      {"Namespace", &m.namespace},
+		"serviceaccount.yaml": {"ServiceAccount", &m.serviceAccount},
+		"configmap.yaml":      {"ConfigMap", &m.configMap},
+		"daemonset.yaml":      {"DaemonSet", &m.daemonSet},
+		"example-pod.yaml":    {"Pod", &m.examplePod},
+		"kustomization.yaml":  {"Kustomization", &m.kustomization},
+	}
+}
+
+func loadManifests(t *testing.T) *manifests {
+	t.Helper()
+	m := &manifests{}
+	files := m.files()
+	onDisk, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatalf("listing manifests: %v", err)
+	}
+	for _, name := range onDisk {
+		if _, known := files[name]; !known {
+			t.Errorf("%s is not decoded by this test: add it to manifests.files", name)
+		}
+	}
+	for name, file := range files {
+		content, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatalf("reading %s: %v", name, err)
+		}
+		if err := decodeStrict(content, file.kind, file.target); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	return m
+}
+
+func TestDecodeStrictRefusesTypos(t *testing.T) {
+	cases := []struct {
+		name    string
+		kind    string
+		content string
+		target  any
+		wantErr string
+	}{
+		{
+			name:    "misspelt volume field",
+			kind:    "DaemonSet",
+			content: "apiVersion: apps/v1\nkind: DaemonSet\nspec:\n  template:\n    spec:\n      volumes:\n        - name: x\n          hostpath: {path: /x}\n",
+			target:  &appsv1.DaemonSet{},
+			wantErr: `unknown field "spec.template.spec.volumes[0].hostpath"`,
+		},
+		{
+			name:    "resource limit that is not a quantity",
+			kind:    "Pod",
+			content: "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - name: c\n      resources:\n        limits: {contivpp.io/memif: one}\n",
+			target:  &corev1.Pod{},
+			wantErr: "quantities must match",
+		},
+		{
+			name:    "duplicate field",
+			kind:    "ConfigMap",
+			content: "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\ndata: {c: d}\n",
+			target:  &corev1.ConfigMap{},
+			wantErr: `key "data" already set`,
+		},
+		{
+			name:    "two documents",
+			kind:    "ConfigMap",
+			content: "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: v1\nkind: Pod\n",
+			target:  &corev1.ConfigMap{},
+			wantErr: "2 YAML documents",
+		},
+		{
+			name:    "wrong kind",
+			kind:    "DaemonSet",
+			content: "apiVersion: apps/v1\nkind: Deployment\n",
+			target:  &appsv1.DaemonSet{},
+			wantErr: `kind is "Deployment"`,
+		},
+		{
+			name:    "valid",
+			kind:    "ConfigMap",
+			content: "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n",
+			target:  &corev1.ConfigMap{},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := decodeStrict([]byte(tc.content), tc.kind, tc.target)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("decode failed: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("decode error = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestKustomizationListsEveryManifest(t *testing.T) {
+	m := loadManifests(t)
+	for name := range m.files() {
+		// The example pod is applied by hand once the agent is ready, and
+		// the kustomization does not list itself.
+		if name == "kustomization.yaml" || strings.HasPrefix(name, "example-") {
+			continue
+		}
+		if !slices.Contains(m.kustomization.Resources, name) {
+			t.Errorf("kustomization.yaml does not list %s", name)
+		}
+	}
+	for _, resource := range m.kustomization.Resources {
+		if _, err := os.Stat(resource); err != nil {
+			t.Errorf("kustomization.yaml lists %s: %v", resource, err)
+		}
+	}
+}
+
+func agentContainer(t *testing.T, m *manifests) corev1.Container {
+	t.Helper()
+	containers := m.daemonSet.Spec.Template.Spec.Containers
+	if len(containers) != 1 {
+		t.Fatalf("daemonset has %d containers, want 1", len(containers))
+	}
+	return containers[0]
+}
+
+// mountsOf maps each volume's name to its mount in the container.
+func mountsOf(c corev1.Container) map[string]corev1.VolumeMount {
+	mounts := map[string]corev1.VolumeMount{}
+	for _, mount := range c.VolumeMounts {
+		mounts[mount.Name] = mount
+	}
+	return mounts
+}
+
+func TestDaemonSetHostPaths(t *testing.T) {
+	m := loadManifests(t)
+	container := agentContainer(t, m)
+	mounts := mountsOf(container)
+	dmConfig := deviceManagerConfig(t, m)
+	hostPaths := map[string]string{}
+	for _, volume := range m.daemonSet.Spec.Template.Spec.Volumes {
+		if volume.HostPath == nil {
+			continue
+		}
+		t.Run(volume.Name, func(t *testing.T) {
+			kind := volume.HostPath.Type
+			if kind == nil || (*kind != corev1.HostPathDirectory && *kind != corev1.HostPathDirectoryOrCreate) {
+				t.Errorf("host path %s has type %v, want Directory or DirectoryOrCreate: a socket bind-mounted as a file goes stale when its server restarts", volume.HostPath.Path, kind)
+			}
+			if _, mounted := mounts[volume.Name]; !mounted {
+				t.Errorf("volume %s is not mounted in the agent container", volume.Name)
+			}
+		})
+		hostPaths[volume.HostPath.Path] = mounts[volume.Name].MountPath
+	}
+
+	samePath := []struct {
+		name string
+		path string
+	}{
+		{"device-plugin directory", dmConfig.PluginDir},
+		{"pod-resources directory", "/var/lib/kubelet/pod-resources"},
+		{"memif socket root", dmConfig.SocketRoot},
+		{"checkpoint directory", filepath.Dir(dmConfig.CheckpointPath)},
+	}
+	for _, tc := range samePath {
+		t.Run(tc.name, func(t *testing.T) {
+			inside, mounted := hostPaths[tc.path]
+			if !mounted {
+				t.Fatalf("host path %s is not mounted", tc.path)
+			}
+			if inside != tc.path {
+				t.Errorf("host %s is mounted at %s, want the same path inside", tc.path, inside)
+			}
+		})
+	}
+	t.Run("docker socket", func(t *testing.T) {
+		dockerHost := envValue(container, "DOCKER_HOST")
+		socket, found := strings.CutPrefix(dockerHost, "unix://")
+		if !found {
+			t.Fatalf("DOCKER_HOST = %q, want a unix:// socket", dockerHost)
+		}
+		if inside, mounted := hostPaths["/run"]; !mounted || filepath.Dir(socket) != inside {
+			t.Errorf("DOCKER_HOST %s is not in the mount of the host's /run (%q)", dockerHost, inside)
+		}
+	})
+}
+
+func envValue(c corev1.Container, name string) string {
+	for _, env := range c.Env {
+		if env.Name == name {
+			return env.Value
+		}
+	}
+	return ""
+}
+
+func deviceManagerConfig(t *testing.T, m *manifests) dmconfig.Config {
+	t.Helper()
+	content, found := m.configMap.Data["devicemanager.conf"]
+	if !found {
+		t.Fatal("configmap has no devicemanager.conf")
+	}
+	cfg, err := dmconfig.Parse([]byte(content))
+	if err != nil {
+		t.Fatalf("configmap's devicemanager.conf: %v", err)
+	}
+	return cfg
+}
+
+func TestDaemonSetProbes(t *testing.T) {
+	m := loadManifests(t)
+	container := agentContainer(t, m)
+	host, port := httpEndpoint(t, m)
+	if !m.daemonSet.Spec.Template.Spec.HostNetwork {
+		t.Errorf("hostNetwork is false: kubelet cannot reach the agent's loopback HTTP server from outside the pod")
+	}
+	cases := []struct {
+		name     string
+		probe    *corev1.Probe
+		wantPath string
+	}{
+		{"startup", container.StartupProbe, "/liveness"},
+		{"liveness", container.LivenessProbe, "/liveness"},
+		{"readiness", container.ReadinessProbe, "/readiness"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.probe == nil || tc.probe.HTTPGet == nil {
+				t.Fatalf("%s probe is not an httpGet probe", tc.name)
+			}
+			get := tc.probe.HTTPGet
+			if get.Path != tc.wantPath {
+				t.Errorf("path = %q, want %q", get.Path, tc.wantPath)
+			}
+			if get.Host != host || get.Port.String() != port {
+				t.Errorf("probe goes to %s:%s, the HTTP server listens on %s:%s", get.Host, get.Port.String(), host, port)
+			}
+		})
+	}
+}
+
+// httpEndpoint is where the ConfigMap's http.conf makes the agent listen.
+func httpEndpoint(t *testing.T, m *manifests) (host, port string) {
+	t.Helper()
+	var httpConf struct {
+		Endpoint string `json:"endpoint"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(m.configMap.Data["http.conf"]), &httpConf); err != nil {
+		t.Fatalf("configmap's http.conf: %v", err)
+	}
+	host, port, err := net.SplitHostPort(httpConf.Endpoint)
+	if err != nil {
+		t.Fatalf("configmap's http.conf endpoint %q: %v", httpConf.Endpoint, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		t.Errorf("http.conf endpoint %q is not loopback: with hostNetwork it would be reachable from the network", httpConf.Endpoint)
+	}
+	return host, port
+}
+
+func TestDaemonSetPodSettings(t *testing.T) {
+	m := loadManifests(t)
+	container := agentContainer(t, m)
+	spec := m.daemonSet.Spec.Template.Spec
+	security := container.SecurityContext
+	cases := []struct {
+		name string
+		ok   bool
+	}{
+		{"namespace of the daemonset is the manifests' namespace", m.daemonSet.Namespace == m.namespace.Name},
+		{"service account exists in that namespace", spec.ServiceAccountName == m.serviceAccount.Name && m.serviceAccount.Namespace == m.namespace.Name},
+		{"no API token mounted", spec.AutomountServiceAccountToken != nil && !*spec.AutomountServiceAccountToken},
+		{"config volume is the configmap", configVolumeIs(spec, m.configMap.Name) && m.configMap.Namespace == m.namespace.Name},
+		{"agent reads the mounted config dir", slices.Contains(container.Args, "--config-dir="+mountsOf(container)["config"].MountPath)},
+		{"cpu and memory requested", !container.Resources.Requests.Cpu().IsZero() && !container.Resources.Requests.Memory().IsZero()},
+		{"memory limited", !container.Resources.Limits.Memory().IsZero()},
+		{"selector matches the pod labels", labelsMatch(m.daemonSet.Spec.Selector.MatchLabels, m.daemonSet.Spec.Template.Labels)},
+		{"not privileged", security != nil && security.Privileged != nil && !*security.Privileged},
+		{"no privilege escalation", security != nil && security.AllowPrivilegeEscalation != nil && !*security.AllowPrivilegeEscalation},
+		{"every capability dropped first", security != nil && security.Capabilities != nil && slices.Contains(security.Capabilities.Drop, "ALL")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.ok {
+				t.Error("not so in daemonset.yaml")
+			}
+		})
+	}
+}
+
+func configVolumeIs(spec corev1.PodSpec, configMapName string) bool {
+	for _, volume := range spec.Volumes {
+		if volume.Name == "config" {
+			return volume.ConfigMap != nil && volume.ConfigMap.Name == configMapName
+		}
+	}
+	return false
+}
+
+func labelsMatch(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for key, value := range selector {
+		if labels[key] != value {
+			return false
+		}
+	}
+	return true
+}
+
+func TestConfigMapHasEveryPluginConfig(t *testing.T) {
+	m := loadManifests(t)
+	examples, err := filepath.Glob("../plugins/*/*.conf")
+	if err != nil {
+		t.Fatalf("listing plugin config examples: %v", err)
+	}
+	if len(examples) == 0 {
+		t.Fatal("no plugin config example found under plugins/")
+	}
+	for _, example := range examples {
+		name := filepath.Base(example)
+		t.Run(name, func(t *testing.T) {
+			if _, found := m.configMap.Data[name]; !found {
+				t.Errorf("configmap.yaml has no %s (example in %s)", name, example)
+			}
+		})
+	}
+}
+
+func TestExamplePodRequestsAMemif(t *testing.T) {
+	m := loadManifests(t)
+	containers := m.examplePod.Spec.Containers
+	if len(containers) != 1 {
+		t.Fatalf("example pod has %d containers, want 1", len(containers))
+	}
+	container := containers[0]
+	limit, found := container.Resources.Limits[corev1.ResourceName(dmapi.DefaultResourceName)]
+	if !found || limit.Value() != 1 {
+		t.Errorf("example pod limits = %v, want %s: 1", container.Resources.Limits, dmapi.DefaultResourceName)
+	}
+	command := strings.Join(append(container.Command, container.Args...), " ")
+	for _, env := range []string{dmapi.EnvMemifSocket, dmapi.EnvMemifSecret} {
+		if !strings.Contains(command, "$"+env) {
+			t.Errorf("example pod's command does not read $%s: %s", env, command)
+		}
+	}
+}
