@@ -624,7 +624,15 @@ type EventRecord struct {
 	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
 	Handlers   []*HandlerRecord       `protobuf:"bytes,7,rep,name=handlers,proto3" json:"handlers,omitempty"`
 	// error is the event's outcome; empty means success.
-	Error         string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	// txn_type and direction are set for update events: "best-effort",
+	// "best-effort-ignore-errors" or "revert-on-failure"; "forward" or
+	// "reverse".
+	TxnType   string `protobuf:"bytes,9,opt,name=txn_type,json=txnType,proto3" json:"txn_type,omitempty"`
+	Direction string `protobuf:"bytes,10,opt,name=direction,proto3" json:"direction,omitempty"`
+	// committed counts the values handed to the KV scheduler; 0 when nothing
+	// was committed.
+	Committed     uint32 `protobuf:"varint,11,opt,name=committed,proto3" json:"committed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -715,10 +723,33 @@ func (x *EventRecord) GetError() string {
 	return ""
 }
 
+func (x *EventRecord) GetTxnType() string {
+	if x != nil {
+		return x.TxnType
+	}
+	return ""
+}
+
+func (x *EventRecord) GetDirection() string {
+	if x != nil {
+		return x.Direction
+	}
+	return ""
+}
+
+func (x *EventRecord) GetCommitted() uint32 {
+	if x != nil {
+		return x.Committed
+	}
+	return 0
+}
+
 // HandlerRecord is what one event handler did with an event.
 type HandlerRecord struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Handler string                 `protobuf:"bytes,1,opt,name=handler,proto3" json:"handler,omitempty"`
+	// action is "update", "resync" or "revert".
+	Action string `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
 	// change describes what the handler changed; empty when nothing did.
 	Change string `protobuf:"bytes,2,opt,name=change,proto3" json:"change,omitempty"`
 	// error is the handler's error; empty means success.
@@ -760,6 +791,13 @@ func (*HandlerRecord) Descriptor() ([]byte, []int) {
 func (x *HandlerRecord) GetHandler() string {
 	if x != nil {
 		return x.Handler
+	}
+	return ""
+}
+
+func (x *HandlerRecord) GetAction() string {
+	if x != nil {
+		return x.Action
 	}
 	return ""
 }
@@ -819,7 +857,7 @@ const file_api_memif_v1_memif_proto_rawDesc = "" +
 	"\tsince_seq\x18\x01 \x01(\x04R\bsinceSeq\x12\x12\n" +
 	"\x04last\x18\x02 \x01(\rR\x04last\"Q\n" +
 	"\x17GetEventHistoryResponse\x126\n" +
-	"\x06events\x18\x01 \x03(\v2\x1e.contivpp.memif.v1.EventRecordR\x06events\"\xb9\x02\n" +
+	"\x06events\x18\x01 \x03(\v2\x1e.contivpp.memif.v1.EventRecordR\x06events\"\x90\x03\n" +
 	"\vEventRecord\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -830,9 +868,14 @@ const file_api_memif_v1_memif_proto_rawDesc = "" +
 	"\vfinished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12<\n" +
 	"\bhandlers\x18\a \x03(\v2 .contivpp.memif.v1.HandlerRecordR\bhandlers\x12\x14\n" +
-	"\x05error\x18\b \x01(\tR\x05error\"W\n" +
+	"\x05error\x18\b \x01(\tR\x05error\x12\x19\n" +
+	"\btxn_type\x18\t \x01(\tR\atxnType\x12\x1c\n" +
+	"\tdirection\x18\n" +
+	" \x01(\tR\tdirection\x12\x1c\n" +
+	"\tcommitted\x18\v \x01(\rR\tcommitted\"o\n" +
 	"\rHandlerRecord\x12\x18\n" +
 	"\ahandler\x18\x01 \x01(\tR\ahandler\x12\x16\n" +
+	"\x06action\x18\x04 \x01(\tR\x06action\x12\x16\n" +
 	"\x06change\x18\x02 \x01(\tR\x06change\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error*u\n" +
 	"\n" +

@@ -46,15 +46,19 @@ func toEventRecord(record EventRecord) *memifv1.EventRecord {
 		Name:        record.Name,
 		Description: record.Description,
 		Method:      record.Method,
+		TxnType:     record.TxnType,
+		Direction:   record.Direction,
+		Committed:   uint32(max(record.Committed, 0)),
 		StartedAt:   toTimestamp(record.StartedAt),
 		FinishedAt:  toTimestamp(record.FinishedAt),
-		Error:       errorText(record.Err),
+		Error:       record.Error,
 	}
 	for _, handler := range record.Handlers {
 		msg.Handlers = append(msg.Handlers, &memifv1.HandlerRecord{
 			Handler: handler.Handler,
+			Action:  handler.Action,
 			Change:  handler.Change,
-			Error:   errorText(handler.Err),
+			Error:   handler.Error,
 		})
 	}
 	return msg

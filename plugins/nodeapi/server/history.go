@@ -8,18 +8,25 @@ type EventRecord struct {
 	Name        string
 	Description string
 	Method      string
+	TxnType     string
+	Direction   string
 	StartedAt   time.Time
 	FinishedAt  time.Time
 	Handlers    []HandlerRecord
-	// Err is the event's outcome; nil means success.
-	Err error
+	// Committed counts the values handed to the KV scheduler.
+	Committed int
+	// Error is the event's outcome; empty means success.
+	Error string
 }
 
 // HandlerRecord is what one handler did with an event.
 type HandlerRecord struct {
 	Handler string
-	Change  string
-	Err     error
+	// Action is "update", "resync" or "revert".
+	Action string
+	Change string
+	// Error is the handler's error; empty means success.
+	Error string
 }
 
 // HistoryQuery selects events from the history.

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"net"
 	"os"
@@ -17,8 +16,8 @@ import (
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	"github.com/contivpp/memif-agent/internal/devicemanagerstandin"
-	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -178,8 +177,8 @@ func TestGetEventHistory(t *testing.T) {
 	history := historyRecords{
 		{Seq: 1, Name: "FullResync", Method: "full-resync", StartedAt: allocatedAt, FinishedAt: allocatedAt},
 		{Seq: 2, Name: "AddPod", Description: "AddPod default/web (uid uid-web)", Method: "update",
-			Handlers: []server.HandlerRecord{{Handler: "memifwiring", Err: errors.New("vswitch down")}},
-			Err:      errors.New("vswitch down")},
+			Handlers: []server.HandlerRecord{{Handler: "memifwiring", Action: "update", Error: "vswitch down"}},
+			Error:    "vswitch down"},
 		{Seq: 3, Name: "DeletePod", Method: "update"},
 	}
 	client := startAPI(t, devicemanagerstandin.New(), history, server.Config{})

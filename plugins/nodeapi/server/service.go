@@ -132,13 +132,6 @@ func (s *Service) GetEventHistory(_ context.Context, req *memifv1.GetEventHistor
 	return resp, nil
 }
 
-func errorText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
 // String names the service in logs.
 func (s *Service) String() string {
 	return fmt.Sprintf("memif-agent node API (watch buffer %d)", s.watchBuffer)

@@ -1,0 +1,37 @@
+package nodeapi
+
+import (
+	"fmt"
+	"io/fs"
+	"strconv"
+
+	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
+)
+
+// Config is the content of nodeapi.conf; every field is optional.
+type Config struct {
+	// SocketPath is the API's Unix socket.
+	SocketPath string `json:"socket-path"`
+	// SocketMode is the socket's permission bits in octal, for example
+	// "0600" (root only, the default) or "0660" (root and the socket's group).
+	SocketMode string `json:"socket-mode"`
+	// WatchBuffer is how many changes a watcher may lag behind before it is
+	// dropped.
+	WatchBuffer int `json:"watch-buffer"`
+}
+
+// serverConfig validates c and returns the server's configuration.
+func (c Config) serverConfig() (server.Config, error) {
+	cfg := server.Config{SocketPath: c.SocketPath}
+	if c.SocketMode != "" {
+		mode, err := strconv.ParseUint(c.SocketMode, 8, 32)
+		if err != nil || mode > 0o777 {
+			return server.Config{}, fmt.Errorf("invalid socket-mode %q in nodeapi config: want octal permission bits such as \"0600\"", c.SocketMode)
+		}
+		cfg.SocketMode = fs.FileMode(mode)
+	}
+	if c.WatchBuffer < 0 {
+		return server.Config{}, fmt.Errorf("invalid watch-buffer %d in nodeapi config: want a positive number, or 0 for the default", c.WatchBuffer)
+	}
+	return cfg, nil
+}

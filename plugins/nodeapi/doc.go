@@ -1,0 +1,16 @@
+// Package nodeapi is the cn-infra plugin that serves the node-local gRPC API
+// (api/memif/v1) on a Unix socket. It is a thin adapter: configuration
+// (nodeapi.conf), lifecycle, and the wiring of the device manager and the
+// controller's event history into plugins/nodeapi/server, which does the
+// work.
+//
+// It reads the device manager and the event history; it changes nothing in
+// either, and pushes no events.
+//
+// Example (in the agent's main):
+//
+//	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
+//		deps.DeviceManager = deviceManager
+//		deps.EventHistory = nodeapi.LoopHistory(controller.History())
+//	}))
+package nodeapi
