@@ -1,0 +1,137 @@
+package checkpoint
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Version is the format version New writes.
+const Version = 1
+
+// Allocation is one persisted allocation.
+type Allocation struct {
+	ID              string    `json:"id"`
+	DeviceIDs       []string  `json:"deviceIDs"`
+	HostDir         string    `json:"hostDir"`
+	HostSocket      string    `json:"hostSocket"`
+	ContainerSocket string    `json:"containerSocket"`
+	Secret          string    `json:"secret"`
+	AllocatedAt     time.Time `json:"allocatedAt"`
+	PodNamespace    string    `json:"podNamespace,omitempty"`
+	PodName         string    `json:"podName,omitempty"`
+	PodUID          string    `json:"podUID,omitempty"`
+	ContainerName   string    `json:"containerName,omitempty"`
+}
+
+// Data is the content of a checkpoint.
+type Data struct {
+	Allocations []Allocation `json:"allocations"`
+}
+
+// file is the on-disk envelope.
+type file struct {
+	Version  int             `json:"version"`
+	Data     json.RawMessage `json:"data"`
+	Checksum string          `json:"checksum"`
+}
+
+// ErrCorrupt is matched (errors.Is) by every *CorruptError.
+var ErrCorrupt = errors.New("checkpoint is corrupt")
+
+// CorruptError says why a checkpoint file cannot be used.
+type CorruptError struct {
+	Path   string
+	Reason string
+}
+
+// Error implements error.
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("checkpoint %s is corrupt: %s", e.Path, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Encode returns the file content for data, in the latest version.
+func Encode(data Data) ([]byte, error) {
+	if data.Allocations == nil {
+		data.Allocations = []Allocation{}
+	}
+	payload, err := json.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("encode checkpoint data: %w", err)
+	}
+	content, err := json.MarshalIndent(file{Version: Version, Data: payload, Checksum: checksum(payload)}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode checkpoint: %w", err)
+	}
+	return append(content, '\n'), nil
+}
+
+// Decode parses file content. path only names the file in errors. Any
+// problem is a *CorruptError.
+func Decode(path string, content []byte) (Data, error) {
+	corrupt := func(format string, args ...any) (Data, error) {
+		return Data{}, &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	if len(bytes.TrimSpace(content)) == 0 {
+		return corrupt("the file is empty")
+	}
+	var envelope file
+	decoder := json.NewDecoder(bytes.NewReader(content))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(&envelope); err != nil {
+		return corrupt("not a memif-agent checkpoint (truncated or foreign): %v", err)
+	}
+	if decoder.More() {
+		return corrupt("trailing content after the checkpoint")
+	}
+	if envelope.Version != Version {
+		return corrupt("version %d is not supported (this agent reads version %d)", envelope.Version, Version)
+	}
+	// The checksum covers the compact form of data, so that re-indenting
+	// the file (as an operator's editor may) does not invalidate it.
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, envelope.Data); err != nil {
+		return corrupt("data is not JSON: %v", err)
+	}
+	if envelope.Checksum != checksum(compact.Bytes()) {
+		return corrupt("checksum mismatch: the data was changed or partly written")
+	}
+	var data Data
+	if err := json.Unmarshal(envelope.Data, &data); err != nil {
+		return corrupt("data does not decode: %v", err)
+	}
+	if err := data.validate(); err != nil {
+		return corrupt("%v", err)
+	}
+	return data, nil
+}
+
+func (d Data) validate() error {
+	seenIDs := map[string]bool{}
+	for i, a := range d.Allocations {
+		switch {
+		case a.ID == "":
+			return fmt.Errorf("allocation %d has no ID", i)
+		case seenIDs[a.ID]:
+			return fmt.Errorf("allocation ID %q appears twice", a.ID)
+		case len(a.DeviceIDs) == 0:
+			return fmt.Errorf("allocation %q holds no device", a.ID)
+		case a.HostDir == "" || a.HostSocket == "":
+			return fmt.Errorf("allocation %q has no host directory or socket", a.ID)
+		}
+		seenIDs[a.ID] = true
+	}
+	return nil
+}
+
+func checksum(payload []byte) string {
+	sum := sha256.Sum256(payload)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

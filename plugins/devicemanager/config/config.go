@@ -1,0 +1,278 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ghodss/yaml"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+)
+
+// Defaults of every key.
+const (
+	DefaultDeviceCount        = 256
+	DefaultPluginDir          = "/var/lib/kubelet/device-plugins"
+	DefaultPluginSocket       = "memif.sock"
+	DefaultKubeletSocket      = "kubelet.sock"
+	DefaultSocketRoot         = "/var/run/contiv/memif"
+	DefaultContainerDir       = "/run/vpp"
+	DefaultSocketName         = "memif.sock"
+	DefaultCheckpointPath     = "/var/lib/memif-agent/checkpoint.json"
+	DefaultDirMode            = DirMode(0o770)
+	DefaultUnboundGracePeriod = Duration(10 * time.Minute)
+
+	// MaxDeviceCount bounds device-count: kubelet keeps every device in
+	// memory and in its own checkpoint.
+	MaxDeviceCount = 65536
+)
+
+// Config is the device manager's configuration. The JSON names are the keys
+// of the YAML config file.
+type Config struct {
+	// ResourceName is the extended resource pods request.
+	ResourceName string `json:"resource-name"`
+	// DeviceCount is how many memif devices the node advertises.
+	DeviceCount int `json:"device-count"`
+	// PluginDir is kubelet's device-plugin directory; our socket and
+	// kubelet's registration socket live there.
+	PluginDir string `json:"plugin-dir"`
+	// PluginSocket is the file name of our gRPC socket in PluginDir.
+	PluginSocket string `json:"plugin-socket"`
+	// KubeletSocket is the file name of kubelet's registration socket in
+	// PluginDir.
+	KubeletSocket string `json:"kubelet-socket"`
+	// SocketRoot is the host directory holding one directory per allocation.
+	SocketRoot string `json:"socket-root"`
+	// ContainerDir is where an allocation's directory is mounted in the
+	// container.
+	ContainerDir string `json:"container-dir"`
+	// SocketName is the memif socket's file name in both directories.
+	SocketName string `json:"socket-name"`
+	// CheckpointPath is the file where allocations are persisted.
+	CheckpointPath string `json:"checkpoint-path"`
+	// DirMode is the permission of each allocation directory, as an octal
+	// string ("0770").
+	DirMode DirMode `json:"dir-mode"`
+	// DirGroup, when set, is the group (name or numeric ID) that owns each
+	// allocation directory, so that a non-root pod process in that group can
+	// reach the socket.
+	DirGroup string `json:"dir-group,omitempty"`
+	// UnboundGracePeriod is how long an allocation that no pod has been seen
+	// holding is kept before a resync collects it ("10m").
+	UnboundGracePeriod Duration `json:"unbound-grace-period"`
+}
+
+// Default returns the configuration with every default applied.
+func Default() Config {
+	return Config{
+		ResourceName:       dmapi.DefaultResourceName,
+		DeviceCount:        DefaultDeviceCount,
+		PluginDir:          DefaultPluginDir,
+		PluginSocket:       DefaultPluginSocket,
+		KubeletSocket:      DefaultKubeletSocket,
+		SocketRoot:         DefaultSocketRoot,
+		ContainerDir:       DefaultContainerDir,
+		SocketName:         DefaultSocketName,
+		CheckpointPath:     DefaultCheckpointPath,
+		DirMode:            DefaultDirMode,
+		UnboundGracePeriod: DefaultUnboundGracePeriod,
+	}
+}
+
+// Parse reads a YAML config file's content over the defaults and validates
+// the result. Keys not set keep their default; unknown keys are refused so
+// that a misspelt key is not silently ignored.
+func Parse(content []byte) (Config, error) {
+	cfg := Default()
+	jsonContent, err := yaml.YAMLToJSON(content)
+	if err != nil {
+		return Config{}, fmt.Errorf("device manager config is not valid YAML: %w", err)
+	}
+	if len(bytes.TrimSpace(jsonContent)) == 0 || string(bytes.TrimSpace(jsonContent)) == "null" {
+		return cfg, nil
+	}
+	decoder := json.NewDecoder(bytes.NewReader(jsonContent))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(&cfg); err != nil {
+		return Config{}, fmt.Errorf("device manager config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// KeyError is an invalid value of one key.
+type KeyError struct {
+	Key    string
+	Reason string
+}
+
+// Error implements error.
+func (e *KeyError) Error() string {
+	return fmt.Sprintf("config key %q: %s", e.Key, e.Reason)
+}
+
+// Validate checks every key and returns all problems found, each a *KeyError.
+func (c Config) Validate() error {
+	var problems []error
+	check := func(key string, reason string) {
+		if reason != "" {
+			problems = append(problems, &KeyError{Key: key, Reason: reason})
+		}
+	}
+	check("resource-name", checkResourceName(c.ResourceName))
+	if c.DeviceCount < 1 || c.DeviceCount > MaxDeviceCount {
+		check("device-count", fmt.Sprintf("must be 1..%d, got %d", MaxDeviceCount, c.DeviceCount))
+	}
+	check("plugin-dir", checkAbsDir(c.PluginDir))
+	check("plugin-socket", checkFileName(c.PluginSocket))
+	check("kubelet-socket", checkFileName(c.KubeletSocket))
+	if c.PluginSocket == c.KubeletSocket && c.PluginSocket != "" {
+		check("plugin-socket", fmt.Sprintf("must differ from kubelet-socket, both are %q", c.PluginSocket))
+	}
+	check("socket-root", checkAbsDir(c.SocketRoot))
+	check("container-dir", checkAbsDir(c.ContainerDir))
+	check("socket-name", checkFileName(c.SocketName))
+	check("checkpoint-path", checkCheckpointPath(c.CheckpointPath, c.SocketRoot))
+	check("dir-mode", checkDirMode(c.DirMode))
+	check("dir-group", checkGroupSyntax(c.DirGroup))
+	if c.UnboundGracePeriod <= 0 {
+		check("unbound-grace-period", fmt.Sprintf("must be a positive duration such as \"10m\", got %s", time.Duration(c.UnboundGracePeriod)))
+	}
+	return errors.Join(problems...)
+}
+
+// ResolveGroup returns the numeric group ID of DirGroup, or -1 when no
+// group is configured (the directory keeps the agent's group).
+func (c Config) ResolveGroup() (int, error) {
+	if c.DirGroup == "" {
+		return -1, nil
+	}
+	if gid, err := strconv.Atoi(c.DirGroup); err == nil {
+		return gid, nil
+	}
+	group, err := user.LookupGroup(c.DirGroup)
+	if err != nil {
+		return 0, &KeyError{Key: "dir-group", Reason: fmt.Sprintf("group %q not found on this host: %v", c.DirGroup, err)}
+	}
+	gid, err := strconv.Atoi(group.Gid)
+	if err != nil {
+		return 0, &KeyError{Key: "dir-group", Reason: fmt.Sprintf("group %q has a non-numeric ID %q", c.DirGroup, group.Gid)}
+	}
+	return gid, nil
+}
+
+// HostSocket is the host path of the socket in the allocation's directory.
+func (c Config) HostSocket(allocationDir string) string {
+	return filepath.Join(allocationDir, c.SocketName)
+}
+
+// ContainerSocket is the socket path a container sees (MEMIF_SOCKET).
+func (c Config) ContainerSocket() string {
+	return filepath.Join(c.ContainerDir, c.SocketName)
+}
+
+// PluginSocketPath is the full path of our device-plugin socket.
+func (c Config) PluginSocketPath() string {
+	return filepath.Join(c.PluginDir, c.PluginSocket)
+}
+
+// KubeletSocketPath is the full path of kubelet's registration socket.
+func (c Config) KubeletSocketPath() string {
+	return filepath.Join(c.PluginDir, c.KubeletSocket)
+}
+
+func checkResourceName(name string) string {
+	// kubelet accepts an extended resource name "domain/name" whose domain
+	// is not kubernetes.io.
+	domain, resource, found := strings.Cut(name, "/")
+	switch {
+	case !found || domain == "" || resource == "" || strings.Contains(resource, "/"):
+		return fmt.Sprintf("must be DOMAIN/NAME such as %q, got %q", dmapi.DefaultResourceName, name)
+	case domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io"):
+		return fmt.Sprintf("domain %q is reserved by Kubernetes, got %q", domain, name)
+	case !isQualifiedPart(domain) || !isQualifiedPart(resource):
+		return fmt.Sprintf("may hold only lower-case letters, digits, '-' and '.', got %q", name)
+	}
+	return ""
+}
+
+func isQualifiedPart(part string) bool {
+	if len(part) > 63 && !strings.Contains(part, ".") {
+		return false
+	}
+	for i, r := range part {
+		alnum := r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
+		edge := i == 0 || i == len(part)-1
+		if !alnum && (edge || (r != '-' && r != '.' && r != '_')) {
+			return false
+		}
+	}
+	return len(part) <= 253
+}
+
+func checkAbsDir(path string) string {
+	if path == "" || !filepath.IsAbs(path) {
+		return fmt.Sprintf("must be an absolute path, got %q", path)
+	}
+	if filepath.Clean(path) == "/" {
+		return "must not be the root directory"
+	}
+	return ""
+}
+
+func checkFileName(name string) string {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return fmt.Sprintf("must be a plain file name, got %q", name)
+	}
+	return ""
+}
+
+func checkCheckpointPath(path, socketRoot string) string {
+	if reason := checkAbsDir(path); reason != "" {
+		return reason
+	}
+	// Allocation directories under the socket root are mounted into pods;
+	// the checkpoint holds every secret and must never be reachable there.
+	if rel, err := filepath.Rel(filepath.Clean(socketRoot), filepath.Clean(path)); err == nil && filepath.IsLocal(rel) {
+		return fmt.Sprintf("must not be under socket-root %q, got %q", socketRoot, path)
+	}
+	return ""
+}
+
+func checkDirMode(mode DirMode) string {
+	switch {
+	case mode&^0o777 != 0:
+		return fmt.Sprintf("must be permission bits within 0777, got %#o", uint32(mode))
+	case mode&0o700 != 0o700:
+		return fmt.Sprintf("must give the owner rwx (0700), got %#o", uint32(mode))
+	case mode&0o002 != 0:
+		return fmt.Sprintf("must not be writable by others, got %#o; use dir-group to let pod processes in", uint32(mode))
+	}
+	return ""
+}
+
+func checkGroupSyntax(group string) string {
+	if group == "" {
+		return ""
+	}
+	if gid, err := strconv.Atoi(group); err == nil {
+		if gid < 0 {
+			return fmt.Sprintf("must be a group name or a non-negative ID, got %q", group)
+		}
+		return ""
+	}
+	if strings.ContainsAny(group, ":/\n\x00 ") {
+		return fmt.Sprintf("must be a group name or a numeric ID, got %q", group)
+	}
+	return ""
+}

@@ -1,0 +1,180 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseDefaults(t *testing.T) {
+	for _, content := range []string{"", "# only a comment\n", "{}"} {
+		cfg, err := Parse([]byte(content))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", content, err)
+		}
+		if cfg != Default() {
+			t.Errorf("Parse(%q) = %+v, want the defaults %+v", content, cfg, Default())
+		}
+	}
+}
+
+func TestParseEveryKey(t *testing.T) {
+	content := `
+resource-name: example.com/memif
+device-count: 8
+plugin-dir: /tmp/dp
+plugin-socket: other.sock
+kubelet-socket: k.sock
+socket-root: /tmp/memif
+container-dir: /memif
+socket-name: s.sock
+checkpoint-path: /tmp/state/cp.json
+dir-mode: "0750"
+dir-group: "1234"
+unbound-grace-period: 90s
+`
+	cfg, err := Parse([]byte(content))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	want := Config{
+		ResourceName: "example.com/memif", DeviceCount: 8, PluginDir: "/tmp/dp",
+		PluginSocket: "other.sock", KubeletSocket: "k.sock", SocketRoot: "/tmp/memif",
+		ContainerDir: "/memif", SocketName: "s.sock", CheckpointPath: "/tmp/state/cp.json",
+		DirMode: 0o750, DirGroup: "1234", UnboundGracePeriod: Duration(90 * time.Second),
+	}
+	if cfg != want {
+		t.Errorf("Parse = %+v, want %+v", cfg, want)
+	}
+	if got := cfg.ContainerSocket(); got != "/memif/s.sock" {
+		t.Errorf("ContainerSocket = %q", got)
+	}
+	if got := cfg.KubeletSocketPath(); got != "/tmp/dp/k.sock" {
+		t.Errorf("KubeletSocketPath = %q", got)
+	}
+}
+
+// TestExampleConfigFile keeps devicemanager.conf parseable and equal to the
+// defaults it documents.
+func TestExampleConfigFile(t *testing.T) {
+	content, err := os.ReadFile(filepath.Join("..", "devicemanager.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse(content)
+	if err != nil {
+		t.Fatalf("devicemanager.conf: %v", err)
+	}
+	if cfg != Default() {
+		t.Errorf("devicemanager.conf = %+v, want the defaults %+v", cfg, Default())
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	cases := []struct {
+		name    string
+		content string
+		wantKey string
+		wantMsg string
+	}{
+		{"resource without domain", "resource-name: memif", "resource-name", "must be DOMAIN/NAME"},
+		{"resource in kubernetes.io", "resource-name: kubernetes.io/memif", "resource-name", "reserved"},
+		{"resource upper case", "resource-name: Example.com/Memif", "resource-name", "lower-case"},
+		{"zero devices", "device-count: 0", "device-count", "must be 1..65536, got 0"},
+		{"too many devices", "device-count: 65537", "device-count", "got 65537"},
+		{"relative plugin dir", "plugin-dir: dp", "plugin-dir", "absolute path"},
+		{"plugin socket with slash", "plugin-socket: a/b.sock", "plugin-socket", "plain file name"},
+		{"plugin socket is kubelet's", "plugin-socket: kubelet.sock", "plugin-socket", "must differ"},
+		{"empty kubelet socket", `kubelet-socket: ""`, "kubelet-socket", "plain file name"},
+		{"socket root is /", "socket-root: /", "socket-root", "root directory"},
+		{"relative container dir", "container-dir: run/vpp", "container-dir", "absolute path"},
+		{"socket name dot-dot", "socket-name: ..", "socket-name", "plain file name"},
+		{"checkpoint under socket root", "checkpoint-path: /var/run/contiv/memif/cp.json", "checkpoint-path", "must not be under socket-root"},
+		{"relative checkpoint", "checkpoint-path: cp.json", "checkpoint-path", "absolute path"},
+		{"dir mode world writable", `dir-mode: "0777"`, "dir-mode", "writable by others"},
+		{"dir mode without owner x", `dir-mode: "0670"`, "dir-mode", "owner rwx"},
+		{"dir mode setuid", `dir-mode: "4770"`, "dir-mode", "within 0777"},
+		{"dir mode not octal", `dir-mode: "0790"`, "dir-mode", "octal"},
+		{"dir mode bare number", `dir-mode: 0770`, "dir-mode", "quoted octal"},
+		{"dir group with colon", `dir-group: "a:b"`, "dir-group", "group name"},
+		{"negative dir group", `dir-group: "-1"`, "dir-group", "non-negative"},
+		{"grace period zero", `unbound-grace-period: 0s`, "unbound-grace-period", "positive"},
+		{"grace period garbage", `unbound-grace-period: soon`, "unbound-grace-period", "duration"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.content))
+			var keyErr *KeyError
+			if !errors.As(err, &keyErr) {
+				t.Fatalf("Parse(%q) error = %v, want a *KeyError", tc.content, err)
+			}
+			if keyErr.Key != tc.wantKey || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Errorf("Parse(%q) error = %q, want key %q and %q", tc.content, err, tc.wantKey, tc.wantMsg)
+			}
+			if !strings.Contains(err.Error(), `config key "`+tc.wantKey+`"`) {
+				t.Errorf("error %q does not name the key %q", err, tc.wantKey)
+			}
+		})
+	}
+}
+
+func TestParseRejectsUnknownKeyAndBadYAML(t *testing.T) {
+	cases := []struct{ name, content, wantMsg string }{
+		{"misspelt key", "device-cuont: 3", `unknown field "device-cuont"`},
+		{"not yaml", "device-count: [", "not valid YAML"},
+		{"wrong type", "device-count: many", "device-count"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.content))
+			if err == nil || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Errorf("Parse(%q) error = %v, want it to mention %q", tc.content, err, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	cfg := Default()
+	cfg.DeviceCount = 0
+	cfg.SocketName = ""
+	err := cfg.Validate()
+	for _, key := range []string{"device-count", "socket-name"} {
+		if err == nil || !strings.Contains(err.Error(), `"`+key+`"`) {
+			t.Errorf("Validate error = %v, want it to name %q", err, key)
+		}
+	}
+}
+
+func TestResolveGroup(t *testing.T) {
+	cases := []struct {
+		name    string
+		group   string
+		wantGID int
+		wantErr bool
+	}{
+		{"no group", "", -1, false},
+		{"numeric", "4321", 4321, false},
+		{"root by name", "root", 0, false},
+		{"unknown name", "no-such-group-memif", 0, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Default()
+			cfg.DirGroup = tc.group
+			gid, err := cfg.ResolveGroup()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("ResolveGroup(%q) error = %v, want error %v", tc.group, err, tc.wantErr)
+			}
+			if err == nil && gid != tc.wantGID {
+				t.Errorf("ResolveGroup(%q) = %d, want %d", tc.group, gid, tc.wantGID)
+			}
+			if err != nil && !strings.Contains(err.Error(), `"dir-group"`) {
+				t.Errorf("error %q does not name the key", err)
+			}
+		})
+	}
+}

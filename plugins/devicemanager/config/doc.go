@@ -1,0 +1,8 @@
+// Package config holds the device manager's configuration: its keys, their
+// defaults, parsing from the plugin's YAML config file and validation.
+//
+// Every key is documented on its Config field and in devicemanager.conf. An
+// invalid value is an error that names the key, so the agent stops at start
+// with a message the operator can act on. The package does not touch the
+// filesystem except to resolve the optional directory group (ResolveGroup).
+package config
