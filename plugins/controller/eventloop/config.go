@@ -1,0 +1,78 @@
+package eventloop
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Config tunes the event loop. The JSON names are the keys of the
+// controller's config file.
+type Config struct {
+	// QueueSize is how many events may wait in the queue; PushEvent fails
+	// with api.ErrEventQueueFull beyond it.
+	QueueSize int `json:"event-queue-size"`
+	// HistorySize is how many processed events the history keeps.
+	HistorySize int `json:"event-history-size"`
+	// HealingDelay is the wait before the first healing resync after an
+	// error; it doubles after every failed healing resync.
+	HealingDelay Duration `json:"healing-delay"`
+	// HealingMaxDelay caps the doubling of HealingDelay.
+	HealingMaxDelay Duration `json:"healing-max-delay"`
+	// CommitTimeout bounds one commit to the Committer.
+	CommitTimeout Duration `json:"commit-timeout"`
+}
+
+// DefaultConfig returns the configuration used for keys a config file leaves
+// out.
+func DefaultConfig() Config {
+	return Config{
+		QueueSize:       100,
+		HistorySize:     1000,
+		HealingDelay:    Duration(time.Second),
+		HealingMaxDelay: Duration(time.Minute),
+		CommitTimeout:   Duration(30 * time.Second),
+	}
+}
+
+// Validate reports the first invalid key, by its config-file name.
+func (c Config) Validate() error {
+	switch {
+	case c.QueueSize < 1:
+		return fmt.Errorf("invalid controller config: event-queue-size must be at least 1, got %d", c.QueueSize)
+	case c.HistorySize < 1:
+		return fmt.Errorf("invalid controller config: event-history-size must be at least 1, got %d", c.HistorySize)
+	case c.HealingDelay <= 0:
+		return fmt.Errorf("invalid controller config: healing-delay must be positive, got %s", c.HealingDelay)
+	case c.HealingMaxDelay < c.HealingDelay:
+		return fmt.Errorf("invalid controller config: healing-max-delay (%s) must not be less than healing-delay (%s)",
+			c.HealingMaxDelay, c.HealingDelay)
+	case c.CommitTimeout <= 0:
+		return fmt.Errorf("invalid controller config: commit-timeout must be positive, got %s", c.CommitTimeout)
+	}
+	return nil
+}
+
+// Duration is a time.Duration written in config files as a string such as
+// "500ms" or "1m".
+type Duration time.Duration
+
+// String formats the duration like time.Duration.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string such as "2s".
+func (d *Duration) UnmarshalJSON(data []byte) error {
+	var text string
+	if err := json.Unmarshal(data, &text); err != nil {
+		return fmt.Errorf("duration must be a string such as \"1s\", got %s", data)
+	}
+	parsed, err := time.ParseDuration(text)
+	if err != nil {
+		return fmt.Errorf("parse duration %q: %w", text, err)
+	}
+	*d = Duration(parsed)
+	return nil
+}

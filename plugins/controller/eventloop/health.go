@@ -1,0 +1,82 @@
+package eventloop
+
+import "time"
+
+// HealthState says whether the loop keeps the configuration in sync.
+type HealthState int
+
+const (
+	// Starting: the startup resync has not finished yet.
+	Starting HealthState = iota
+	// Healthy: the last full resync succeeded.
+	Healthy
+	// Unhealthy: the last full resync failed; a healing resync is scheduled.
+	Unhealthy
+)
+
+// String returns the state name.
+func (s HealthState) String() string {
+	switch s {
+	case Starting:
+		return "starting"
+	case Healthy:
+		return "healthy"
+	case Unhealthy:
+		return "unhealthy"
+	}
+	return "unknown"
+}
+
+// Health is the loop's state and, when unhealthy, the error that made it so.
+type Health struct {
+	State HealthState
+	Err   error
+}
+
+// Health returns the current health; safe from any goroutine.
+func (l *Loop) Health() Health {
+	l.healthMu.Lock()
+	defer l.healthMu.Unlock()
+	return l.health
+}
+
+func (l *Loop) setHealth(h Health) {
+	l.healthMu.Lock()
+	changed := l.health.State != h.State || l.health.Err != h.Err
+	l.health = h
+	l.healthMu.Unlock()
+	if changed && l.deps.HealthChanged != nil {
+		l.deps.HealthChanged(h)
+	}
+}
+
+// scheduleHealing arms the healing timer unless it is armed already; each
+// call without a successful resync in between doubles the next delay.
+func (l *Loop) scheduleHealing() {
+	if l.healingTimer != nil {
+		return
+	}
+	l.healingTimer = time.NewTimer(l.healingDelay)
+	l.healingDelay = min(2*l.healingDelay, time.Duration(l.cfg.HealingMaxDelay))
+}
+
+// resetHealing restores the first healing delay after a successful resync.
+func (l *Loop) resetHealing() {
+	l.healingDelay = time.Duration(l.cfg.HealingDelay)
+}
+
+func (l *Loop) stopHealing() {
+	if l.healingTimer != nil {
+		l.healingTimer.Stop()
+		l.healingTimer = nil
+	}
+}
+
+// healingC is the healing timer's channel, or nil (never ready) when none
+// is armed.
+func (l *Loop) healingC() <-chan time.Time {
+	if l.healingTimer == nil {
+		return nil
+	}
+	return l.healingTimer.C
+}

@@ -1,0 +1,253 @@
+package eventloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gogo/protobuf/proto"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+
+	"github.com/contivpp/memif-agent/plugins/controller/api"
+)
+
+// callLog records what handlers were asked to do, in order.
+type callLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *callLog) add(format string, args ...interface{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, fmt.Sprintf(format, args...))
+}
+
+func (c *callLog) get() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.calls...)
+}
+
+// testHandler puts one interface per event it handles and records its calls.
+type testHandler struct {
+	name  string
+	calls *callLog
+	// skip lists event names the handler does not handle.
+	skip map[string]bool
+	// failUpdate lists event names whose Update fails.
+	failUpdate map[string]bool
+	// failResync tells whether resync number n fails.
+	failResync func(n int) bool
+	// followUps lists the events to push as follow-ups, by event name.
+	followUps map[string][]api.Event
+	// onUpdate, if set, runs inside Update (on the loop goroutine).
+	onUpdate func(event api.Event, txn api.EventOperations)
+	// followUpErrs collects what PushFollowUp returned.
+	followUpErrs chan error
+}
+
+var errHandlerFailed = errors.New("handler failed on purpose")
+
+func (h *testHandler) String() string { return h.name }
+
+func (h *testHandler) HandlesEvent(event api.Event) bool { return !h.skip[event.GetName()] }
+
+func (h *testHandler) Resync(event api.Event, _ api.KubeStateData, resyncCount int, txn api.EventOperations) error {
+	h.calls.add("%s:resync#%d:%s", h.name, resyncCount, event.GetName())
+	txn.Put(ifKey(h.name, "resync"), ifValue(h.name, "resync"))
+	if h.failResync != nil && h.failResync(resyncCount) {
+		return errHandlerFailed
+	}
+	return nil
+}
+
+func (h *testHandler) Update(event api.Event, txn api.EventOperations) (string, error) {
+	h.calls.add("%s:update:%s", h.name, event.GetName())
+	if h.onUpdate != nil {
+		h.onUpdate(event, txn)
+	}
+	for _, followUp := range h.followUps[event.GetName()] {
+		err := txn.PushFollowUp(followUp)
+		if h.followUpErrs != nil {
+			h.followUpErrs <- err
+		}
+	}
+	if h.failUpdate[event.GetName()] {
+		return "", errHandlerFailed
+	}
+	key := ifKey(h.name, event.GetName())
+	txn.Put(key, ifValue(h.name, event.GetName()))
+	return "put " + key, nil
+}
+
+func (h *testHandler) Revert(event api.Event) error {
+	h.calls.add("%s:revert:%s", h.name, event.GetName())
+	return nil
+}
+
+func ifName(handler, event string) string { return handler + "-" + event }
+
+func ifKey(handler, event string) string { return vpp_interfaces.InterfaceKey(ifName(handler, event)) }
+
+func ifValue(handler, event string) *vpp_interfaces.Interface {
+	return &vpp_interfaces.Interface{Name: ifName(handler, event), Type: vpp_interfaces.Interface_MEMIF, Enabled: true}
+}
+
+// testEvent is an update event; every testEvent can be waited for, and
+// IsBlocking says what it declares.
+type testEvent struct {
+	*api.Result
+	name     string
+	blocking bool
+	txnType  api.UpdateTransactionType
+	dir      api.UpdateDirectionType
+}
+
+func newEvent(name string, txnType api.UpdateTransactionType, dir api.UpdateDirectionType) *testEvent {
+	return &testEvent{Result: api.NewResult(), name: name, txnType: txnType, dir: dir}
+}
+
+func (e *testEvent) GetName() string                            { return e.name }
+func (e *testEvent) String() string                             { return "test event " + e.name }
+func (e *testEvent) Method() api.EventMethodType                { return api.Update }
+func (e *testEvent) IsBlocking() bool                           { return e.blocking }
+func (e *testEvent) TransactionType() api.UpdateTransactionType { return e.txnType }
+func (e *testEvent) Direction() api.UpdateDirectionType         { return e.dir }
+
+// recordingCommitter keeps every commit and the configuration they add up
+// to, like the KV scheduler's northbound view.
+type recordingCommitter struct {
+	mu      sync.Mutex
+	commits []CommitRequest
+	state   map[string]proto.Message
+	// fail, if set, decides whether a commit fails.
+	fail func(req CommitRequest) bool
+}
+
+var errCommitFailed = errors.New("commit failed on purpose")
+
+func (c *recordingCommitter) Commit(_ context.Context, req CommitRequest) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.commits = append(c.commits, req)
+	if c.fail != nil && c.fail(req) {
+		return errCommitFailed
+	}
+	if req.Resync || c.state == nil {
+		c.state = map[string]proto.Message{}
+	}
+	for key, value := range req.Changes {
+		if value == nil {
+			delete(c.state, key)
+			continue
+		}
+		c.state[key] = value
+	}
+	return nil
+}
+
+func (c *recordingCommitter) getCommits() []CommitRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]CommitRequest(nil), c.commits...)
+}
+
+func (c *recordingCommitter) getState() map[string]proto.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.state)
+}
+
+// testConfig is DefaultConfig with a healing delay short enough for tests
+// that wait for healing.
+func testConfig() Config {
+	cfg := DefaultConfig()
+	cfg.HealingDelay = Duration(time.Millisecond)
+	cfg.HealingMaxDelay = Duration(4 * time.Millisecond)
+	return cfg
+}
+
+func newTestLoop(t *testing.T, cfg Config, deps Deps) *Loop {
+	t.Helper()
+	if deps.Committer == nil {
+		deps.Committer = &recordingCommitter{}
+	}
+	loop, err := New(cfg, deps)
+	if err != nil {
+		t.Fatalf("create loop: %v", err)
+	}
+	t.Cleanup(func() { _ = loop.Close() })
+	return loop
+}
+
+func newHandlers(calls *callLog, names ...string) []*testHandler {
+	handlers := make([]*testHandler, len(names))
+	for i, name := range names {
+		handlers[i] = &testHandler{name: name, calls: calls}
+	}
+	return handlers
+}
+
+func asHandlers(handlers []*testHandler) []api.EventHandler {
+	out := make([]api.EventHandler, len(handlers))
+	for i, h := range handlers {
+		out[i] = h
+	}
+	return out
+}
+
+// waitCtx bounds a wait in a test so a bug fails the test instead of hanging.
+func waitCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustPush(t *testing.T, loop *Loop, events ...api.Event) {
+	t.Helper()
+	for _, event := range events {
+		if err := loop.PushEvent(event); err != nil {
+			t.Fatalf("push %s: %v", event.GetName(), err)
+		}
+	}
+}
+
+func mustWait(t *testing.T, event *testEvent) error {
+	t.Helper()
+	err := event.Wait(waitCtx(t))
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("event %s was never done", event.name)
+	}
+	return err
+}
+
+// eventually polls cond until it holds; a bug makes the test fail after a
+// generous bound instead of hanging.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	ctx := waitCtx(t)
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("gave up waiting for %s", what)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+func withoutResyncs(calls []string) []string {
+	var out []string
+	for _, call := range calls {
+		if !strings.Contains(call, ":resync#") {
+			out = append(out, call)
+		}
+	}
+	return out
+}

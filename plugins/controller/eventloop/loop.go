@@ -1,0 +1,204 @@
+package eventloop
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gogo/protobuf/proto"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/contivpp/memif-agent/plugins/controller/api"
+)
+
+// Logger is the part of a logger the loop uses; cn-infra's logging.Logger
+// satisfies it.
+type Logger interface {
+	Debugf(format string, args ...interface{})
+	Warnf(format string, args ...interface{})
+}
+
+// Deps are what the loop works with.
+type Deps struct {
+	// Handlers in registration order.
+	Handlers []api.EventHandler
+	// Committer receives the transaction of every event.
+	Committer Committer
+	// Metrics is where the loop registers its metrics; nil: not exposed.
+	Metrics prometheus.Registerer
+	// Log receives a line per event; nil: no logging.
+	Log Logger
+	// HealthChanged, if set, is called from the loop goroutine whenever the
+	// health state changes.
+	HealthChanged func(Health)
+}
+
+// Loop is the controller event loop. Create it with New, run it with Start,
+// stop it with Close.
+type Loop struct {
+	cfg     Config
+	deps    Deps
+	metrics *metrics
+	history *History
+	queue   chan api.Event
+
+	mu      sync.RWMutex // guards started and closed against PushEvent
+	started bool
+	closed  bool
+	stop    chan struct{}
+	stopped chan struct{}
+
+	healthMu sync.Mutex
+	health   Health
+
+	// Owned by the loop goroutine (by Close once it has stopped).
+	committed    map[string]proto.Message
+	followUps    []api.Event
+	seqNum       uint64
+	resyncCount  int
+	healingTimer *time.Timer
+	healingDelay time.Duration
+}
+
+// New validates cfg and returns a loop that has not started yet; events
+// pushed now wait for the startup resync.
+func New(cfg Config, deps Deps) (*Loop, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Committer == nil {
+		return nil, fmt.Errorf("create controller event loop: no committer given")
+	}
+	if deps.Log == nil {
+		deps.Log = discardLogger{}
+	}
+	l := &Loop{
+		cfg:          cfg,
+		deps:         deps,
+		history:      newHistory(cfg.HistorySize),
+		queue:        make(chan api.Event, cfg.QueueSize),
+		stop:         make(chan struct{}),
+		stopped:      make(chan struct{}),
+		committed:    map[string]proto.Message{},
+		healingDelay: time.Duration(cfg.HealingDelay),
+		health:       Health{State: Starting},
+	}
+	m, err := newMetrics(deps.Metrics, func() float64 { return float64(len(l.queue)) })
+	if err != nil {
+		return nil, err
+	}
+	l.metrics = m
+	return l, nil
+}
+
+// Start runs the loop goroutine: the startup resync first, then the queue.
+// Calling it again, or after Close, does nothing.
+func (l *Loop) Start() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.started || l.closed {
+		return
+	}
+	l.started = true
+	go l.run()
+}
+
+// PushEvent queues event without blocking; see api.EventLoop.
+func (l *Loop) PushEvent(event api.Event) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return fmt.Errorf("push event %s: %w", event.GetName(), api.ErrClosedEventLoop)
+	}
+	select {
+	case l.queue <- event:
+		return nil
+	default:
+		return fmt.Errorf("push event %s: %d events already queued: %w", event.GetName(), cap(l.queue), api.ErrEventQueueFull)
+	}
+}
+
+// Resync pushes a full resync and waits for its outcome or the end of ctx.
+func (l *Loop) Resync(ctx context.Context) error {
+	event := NewResyncEvent(RequestedResyncName, api.FullResync)
+	if err := l.PushEvent(event); err != nil {
+		return err
+	}
+	return event.Wait(ctx)
+}
+
+// History returns the event history.
+func (l *Loop) History() *History { return l.history }
+
+// Close stops the loop after the event in progress, runs a ShutdownEvent
+// through the handlers and fails every unprocessed event with
+// api.ErrClosedEventLoop. Later calls do nothing.
+func (l *Loop) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	started := l.started
+	l.mu.Unlock()
+
+	if started {
+		close(l.stop)
+		<-l.stopped
+	}
+	l.process(ShutdownEvent{})
+	l.stopHealing()
+	l.failUnprocessed()
+	return nil
+}
+
+func (l *Loop) run() {
+	defer close(l.stopped)
+	l.process(NewResyncEvent(StartupResyncName, api.FullResync))
+	for {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		if len(l.followUps) > 0 {
+			next := l.followUps[0]
+			l.followUps = l.followUps[1:]
+			l.process(next)
+			continue
+		}
+		select {
+		case <-l.stop:
+			return
+		case event := <-l.queue:
+			l.process(event)
+		case <-l.healingC():
+			l.healingTimer = nil
+			l.process(NewResyncEvent(HealingResyncName, api.FullResync))
+		}
+	}
+}
+
+// failUnprocessed gives api.ErrClosedEventLoop to every event that will not
+// run; PushEvent refuses new ones by now.
+func (l *Loop) failUnprocessed() {
+	for _, event := range l.followUps {
+		event.Done(api.ErrClosedEventLoop)
+	}
+	l.followUps = nil
+	for {
+		select {
+		case event := <-l.queue:
+			event.Done(api.ErrClosedEventLoop)
+		default:
+			return
+		}
+	}
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Debugf(string, ...interface{}) {}
+func (discardLogger) Warnf(string, ...interface{})  {}

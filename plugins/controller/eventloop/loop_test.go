@@ -1,0 +1,484 @@
+package eventloop
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/contivpp/memif-agent/plugins/controller/api"
+)
+
+func TestUpdateVisitsHandlersInOrder(t *testing.T) {
+	tests := []struct {
+		name string
+		dir  api.UpdateDirectionType
+		skip string // handler that does not handle the event
+		want []string
+	}{
+		{name: "forward", dir: api.Forward, want: []string{"h1:update:E", "h2:update:E", "h3:update:E"}},
+		{name: "reverse", dir: api.Reverse, want: []string{"h3:update:E", "h2:update:E", "h1:update:E"}},
+		{name: "forward skips a handler not handling the event", dir: api.Forward, skip: "h2",
+			want: []string{"h1:update:E", "h3:update:E"}},
+		{name: "reverse skips a handler not handling the event", dir: api.Reverse, skip: "h1",
+			want: []string{"h3:update:E", "h2:update:E"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := &callLog{}
+			handlers := newHandlers(calls, "h1", "h2", "h3")
+			for _, h := range handlers {
+				h.skip = map[string]bool{}
+				if h.name == tc.skip {
+					h.skip["E"] = true
+				}
+			}
+			loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(handlers)})
+			loop.Start()
+			event := newEvent("E", api.BestEffort, tc.dir)
+			mustPush(t, loop, event)
+			if err := mustWait(t, event); err != nil {
+				t.Fatalf("event failed: %v", err)
+			}
+			if got := withoutResyncs(calls.get()); !slices.Equal(got, tc.want) {
+				t.Errorf("handler calls = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStartupResyncRunsBeforeHeldUpdates(t *testing.T) {
+	calls := &callLog{}
+	committer := &recordingCommitter{}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(newHandlers(calls, "h1", "h2")), Committer: committer})
+	first, second := newEvent("A", api.BestEffort, api.Forward), newEvent("B", api.BestEffort, api.Forward)
+	mustPush(t, loop, first, second)
+	if got := loop.Health().State; got != Starting {
+		t.Errorf("health before Start = %s, want starting", got)
+	}
+	loop.Start()
+	if err := mustWait(t, second); err != nil {
+		t.Fatalf("held event B failed: %v", err)
+	}
+	want := []string{
+		"h1:resync#1:StartupResync", "h2:resync#1:StartupResync",
+		"h1:update:A", "h2:update:A", "h1:update:B", "h2:update:B",
+	}
+	if got := calls.get(); !slices.Equal(got, want) {
+		t.Errorf("handler calls = %v, want %v", got, want)
+	}
+	commits := committer.getCommits()
+	if len(commits) != 3 || !commits[0].Resync || commits[1].Resync || commits[2].Resync {
+		t.Errorf("commits = %+v, want a resync commit then two update commits", commits)
+	}
+	if got := loop.Health().State; got != Healthy {
+		t.Errorf("health after startup resync = %s, want healthy", got)
+	}
+}
+
+func TestFollowUpsRunBeforeQueuedEvents(t *testing.T) {
+	calls := &callLog{}
+	followUp1, followUp2 := newEvent("F1", api.BestEffort, api.Forward), newEvent("F2", api.BestEffort, api.Forward)
+	nested := newEvent("G", api.BestEffort, api.Forward)
+	handler := &testHandler{name: "h", calls: calls, followUps: map[string][]api.Event{
+		"A":  {followUp1, followUp2},
+		"F1": {nested},
+	}}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{handler}})
+	queued := newEvent("B", api.BestEffort, api.Forward)
+	mustPush(t, loop, newEvent("A", api.BestEffort, api.Forward), queued)
+	loop.Start()
+	if err := mustWait(t, queued); err != nil {
+		t.Fatalf("event B failed: %v", err)
+	}
+	want := []string{"h:update:A", "h:update:F1", "h:update:G", "h:update:F2", "h:update:B"}
+	if got := withoutResyncs(calls.get()); !slices.Equal(got, want) {
+		t.Errorf("handler calls = %v, want %v", got, want)
+	}
+}
+
+func TestBlockingFollowUpIsRefused(t *testing.T) {
+	calls := &callLog{}
+	blocking := newEvent("Blocking", api.BestEffort, api.Forward)
+	blocking.blocking = true
+	handler := &testHandler{name: "h", calls: calls, followUps: map[string][]api.Event{"A": {blocking}},
+		followUpErrs: make(chan error, 1)}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{handler}})
+	loop.Start()
+	pushing, after := newEvent("A", api.BestEffort, api.Forward), newEvent("After", api.BestEffort, api.Forward)
+	mustPush(t, loop, pushing, after)
+	if err := mustWait(t, pushing); err != nil {
+		t.Fatalf("pushing event failed: %v", err)
+	}
+	if err := <-handler.followUpErrs; !errors.Is(err, api.ErrBlockingFollowUp) {
+		t.Errorf("PushFollowUp(blocking) = %v, want ErrBlockingFollowUp", err)
+	}
+	if err := mustWait(t, after); err != nil {
+		t.Fatalf("the loop did not go on after the refused follow-up: %v", err)
+	}
+	if slices.Contains(calls.get(), "h:update:Blocking") {
+		t.Errorf("the refused blocking follow-up was processed: %v", calls.get())
+	}
+}
+
+func TestRevertOnFailure(t *testing.T) {
+	tests := []struct {
+		name        string
+		dir         api.UpdateDirectionType
+		failHandler string // "" with failCommit
+		failCommit  bool
+		want        []string
+	}{
+		{name: "first handler fails: nothing to revert", dir: api.Forward, failHandler: "h1",
+			want: []string{"h1:update:E"}},
+		{name: "last handler fails: the others reverted last first", dir: api.Forward, failHandler: "h3",
+			want: []string{"h1:update:E", "h2:update:E", "h3:update:E", "h2:revert:E", "h1:revert:E"}},
+		{name: "middle handler fails: the rest do not run", dir: api.Forward, failHandler: "h2",
+			want: []string{"h1:update:E", "h2:update:E", "h1:revert:E"}},
+		{name: "reverse direction: reverted in forward order", dir: api.Reverse, failHandler: "h1",
+			want: []string{"h3:update:E", "h2:update:E", "h1:update:E", "h2:revert:E", "h3:revert:E"}},
+		{name: "commit fails: every handler reverted", dir: api.Forward, failCommit: true,
+			want: []string{"h1:update:E", "h2:update:E", "h3:update:E", "h3:revert:E", "h2:revert:E", "h1:revert:E"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := &callLog{}
+			handlers := newHandlers(calls, "h1", "h2", "h3")
+			for _, h := range handlers {
+				h.failUpdate = map[string]bool{"E": h.name == tc.failHandler}
+			}
+			committer := &recordingCommitter{fail: func(req CommitRequest) bool { return tc.failCommit && !req.Resync }}
+			loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(handlers), Committer: committer})
+			loop.Start()
+			event := newEvent("E", api.RevertOnFailure, tc.dir)
+			mustPush(t, loop, event)
+			err := mustWait(t, event)
+			wantErr := errHandlerFailed
+			if tc.failCommit {
+				wantErr = errCommitFailed
+			}
+			if !errors.Is(err, wantErr) {
+				t.Errorf("event error = %v, want %v", err, wantErr)
+			}
+			if got := withoutResyncs(calls.get()); !slices.Equal(got, tc.want) {
+				t.Errorf("handler calls = %v, want %v", got, tc.want)
+			}
+			assertOnlyResyncValues(t, committer, tc.failCommit)
+			if got := loop.history.All()[1]; got.Committed != 0 || got.Error == "" {
+				t.Errorf("history record = %+v, want an error and nothing committed", got)
+			}
+		})
+	}
+}
+
+// assertOnlyResyncValues checks that the committer holds only what the
+// startup resync put, and that nothing but the resync (and, with
+// commitAttempted, the failed commit) reached it.
+func assertOnlyResyncValues(t *testing.T, committer *recordingCommitter, commitAttempted bool) {
+	t.Helper()
+	wantCommits := 1
+	if commitAttempted {
+		wantCommits = 2
+	}
+	if got := len(committer.getCommits()); got != wantCommits {
+		t.Errorf("commits = %d, want %d", got, wantCommits)
+	}
+	state := committer.getState()
+	for _, name := range []string{"h1", "h2", "h3"} {
+		if _, ok := state[ifKey(name, "E")]; ok {
+			t.Errorf("committer holds %s after a reverted event", ifKey(name, "E"))
+		}
+		if _, ok := state[ifKey(name, "resync")]; !ok {
+			t.Errorf("committer lost %s from the startup resync", ifKey(name, "resync"))
+		}
+	}
+}
+
+func TestBestEffortErrors(t *testing.T) {
+	tests := []struct {
+		name        string
+		txnType     api.UpdateTransactionType
+		wantHealing bool
+	}{
+		{name: "best effort schedules a healing resync", txnType: api.BestEffort, wantHealing: true},
+		{name: "best effort ignore errors does not", txnType: api.BestEffortIgnoreErrors, wantHealing: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := &callLog{}
+			handlers := newHandlers(calls, "h1", "h2", "h3")
+			handlers[1].failUpdate = map[string]bool{"E": true}
+			var healingArmed bool
+			committer := &recordingCommitter{}
+			cfg := testConfig()
+			cfg.HealingDelay, cfg.HealingMaxDelay = Duration(time.Hour), Duration(time.Hour)
+			loop := newTestLoop(t, cfg, Deps{Handlers: asHandlers(handlers), Committer: committer})
+			// The probe runs on the loop goroutine, where the timer lives.
+			handlers[0].onUpdate = func(event api.Event, _ api.EventOperations) {
+				if event.GetName() == "Probe" {
+					healingArmed = loop.healingTimer != nil
+				}
+			}
+			loop.Start()
+			event, probe := newEvent("E", tc.txnType, api.Forward), newEvent("Probe", api.BestEffort, api.Forward)
+			mustPush(t, loop, event, probe)
+			if err := mustWait(t, event); !errors.Is(err, errHandlerFailed) {
+				t.Errorf("event error = %v, want the handler's error", err)
+			}
+			if err := mustWait(t, probe); err != nil {
+				t.Fatalf("probe failed: %v", err)
+			}
+			want := []string{"h1:update:E", "h2:update:E", "h3:update:E"}
+			if got := withoutResyncs(calls.get())[:3]; !slices.Equal(got, want) {
+				t.Errorf("handler calls = %v, want %v", got, want)
+			}
+			state := committer.getState()
+			for key, wantHeld := range map[string]bool{ifKey("h1", "E"): true, ifKey("h2", "E"): false, ifKey("h3", "E"): true} {
+				if _, held := state[key]; held != wantHeld {
+					t.Errorf("committer holds %s: %v, want %v", key, held, wantHeld)
+				}
+			}
+			if healingArmed != tc.wantHealing {
+				t.Errorf("healing resync scheduled: %v, want %v", healingArmed, tc.wantHealing)
+			}
+		})
+	}
+}
+
+func TestHealingResync(t *testing.T) {
+	calls := &callLog{}
+	handlers := newHandlers(calls, "h1", "h2")
+	handlers[0].failUpdate = map[string]bool{"E": true}
+	// Resync #2 is the first healing resync: it fails; #3 succeeds.
+	handlers[1].failResync = func(n int) bool { return n == 2 }
+	var (
+		healthMu sync.Mutex
+		states   []HealthState
+	)
+	loop := newTestLoop(t, testConfig(), Deps{
+		Handlers: asHandlers(handlers),
+		HealthChanged: func(h Health) {
+			healthMu.Lock()
+			defer healthMu.Unlock()
+			states = append(states, h.State)
+		},
+	})
+	loop.Start()
+	event := newEvent("E", api.BestEffort, api.Forward)
+	mustPush(t, loop, event)
+	if err := mustWait(t, event); !errors.Is(err, errHandlerFailed) {
+		t.Fatalf("event error = %v, want the handler's error", err)
+	}
+	eventually(t, "the second healing resync", func() bool {
+		return slices.Contains(calls.get(), "h2:resync#3:HealingResync")
+	})
+	eventually(t, "healthy after the second healing resync", func() bool { return loop.Health().State == Healthy })
+	healthMu.Lock()
+	got := slices.Clone(states)
+	healthMu.Unlock()
+	if want := []HealthState{Healthy, Unhealthy, Healthy}; !slices.Equal(got, want) {
+		t.Errorf("health changes = %v, want %v", got, want)
+	}
+	records := loop.history.All()
+	var healingErrors []string
+	for _, rec := range records {
+		if rec.Name == HealingResyncName {
+			healingErrors = append(healingErrors, rec.Error)
+		}
+	}
+	if len(healingErrors) != 2 || healingErrors[0] == "" || healingErrors[1] != "" {
+		t.Errorf("healing resyncs in history: errors %q, want a failed one then a successful one", healingErrors)
+	}
+}
+
+func TestHealingBackoffDoublesUpToMax(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.HealingDelay, cfg.HealingMaxDelay = Duration(time.Second), Duration(5*time.Second)
+	loop := newTestLoop(t, cfg, Deps{})
+	var delays []time.Duration
+	for range 4 {
+		delays = append(delays, loop.healingDelay)
+		loop.scheduleHealing()
+		loop.stopHealing()
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second}
+	if !slices.Equal(delays, want) {
+		t.Errorf("healing delays = %v, want %v", delays, want)
+	}
+	loop.resetHealing()
+	if loop.healingDelay != time.Second {
+		t.Errorf("delay after a successful resync = %v, want 1s", loop.healingDelay)
+	}
+}
+
+func TestPushEventRefusals(t *testing.T) {
+	tests := []struct {
+		name    string
+		closeIt bool
+		pushes  int
+		wantErr error
+	}{
+		{name: "queue full", pushes: 3, wantErr: api.ErrEventQueueFull},
+		{name: "closed loop", closeIt: true, pushes: 1, wantErr: api.ErrClosedEventLoop},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.QueueSize = 2
+			loop := newTestLoop(t, cfg, Deps{})
+			if tc.closeIt {
+				_ = loop.Close()
+			}
+			var err error
+			for range tc.pushes {
+				err = loop.PushEvent(newEvent("E", api.BestEffort, api.Forward))
+			}
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("last PushEvent = %v, want %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestCloseFailsEveryWaiter(t *testing.T) {
+	calls := &callLog{}
+	entered, release := make(chan struct{}), make(chan struct{})
+	followUp := newEvent("FollowUp", api.BestEffort, api.Forward)
+	handlers := newHandlers(calls, "h1", "h2")
+	handlers[0].followUps = map[string][]api.Event{"Slow": {followUp}}
+	handlers[0].onUpdate = func(event api.Event, _ api.EventOperations) {
+		if event.GetName() == "Slow" {
+			close(entered)
+			<-release
+		}
+	}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(handlers)})
+	loop.Start()
+	slow := newEvent("Slow", api.BestEffort, api.Forward)
+	mustPush(t, loop, slow)
+	<-entered
+	queued := []*testEvent{newEvent("Q1", api.BestEffort, api.Forward), newEvent("Q2", api.RevertOnFailure, api.Forward)}
+	queued[1].blocking = true
+	mustPush(t, loop, queued[0], queued[1])
+
+	closed := make(chan error)
+	go func() { closed <- loop.Close() }()
+	<-loop.stop // Close has begun: nothing new starts after the slow event.
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	if err := mustWait(t, slow); err != nil {
+		t.Errorf("the event in progress failed: %v", err)
+	}
+	for _, event := range append(queued, followUp) {
+		if err := mustWait(t, event); !errors.Is(err, api.ErrClosedEventLoop) {
+			t.Errorf("waiter of %s got %v, want ErrClosedEventLoop", event.name, err)
+		}
+	}
+	want := []string{"h1:update:Slow", "h2:update:Slow", "h2:update:Shutdown", "h1:update:Shutdown"}
+	if got := withoutResyncs(calls.get()); !slices.Equal(got, want) {
+		t.Errorf("handler calls = %v, want %v", got, want)
+	}
+	if err := loop.PushEvent(newEvent("Late", api.BestEffort, api.Forward)); !errors.Is(err, api.ErrClosedEventLoop) {
+		t.Errorf("PushEvent after Close = %v, want ErrClosedEventLoop", err)
+	}
+}
+
+func TestTransactionGetSeesCommittedAndOwnChanges(t *testing.T) {
+	calls := &callLog{}
+	handler := &testHandler{name: "h", calls: calls}
+	var seen []string
+	handler.onUpdate = func(event api.Event, txn api.EventOperations) {
+		if event.GetName() != "Check" {
+			return
+		}
+		for _, key := range []string{ifKey("h", "A"), ifKey("h", "resync")} {
+			if txn.Get(key) != nil {
+				seen = append(seen, "before:"+key)
+			}
+		}
+		txn.Delete(ifKey("h", "A"))
+		if txn.Get(ifKey("h", "A")) != nil {
+			seen = append(seen, "after delete:"+ifKey("h", "A"))
+		}
+	}
+	committer := &recordingCommitter{}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{handler}, Committer: committer})
+	loop.Start()
+	check := newEvent("Check", api.BestEffort, api.Forward)
+	mustPush(t, loop, newEvent("A", api.BestEffort, api.Forward), check)
+	if err := mustWait(t, check); err != nil {
+		t.Fatalf("check event failed: %v", err)
+	}
+	want := []string{"before:" + ifKey("h", "A"), "before:" + ifKey("h", "resync")}
+	if !slices.Equal(seen, want) {
+		t.Errorf("Get saw %v, want %v", seen, want)
+	}
+	if _, held := committer.getState()[ifKey("h", "A")]; held {
+		t.Errorf("committer still holds %s after it was deleted", ifKey("h", "A"))
+	}
+}
+
+func TestFullResyncCommitsCompleteValueSet(t *testing.T) {
+	handler := &testHandler{name: "h", calls: &callLog{}}
+	committer := &recordingCommitter{}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{handler}, Committer: committer})
+	loop.Start()
+	event := newEvent("A", api.BestEffort, api.Forward)
+	mustPush(t, loop, event)
+	if err := mustWait(t, event); err != nil {
+		t.Fatalf("event failed: %v", err)
+	}
+	if err := loop.Resync(waitCtx(t)); err != nil {
+		t.Fatalf("resync: %v", err)
+	}
+	commits := committer.getCommits()
+	last := commits[len(commits)-1]
+	if !last.Resync || len(last.Changes) != 1 || last.Changes[ifKey("h", "resync")] == nil {
+		t.Errorf("resync commit = %+v, want only %s with Resync set", last, ifKey("h", "resync"))
+	}
+	if _, held := committer.getState()[ifKey("h", "A")]; held {
+		t.Errorf("a value not put by the resync survived it: %s", ifKey("h", "A"))
+	}
+}
+
+// plainEvent says it is an update but lacks TransactionType and Direction.
+type plainEvent struct{ *api.Result }
+
+func (plainEvent) GetName() string             { return "Plain" }
+func (plainEvent) String() string              { return "plain event" }
+func (plainEvent) Method() api.EventMethodType { return api.Update }
+func (plainEvent) IsBlocking() bool            { return true }
+
+func TestUpdateWithoutUpdateEventIsAnError(t *testing.T) {
+	loop := newTestLoop(t, testConfig(), Deps{})
+	loop.Start()
+	event := plainEvent{api.NewResult()}
+	mustPush(t, loop, event)
+	if err := event.Wait(waitCtx(t)); err == nil {
+		t.Errorf("an update event without api.UpdateEvent was processed without error")
+	}
+}
+
+func TestHistoryIsBounded(t *testing.T) {
+	cfg := testConfig()
+	cfg.HistorySize = 3
+	loop := newTestLoop(t, cfg, Deps{})
+	loop.Start()
+	events := []*testEvent{}
+	for _, name := range []string{"A", "B", "C", "D"} {
+		events = append(events, newEvent(name, api.BestEffort, api.Forward))
+		mustPush(t, loop, events[len(events)-1])
+	}
+	_ = mustWait(t, events[3])
+	var got []uint64
+	for _, rec := range loop.history.All() {
+		got = append(got, rec.SeqNum)
+	}
+	if want := []uint64{3, 4, 5}; !slices.Equal(got, want) {
+		t.Errorf("kept seqNums = %v, want %v", got, want)
+	}
+}
