@@ -1,0 +1,193 @@
+package allocation
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// Evidence of a container holding an allocation, strongest first.
+const (
+	matchNone = ""
+	// matchMount: the allocation's host directory is mounted in the
+	// container (Docker inspection).
+	matchMount = "mount"
+	// matchAnnotation: the container carries the allocation's host socket
+	// annotation (runtime annotations or labels).
+	matchAnnotation = "annotation"
+	// matchDevices: kubelet's pod-resources assigns the container exactly
+	// the allocation's device IDs; it is known before the container runs.
+	matchDevices = "device IDs"
+)
+
+// Match tells how container proves it holds a, or matchNone.
+func Match(a Allocation, resource string, container podapi.PodContainer) string {
+	switch {
+	case slices.Contains(container.MountSources, a.HostDir):
+		return matchMount
+	case a.HostSocket != "" && container.Annotations[dmapi.AnnotationSocketHost] == a.HostSocket:
+		return matchAnnotation
+	case sameDevices(container.DeviceIDs[resource], a.DeviceIDs):
+		return matchDevices
+	}
+	return matchNone
+}
+
+func sameDevices(held, allocated []string) bool {
+	if len(held) == 0 || len(held) != len(allocated) {
+		return false
+	}
+	sortedHeld, sortedAllocated := slices.Clone(held), slices.Clone(allocated)
+	slices.Sort(sortedHeld)
+	slices.Sort(sortedAllocated)
+	return slices.Equal(sortedHeld, sortedAllocated)
+}
+
+// heldBy tells whether a's binding is to pod (same ID, and same UID when
+// both are known).
+func heldBy(a Allocation, pod podapi.Pod) bool {
+	return a.Pod == pod.ID && (a.PodUID == "" || pod.UID == "" || a.PodUID == pod.UID)
+}
+
+// Binding is one allocation bound to a pod, and the evidence.
+type Binding struct {
+	Allocation Allocation
+	Evidence   string
+}
+
+// Bind binds to pod every allocation that one of its containers proves to
+// hold. An allocation already bound to another pod is left alone. It
+// returns the allocations newly bound (or whose container became known).
+func (s *State) Bind(pod podapi.Pod, containers []podapi.PodContainer) []Binding {
+	s.mu.Lock()
+	bindings := s.bindLocked(pod, containers)
+	s.mu.Unlock()
+	for _, b := range bindings {
+		s.watchers.notify(dmapi.AllocationChange{Kind: dmapi.Bound, Memif: b.Allocation.Info()})
+	}
+	return bindings
+}
+
+func (s *State) bindLocked(pod podapi.Pod, containers []podapi.PodContainer) []Binding {
+	var bindings []Binding
+	for id, a := range s.allocations {
+		if a.Bound() && !heldBy(a, pod) {
+			continue
+		}
+		for _, container := range containers {
+			evidence := Match(a, s.resource, container)
+			if evidence == matchNone {
+				continue
+			}
+			if a.Bound() && a.ContainerName == container.Name {
+				break
+			}
+			a.Pod, a.PodUID, a.ContainerName = pod.ID, pod.UID, container.Name
+			s.allocations[id] = a
+			bindings = append(bindings, Binding{Allocation: a.clone(), Evidence: evidence})
+			break
+		}
+	}
+	sortBindings(bindings)
+	return bindings
+}
+
+// ReleasePod removes every allocation bound to pod and returns them, so the
+// caller can remove their directories.
+func (s *State) ReleasePod(pod podapi.Pod) []Allocation {
+	s.mu.Lock()
+	var released []Allocation
+	for id, a := range s.allocations {
+		if a.Bound() && heldBy(a, pod) {
+			s.removeLocked(id)
+			released = append(released, a)
+		}
+	}
+	s.mu.Unlock()
+	sortAllocations(released)
+	for _, a := range released {
+		s.watchers.notify(dmapi.AllocationChange{Kind: dmapi.Released, Memif: a.Info()})
+	}
+	return released
+}
+
+// Collected is an allocation a resync released, and why.
+type Collected struct {
+	Allocation Allocation
+	Reason     string
+}
+
+// Collect brings the state in line with the pods alive on the node: it
+// binds what their evidence proves, then releases every allocation bound to
+// a pod that is gone (or was recreated with another UID) and every unbound
+// allocation older than grace. Call it only with a complete answer of the
+// pod lister. It returns the bindings made and the allocations released.
+func (s *State) Collect(live []podapi.PodState, now time.Time, grace time.Duration) ([]Binding, []Collected) {
+	s.mu.Lock()
+	var bindings []Binding
+	for _, pod := range live {
+		bindings = append(bindings, s.bindLocked(pod.Pod, pod.Containers)...)
+	}
+	var collected []Collected
+	for id, a := range s.allocations {
+		if reason := collectReason(a, live, now, grace); reason != "" {
+			s.removeLocked(id)
+			collected = append(collected, Collected{Allocation: a, Reason: reason})
+		}
+	}
+	s.mu.Unlock()
+	sortBindings(bindings)
+	sortCollected(collected)
+	for _, b := range bindings {
+		s.watchers.notify(dmapi.AllocationChange{Kind: dmapi.Bound, Memif: b.Allocation.Info()})
+	}
+	for _, c := range collected {
+		s.watchers.notify(dmapi.AllocationChange{Kind: dmapi.Released, Memif: c.Allocation.Info()})
+	}
+	return bindings, collected
+}
+
+// collectReason says why a must be released given the live pods, or "".
+func collectReason(a Allocation, live []podapi.PodState, now time.Time, grace time.Duration) string {
+	if !a.Bound() {
+		if age := now.Sub(a.AllocatedAt); age > grace {
+			return fmt.Sprintf("no pod has been seen holding it for %s (grace period %s)", age.Round(time.Second), grace)
+		}
+		return ""
+	}
+	for _, pod := range live {
+		if pod.Pod.ID != a.Pod {
+			continue
+		}
+		if heldBy(a, pod.Pod) {
+			return ""
+		}
+		return fmt.Sprintf("pod %s was recreated (uid %s, the allocation's was %s)", a.Pod, pod.Pod.UID, a.PodUID)
+	}
+	return fmt.Sprintf("pod %s (uid %s) is gone", a.Pod, a.PodUID)
+}
+
+func sortAllocations(list []Allocation) {
+	slices.SortFunc(list, func(x, y Allocation) int { return compareStrings(x.ID, y.ID) })
+}
+
+func sortBindings(list []Binding) {
+	slices.SortFunc(list, func(x, y Binding) int { return compareStrings(x.Allocation.ID, y.Allocation.ID) })
+}
+
+func sortCollected(list []Collected) {
+	slices.SortFunc(list, func(x, y Collected) int { return compareStrings(x.Allocation.ID, y.Allocation.ID) })
+}
+
+func compareStrings(x, y string) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
