@@ -15,11 +15,11 @@ func FuzzParseLabels(f *testing.F) {
 	f.Add("a/b", "default", "uid-1", "app", "", "x", "y")
 	f.Fuzz(func(t *testing.T, name, namespace, uid, container, dockerType, annotationKey, annotationValue string) {
 		labels := map[string]string{
-			LabelPodName:       name,
-			LabelPodNamespace:  namespace,
-			LabelPodUID:        uid,
-			LabelContainerName: container,
-			LabelDockerType:    dockerType,
+			LabelPodName:                          name,
+			LabelPodNamespace:                     namespace,
+			LabelPodUID:                           uid,
+			LabelContainerName:                    container,
+			LabelDockerType:                       dockerType,
 			AnnotationLabelPrefix + annotationKey: annotationValue,
 		}
 		parsed, err := ParseLabels(labels)
