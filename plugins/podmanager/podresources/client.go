@@ -1,0 +1,169 @@
+package podresources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+const (
+	// DefaultSocket is kubelet's pod-resources socket.
+	DefaultSocket = "/var/lib/kubelet/pod-resources/kubelet.sock"
+	// DefaultCallTimeout bounds one call to kubelet.
+	DefaultCallTimeout = 5 * time.Second
+	// maxMessageSize matches kubelet's own pod-resources client.
+	maxMessageSize = 16 * 1024 * 1024
+	// maxReconnectDelay keeps reconnection quick after a kubelet restart;
+	// gRPC's default grows to two minutes.
+	maxReconnectDelay = 2 * time.Second
+)
+
+// ErrPodNotFound is matched by the error of GetPod for a pod kubelet does not
+// know.
+var ErrPodNotFound = errors.New("pod not known to kubelet")
+
+// Client asks kubelet's pod-resources API. It is safe for concurrent use.
+type Client struct {
+	socket           string
+	callTimeout      time.Duration
+	conn             *grpc.ClientConn
+	lister           podresourcesv1.PodResourcesListerClient
+	getUnimplemented atomic.Bool
+}
+
+// New returns a client of the pod-resources socket at socketPath (empty
+// means DefaultSocket). Nothing is dialled until the first call, so kubelet
+// may start later. A callTimeout of zero means DefaultCallTimeout.
+func New(socketPath string, callTimeout time.Duration) (*Client, error) {
+	if socketPath == "" {
+		socketPath = DefaultSocket
+	}
+	if callTimeout <= 0 {
+		callTimeout = DefaultCallTimeout
+	}
+	backoffConfig := backoff.DefaultConfig
+	backoffConfig.MaxDelay = maxReconnectDelay
+	conn, err := grpc.NewClient("unix://"+socketPath,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoffConfig, MinConnectTimeout: time.Second}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create pod-resources client for socket %s: %w", socketPath, err)
+	}
+	return &Client{
+		socket:      socketPath,
+		callTimeout: callTimeout,
+		conn:        conn,
+		lister:      podresourcesv1.NewPodResourcesListerClient(conn),
+	}, nil
+}
+
+// Socket is the socket path the client talks to.
+func (c *Client) Socket() string { return c.socket }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// ListPods returns every pod kubelet has admitted, ordered by pod ID, with
+// each container's device IDs by resource name.
+func (c *Client) ListPods(ctx context.Context) ([]api.PodState, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	response, err := c.lister.List(ctx, &podresourcesv1.ListPodResourcesRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("list pod resources at %s (is kubelet running?): %w", c.socket, err)
+	}
+	pods := make([]api.PodState, 0, len(response.GetPodResources()))
+	for _, resources := range response.GetPodResources() {
+		pods = append(pods, podState(resources))
+	}
+	sort.Slice(pods, func(a, b int) bool { return pods[a].Pod.ID.String() < pods[b].Pod.ID.String() })
+	return pods, nil
+}
+
+// GetPod returns one pod, or an error matching ErrPodNotFound when kubelet
+// does not know it.
+func (c *Client) GetPod(ctx context.Context, pod api.PodID) (api.PodState, error) {
+	if !c.getUnimplemented.Load() {
+		state, err := c.get(ctx, pod)
+		if status.Code(err) != codes.Unimplemented {
+			return state, err
+		}
+		c.getUnimplemented.Store(true)
+	}
+	pods, err := c.ListPods(ctx)
+	if err != nil {
+		return api.PodState{}, err
+	}
+	for _, state := range pods {
+		if state.Pod.ID == pod {
+			return state, nil
+		}
+	}
+	return api.PodState{}, fmt.Errorf("pod %s: %w", pod, ErrPodNotFound)
+}
+
+func (c *Client) get(ctx context.Context, pod api.PodID) (api.PodState, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	response, err := c.lister.Get(ctx, &podresourcesv1.GetPodResourcesRequest{PodName: pod.Name, PodNamespace: pod.Namespace})
+	if isNotFound(err) {
+		return api.PodState{}, fmt.Errorf("pod %s: %w", pod, ErrPodNotFound)
+	}
+	if err != nil {
+		return api.PodState{}, fmt.Errorf("get pod resources of %s at %s: %w", pod, c.socket, err)
+	}
+	return podState(response.GetPodResources()), nil
+}
+
+// isNotFound recognises kubelet's answer for an unknown pod, which (up to
+// v1.37 at least) is a plain error, not codes.NotFound.
+func isNotFound(err error) bool {
+	if err == nil {
+		return false
+	}
+	st := status.Convert(err)
+	return st.Code() == codes.NotFound ||
+		(st.Code() == codes.Unknown && strings.Contains(st.Message(), "not found"))
+}
+
+func podState(resources *podresourcesv1.PodResources) api.PodState {
+	state := api.PodState{Pod: api.Pod{ID: api.PodID{Namespace: resources.GetNamespace(), Name: resources.GetName()}}}
+	for _, container := range resources.GetContainers() {
+		state.Containers = append(state.Containers, api.PodContainer{
+			Name:      container.GetName(),
+			DeviceIDs: deviceIDs(container.GetDevices()),
+		})
+	}
+	sort.Slice(state.Containers, func(a, b int) bool { return state.Containers[a].Name < state.Containers[b].Name })
+	return state
+}
+
+// deviceIDs merges the container's devices by resource name; nil when none.
+func deviceIDs(devices []*podresourcesv1.ContainerDevices) map[string][]string {
+	var byResource map[string][]string
+	for _, device := range devices {
+		if len(device.GetDeviceIds()) == 0 {
+			continue
+		}
+		if byResource == nil {
+			byResource = map[string][]string{}
+		}
+		byResource[device.GetResourceName()] = append(byResource[device.GetResourceName()], device.GetDeviceIds()...)
+	}
+	return byResource
+}

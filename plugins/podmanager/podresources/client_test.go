@@ -1,0 +1,199 @@
+package podresources_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
+)
+
+const memif = "contivpp.io/memif"
+
+// fakeKubeletPodResources serves kubelet's pod-resources gRPC API from a
+// fixed list, answering unknown pods the way kubelet v1.37 does. The real
+// kubelet server is driven in the test/kubelet module.
+type fakeKubeletPodResources struct {
+	podresourcesv1.UnimplementedPodResourcesListerServer
+	pods []*podresourcesv1.PodResources
+}
+
+func (f *fakeKubeletPodResources) List(context.Context, *podresourcesv1.ListPodResourcesRequest) (*podresourcesv1.ListPodResourcesResponse, error) {
+	return &podresourcesv1.ListPodResourcesResponse{PodResources: f.pods}, nil
+}
+
+func (f *fakeKubeletPodResources) Get(_ context.Context, request *podresourcesv1.GetPodResourcesRequest) (*podresourcesv1.GetPodResourcesResponse, error) {
+	for _, pod := range f.pods {
+		if pod.Name == request.PodName && pod.Namespace == request.PodNamespace {
+			return &podresourcesv1.GetPodResourcesResponse{PodResources: pod}, nil
+		}
+	}
+	return nil, fmt.Errorf("pod %s in namespace %s not found", request.PodName, request.PodNamespace)
+}
+
+// fakeKubeletWithoutGet is an older kubelet that offers List only.
+type fakeKubeletWithoutGet struct {
+	podresourcesv1.UnimplementedPodResourcesListerServer
+	pods []*podresourcesv1.PodResources
+}
+
+func (f *fakeKubeletWithoutGet) List(context.Context, *podresourcesv1.ListPodResourcesRequest) (*podresourcesv1.ListPodResourcesResponse, error) {
+	return &podresourcesv1.ListPodResourcesResponse{PodResources: f.pods}, nil
+}
+
+func kubeletPods() []*podresourcesv1.PodResources {
+	return []*podresourcesv1.PodResources{
+		{Name: "web", Namespace: "default", Containers: []*podresourcesv1.ContainerResources{
+			{Name: "sidecar"},
+			{Name: "app", Devices: []*podresourcesv1.ContainerDevices{
+				{ResourceName: memif, DeviceIds: []string{"m1"}},
+				{ResourceName: memif, DeviceIds: []string{"m2"}},
+				{ResourceName: "example.com/gpu", DeviceIds: []string{"g0"}},
+			}},
+		}},
+		{Name: "dns", Namespace: "kube-system"},
+	}
+}
+
+var webState = api.PodState{
+	Pod: api.Pod{ID: api.PodID{Namespace: "default", Name: "web"}},
+	Containers: []api.PodContainer{
+		{Name: "app", DeviceIDs: map[string][]string{memif: {"m1", "m2"}, "example.com/gpu": {"g0"}}},
+		{Name: "sidecar"},
+	},
+}
+
+// serve runs a pod-resources server on socket until the test ends or stop is
+// called.
+func serve(t *testing.T, socket string, server podresourcesv1.PodResourcesListerServer) (stop func()) {
+	t.Helper()
+	listener, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatalf("listen on %s: %v", socket, err)
+	}
+	grpcServer := grpc.NewServer()
+	podresourcesv1.RegisterPodResourcesListerServer(grpcServer, server)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = grpcServer.Serve(listener)
+	}()
+	stop = func() {
+		grpcServer.Stop()
+		<-done
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func newClient(t *testing.T, socket string) *podresources.Client {
+	t.Helper()
+	client, err := podresources.New(socket, 5*time.Second)
+	if err != nil {
+		t.Fatalf("New(%s): %v", socket, err)
+	}
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+func TestClientAnswers(t *testing.T) {
+	servers := []struct {
+		name   string
+		server podresourcesv1.PodResourcesListerServer
+	}{
+		{"kubelet with Get", &fakeKubeletPodResources{pods: kubeletPods()}},
+		{"kubelet with List only", &fakeKubeletWithoutGet{pods: kubeletPods()}},
+	}
+	for _, server := range servers {
+		t.Run(server.name, func(t *testing.T) {
+			socket := filepath.Join(t.TempDir(), "kubelet.sock")
+			serve(t, socket, server.server)
+			client := newClient(t, socket)
+			ctx := context.Background()
+
+			pods, err := client.ListPods(ctx)
+			if err != nil {
+				t.Fatalf("ListPods: %v", err)
+			}
+			wantPods := []api.PodState{webState, {Pod: api.Pod{ID: api.PodID{Namespace: "kube-system", Name: "dns"}}}}
+			if !reflect.DeepEqual(pods, wantPods) {
+				t.Errorf("ListPods\n got %+v\nwant %+v", pods, wantPods)
+			}
+			for attempt := range 2 {
+				got, err := client.GetPod(ctx, webState.Pod.ID)
+				if err != nil || !reflect.DeepEqual(got, webState) {
+					t.Errorf("GetPod(web) attempt %d = %+v, %v; want %+v", attempt, got, err, webState)
+				}
+			}
+			missing := api.PodID{Namespace: "default", Name: "missing"}
+			if _, err := client.GetPod(ctx, missing); !errors.Is(err, podresources.ErrPodNotFound) {
+				t.Errorf("GetPod(missing) error = %v, want ErrPodNotFound", err)
+			}
+		})
+	}
+}
+
+func TestClientWithoutKubeletFailsClearly(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "kubelet.sock")
+	client, err := podresources.New(socket, 200*time.Millisecond)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	defer client.Close()
+	_, err = client.ListPods(context.Background())
+	if err == nil {
+		t.Fatal("ListPods without kubelet succeeded")
+	}
+	if errors.Is(err, podresources.ErrPodNotFound) {
+		t.Errorf("an unreachable kubelet was reported as an unknown pod: %v", err)
+	}
+	if code := status.Code(err); code != codes.Unavailable && code != codes.DeadlineExceeded {
+		t.Errorf("ListPods error code = %s (%v), want Unavailable or DeadlineExceeded", code, err)
+	}
+}
+
+// TestClientReconnectsAfterKubeletRestart replaces the server behind the
+// socket the way a kubelet restart does; the same client must reach the new
+// one without being recreated.
+func TestClientReconnectsAfterKubeletRestart(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "kubelet.sock")
+	stop := serve(t, socket, &fakeKubeletPodResources{pods: kubeletPods()})
+	client := newClient(t, socket)
+	if _, err := client.ListPods(context.Background()); err != nil {
+		t.Fatalf("ListPods before restart: %v", err)
+	}
+
+	stop()
+	if err := os.Remove(socket); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("remove socket: %v", err)
+	}
+	restarted := kubeletPods()[1:]
+	serve(t, socket, &fakeKubeletPodResources{pods: restarted})
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pods, err := client.ListPods(context.Background())
+		if err == nil {
+			if len(pods) != 1 || pods[0].Pod.ID.Name != "dns" {
+				t.Errorf("ListPods after restart = %+v, want the restarted kubelet's only pod", pods)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("client did not reach the restarted kubelet: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

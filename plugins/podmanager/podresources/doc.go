@@ -1,0 +1,14 @@
+// Package podresources is a client of kubelet's pod-resources API
+// (k8s.io/kubelet/pkg/apis/podresources/v1): which pods kubelet has admitted
+// on the node, their containers, and the device IDs kubelet assigned to each
+// container. It works on any container runtime and knows a pod as soon as
+// kubelet admits it, before its containers exist.
+//
+// Get is used where kubelet offers it; a kubelet that answers Unimplemented
+// is asked with List from then on. The gRPC connection to the socket is lazy
+// and reconnects by itself when kubelet restarts; every call has a timeout,
+// so a hung kubelet cannot stall the caller.
+//
+// The package owns its connection only. The pod-resources API carries no pod
+// UID, so pods it returns have an empty UID.
+package podresources
