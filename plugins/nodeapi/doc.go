@@ -11,6 +11,6 @@
 //
 //	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
 //		deps.DeviceManager = deviceManager
-//		deps.EventHistory = nodeapi.LoopHistory(controller.History())
+//		deps.Controller = controller // History() *eventloop.History
 //	}))
 package nodeapi

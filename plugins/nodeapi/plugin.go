@@ -5,6 +5,7 @@ import (
 
 	"github.com/ligato/cn-infra/infra"
 
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
@@ -14,8 +15,15 @@ type Deps struct {
 	infra.PluginDeps
 	// DeviceManager is read for allocations and watched for changes.
 	DeviceManager devapi.DeviceManagerAPI
-	// EventHistory answers GetEventHistory; nil answers it UNAVAILABLE.
-	EventHistory server.EventHistory
+	// Controller gives the event history to GetEventHistory; nil answers
+	// it UNAVAILABLE. It is read in Init, after the controller's own Init.
+	Controller HistorySource
+}
+
+// HistorySource is what the plugin needs of the controller: its event
+// loop's history (the controller plugin and *eventloop.Loop have it).
+type HistorySource interface {
+	History() *eventloop.History
 }
 
 // Plugin serves the node-local API from AfterInit until Close.
@@ -38,7 +46,13 @@ func (p *Plugin) Init() error {
 	if _, err := p.config.serverConfig(); err != nil {
 		return err
 	}
-	p.service = server.NewService(p.DeviceManager, p.EventHistory, p.config.WatchBuffer)
+	var history server.EventHistory
+	if p.Controller != nil {
+		if loopHistory := p.Controller.History(); loopHistory != nil {
+			history = LoopHistory(loopHistory)
+		}
+	}
+	p.service = server.NewService(p.DeviceManager, history, p.config.WatchBuffer)
 	return nil
 }
 
