@@ -44,38 +44,44 @@ func NewInspector(client *docker.Client, warnf Warnf) *Inspector {
 }
 
 // ListPods returns every pod that has a container in Docker, ordered by pod
-// ID and UID.
+// ID; see GroupPods.
 func (i *Inspector) ListPods(ctx context.Context) ([]api.PodState, error) {
 	return i.list(ctx, LabelPodUID)
 }
 
-// GetPod returns the pod with the given UID and whether any of its
-// containers exists.
-func (i *Inspector) GetPod(ctx context.Context, uid string) (api.PodState, bool, error) {
-	pods, err := i.list(ctx, LabelPodUID+"="+uid)
+// GetPod returns the pod with the given ID and whether any of its
+// containers exists; see GroupPods for a pod with several UIDs.
+func (i *Inspector) GetPod(ctx context.Context, id api.PodID) (api.PodState, bool, error) {
+	pods, err := i.list(ctx, LabelPodNamespace+"="+id.Namespace, LabelPodName+"="+id.Name)
 	if err != nil || len(pods) == 0 {
 		return api.PodState{}, false, err
 	}
 	return pods[0], true, nil
 }
 
-func (i *Inspector) list(ctx context.Context, labelFilter string) ([]api.PodState, error) {
+// list lists the containers that carry every label filter (Docker ANDs
+// them).
+func (i *Inspector) list(ctx context.Context, labelFilters ...string) ([]api.PodState, error) {
 	containers, err := i.client.ListContainers(docker.ListContainersOptions{
 		All:     true,
-		Filters: map[string][]string{"label": {labelFilter}},
+		Filters: map[string][]string{"label": labelFilters},
 		Context: ctx,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list docker containers with label %s at %s: %w", labelFilter, i.client.Endpoint(), err)
+		return nil, fmt.Errorf("list docker containers with labels %v at %s: %w", labelFilters, i.client.Endpoint(), err)
 	}
 	return GroupPods(containers, i.warnf), nil
 }
 
-// GroupPods groups kubelet containers into pods, one per pod UID, ordered by
-// pod ID and UID; app containers are ordered by name and runtime ID. A
-// container whose labels do not parse is reported to warnf and skipped.
+// GroupPods groups kubelet containers into pods, one per pod ID, ordered by
+// pod ID; app containers are ordered by name and runtime ID. When containers
+// of several incarnations of a pod (UIDs) are left, the pod is the
+// incarnation with the most recently created container: kubelet creates a
+// new incarnation only after the old one was deleted. A container whose
+// labels do not parse is reported to warnf and skipped.
 func GroupPods(containers []docker.APIContainers, warnf Warnf) []api.PodState {
 	byUID := map[string]*api.PodState{}
+	newest := map[string]int64{}
 	for _, container := range containers {
 		labels, err := ParseLabels(container.Labels)
 		if err != nil {
@@ -89,12 +95,24 @@ func GroupPods(containers []docker.APIContainers, warnf Warnf) []api.PodState {
 			pod = &api.PodState{Pod: labels.Pod}
 			byUID[labels.Pod.UID] = pod
 		}
+		newest[labels.Pod.UID] = max(newest[labels.Pod.UID], container.Created)
 		if !labels.Sandbox {
 			pod.Containers = append(pod.Containers, podContainer(container, labels))
 		}
 	}
-	pods := make([]api.PodState, 0, len(byUID))
-	for _, pod := range byUID {
+	return latestIncarnations(byUID, newest)
+}
+
+func latestIncarnations(byUID map[string]*api.PodState, newest map[string]int64) []api.PodState {
+	byID := map[api.PodID]*api.PodState{}
+	for uid, pod := range byUID {
+		current, found := byID[pod.Pod.ID]
+		if !found || newerIncarnation(uid, newest[uid], current.Pod.UID, newest[current.Pod.UID]) {
+			byID[pod.Pod.ID] = pod
+		}
+	}
+	pods := make([]api.PodState, 0, len(byID))
+	for _, pod := range byID {
 		sort.Slice(pod.Containers, func(a, b int) bool {
 			left, right := pod.Containers[a], pod.Containers[b]
 			if left.Name != right.Name {
@@ -104,13 +122,17 @@ func GroupPods(containers []docker.APIContainers, warnf Warnf) []api.PodState {
 		})
 		pods = append(pods, *pod)
 	}
-	sort.Slice(pods, func(a, b int) bool {
-		if pods[a].Pod.ID != pods[b].Pod.ID {
-			return pods[a].Pod.ID.String() < pods[b].Pod.ID.String()
-		}
-		return pods[a].Pod.UID < pods[b].Pod.UID
-	})
+	sort.Slice(pods, func(a, b int) bool { return pods[a].Pod.ID.String() < pods[b].Pod.ID.String() })
 	return pods
+}
+
+// newerIncarnation orders incarnations by their newest container, then by
+// UID so that the choice does not depend on map order.
+func newerIncarnation(uid string, created int64, otherUID string, otherCreated int64) bool {
+	if created != otherCreated {
+		return created > otherCreated
+	}
+	return uid > otherUID
 }
 
 func podContainer(container docker.APIContainers, labels ContainerLabels) api.PodContainer {

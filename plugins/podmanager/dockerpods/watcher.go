@@ -34,8 +34,10 @@ var watchedActions = []string{"create", "start", "die", "destroy"}
 type Listener interface {
 	// PodsListed gives every pod in Docker, after each (re)connection.
 	PodsListed(ctx context.Context, pods []api.PodState)
-	// PodChanged gives a pod's state after one of its containers changed;
-	// exists is false once none of its containers is left.
+	// PodChanged gives a pod's state after one of its containers changed:
+	// pod is the incarnation the event was about, state the pod's current
+	// incarnation (see GroupPods); exists is false once no container of any
+	// incarnation is left.
 	PodChanged(ctx context.Context, pod api.Pod, state api.PodState, exists bool)
 }
 
@@ -123,7 +125,7 @@ func (w *Watcher) handle(ctx context.Context, event docker.APIEvents) error {
 		w.warn("skipping docker %s event of container %s: %v", event.Action, event.Actor.ID, err)
 		return nil
 	}
-	state, exists, err := w.inspector.GetPod(ctx, labels.Pod.UID)
+	state, exists, err := w.inspector.GetPod(ctx, labels.Pod.ID)
 	if err != nil {
 		return fmt.Errorf("read pod %s after docker %s event: %w", labels.Pod, event.Action, err)
 	}

@@ -1,0 +1,83 @@
+package dockerpods
+
+import (
+	"reflect"
+	"testing"
+
+	docker "github.com/fsouza/go-dockerclient"
+
+	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+func container(id string, created int64, labels map[string]string, mounts ...string) docker.APIContainers {
+	c := docker.APIContainers{ID: id, Created: created, Labels: labels}
+	for _, source := range mounts {
+		c.Mounts = append(c.Mounts, docker.APIMount{Source: source, Destination: "/mnt" + source})
+	}
+	return c
+}
+
+func TestGroupPods(t *testing.T) {
+	sandbox := func(uid string) map[string]string {
+		return kubeletLabels(map[string]string{LabelPodUID: uid, LabelDockerType: DockerTypeSandbox, LabelContainerName: "POD"})
+	}
+	app := func(uid, name string) map[string]string {
+		return kubeletLabels(map[string]string{LabelPodUID: uid, LabelContainerName: name})
+	}
+	web := api.PodID{Namespace: "default", Name: "web"}
+	tests := []struct {
+		name       string
+		containers []docker.APIContainers
+		want       []api.PodState
+		wantWarns  int
+	}{
+		{
+			name:       "sandbox only",
+			containers: []docker.APIContainers{container("s1", 1, sandbox("u1"))},
+			want:       []api.PodState{{Pod: api.Pod{ID: web, UID: "u1"}}},
+		},
+		{
+			name: "app containers by name with sorted mount sources",
+			containers: []docker.APIContainers{
+				container("c2", 2, app("u1", "zeta")),
+				container("s1", 1, sandbox("u1")),
+				container("c1", 2, app("u1", "alpha"), "/b", "/a"),
+			},
+			want: []api.PodState{{Pod: api.Pod{ID: web, UID: "u1"}, Containers: []api.PodContainer{
+				{Name: "alpha", RuntimeID: "c1", MountSources: []string{"/a", "/b"}},
+				{Name: "zeta", RuntimeID: "c2"},
+			}}},
+		},
+		{
+			name: "newest incarnation wins",
+			containers: []docker.APIContainers{
+				container("old-s", 1, sandbox("old")),
+				container("old-c", 2, app("old", "app")),
+				container("new-s", 5, sandbox("new")),
+			},
+			want: []api.PodState{{Pod: api.Pod{ID: web, UID: "new"}}},
+		},
+		{
+			name: "unparsable labels skipped with a warning",
+			containers: []docker.APIContainers{
+				container("x", 1, map[string]string{LabelPodUID: "u9"}),
+				container("s1", 1, sandbox("u1")),
+			},
+			want:      []api.PodState{{Pod: api.Pod{ID: web, UID: "u1"}}},
+			wantWarns: 1,
+		},
+		{name: "nothing", want: []api.PodState{}},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			warns := 0
+			got := GroupPods(test.containers, func(string, ...any) { warns++ })
+			if !reflect.DeepEqual(got, test.want) {
+				t.Errorf("GroupPods\n got %+v\nwant %+v", got, test.want)
+			}
+			if warns != test.wantWarns {
+				t.Errorf("%d warnings, want %d", warns, test.wantWarns)
+			}
+		})
+	}
+}
