@@ -151,6 +151,7 @@ func (l *Loop) Close() error {
 	l.process(ShutdownEvent{})
 	l.stopHealing()
 	l.failUnprocessed()
+	l.metrics.unregister()
 	return nil
 }
 

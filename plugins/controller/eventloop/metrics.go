@@ -16,6 +16,9 @@ const (
 type metrics struct {
 	events   *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// registry and registered are what unregister removes.
+	registry   prometheus.Registerer
+	registered []prometheus.Collector
 }
 
 // newMetrics creates the loop's metrics and registers them, with the queue
@@ -39,10 +42,22 @@ func newMetrics(reg prometheus.Registerer, queueDepth func() float64) (*metrics,
 		Namespace: "memif_agent", Subsystem: "controller", Name: "event_queue_depth",
 		Help: "Events waiting in the controller event queue.",
 	}, queueDepth)
+	m.registry = reg
 	for _, c := range []prometheus.Collector{m.events, m.duration, depth} {
 		if err := reg.Register(c); err != nil {
+			m.unregister()
 			return nil, fmt.Errorf("register controller metrics: %w", err)
 		}
+		m.registered = append(m.registered, c)
 	}
 	return m, nil
+}
+
+// unregister removes the metrics from the registry, so that a closed loop
+// stops exporting and a new loop can register again.
+func (m *metrics) unregister() {
+	for _, c := range m.registered {
+		m.registry.Unregister(c)
+	}
+	m.registered = nil
 }

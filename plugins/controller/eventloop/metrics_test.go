@@ -75,3 +75,12 @@ func scrape(t *testing.T, url string) string {
 	}
 	return string(body)
 }
+
+func TestClosedLoopUnregistersMetrics(t *testing.T) {
+	registry := prometheus.NewRegistry()
+	first := newTestLoop(t, testConfig(), Deps{Metrics: registry})
+	_ = first.Close()
+	if _, err := New(testConfig(), Deps{Committer: &recordingCommitter{}, Metrics: registry}); err != nil {
+		t.Errorf("a loop could not register its metrics after the previous loop closed: %v", err)
+	}
+}
