@@ -56,3 +56,6 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 	*d = Duration(value)
 	return nil
 }
+
+// Duration returns the value as a time.Duration.
+func (d Duration) Duration() time.Duration { return time.Duration(d) }

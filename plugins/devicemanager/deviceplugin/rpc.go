@@ -1,0 +1,130 @@
+package deviceplugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+)
+
+// pluginOptions: no PreStartContainer (the directory is ready at Allocate)
+// and no GetPreferredAllocation (every device is alike).
+func pluginOptions() *pluginapi.DevicePluginOptions {
+	return &pluginapi.DevicePluginOptions{PreStartRequired: false, GetPreferredAllocationAvailable: false}
+}
+
+// GetDevicePluginOptions implements pluginapi.DevicePluginServer.
+func (s *Server) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*pluginapi.DevicePluginOptions, error) {
+	return pluginOptions(), nil
+}
+
+// ListAndWatch sends the device list now and on every change, until the
+// stream's context ends (kubelet left, or the gRPC server stopped) or the
+// server stops.
+func (s *Server) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
+	for {
+		devices, changed := s.deviceSnapshot()
+		response := &pluginapi.ListAndWatchResponse{Devices: make([]*pluginapi.Device, len(devices))}
+		for i, id := range devices {
+			response.Devices[i] = &pluginapi.Device{ID: id, Health: pluginapi.Healthy}
+		}
+		if err := stream.Send(response); err != nil {
+			return fmt.Errorf("send device list to kubelet: %w", err)
+		}
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-s.stopped:
+			return nil
+		case <-changed:
+		}
+	}
+}
+
+// PreStartContainer implements pluginapi.DevicePluginServer; kubelet does
+// not call it because the options say it is not required.
+func (s *Server) PreStartContainer(context.Context, *pluginapi.PreStartContainerRequest) (*pluginapi.PreStartContainerResponse, error) {
+	return &pluginapi.PreStartContainerResponse{}, nil
+}
+
+// Allocate answers every container request through the event loop. If one
+// fails, the call fails; allocations already made for earlier containers of
+// the same call are never handed out and are collected by the resync grace
+// period.
+func (s *Server) Allocate(ctx context.Context, request *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
+	start := time.Now()
+	response, err := s.allocate(ctx, request)
+	if s.hooks.Allocated != nil {
+		s.hooks.Allocated(time.Since(start), err)
+	}
+	if err != nil {
+		s.log.Warnf("allocate %s: %v", s.cfg.ResourceName, err)
+	}
+	return response, err
+}
+
+func (s *Server) allocate(ctx context.Context, request *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
+	if len(request.GetContainerRequests()) == 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "allocate %s: the request holds no container request", s.cfg.ResourceName)
+	}
+	response := &pluginapi.AllocateResponse{}
+	for i, containerRequest := range request.GetContainerRequests() {
+		containerResponse, err := s.allocateContainer(ctx, containerRequest.GetDevicesIds())
+		if err != nil {
+			return nil, status.Errorf(statusCode(err), "allocate %s for container request %d of %d (devices %v): %v",
+				s.cfg.ResourceName, i+1, len(request.GetContainerRequests()), containerRequest.GetDevicesIds(), err)
+		}
+		response.ContainerResponses = append(response.ContainerResponses, containerResponse)
+	}
+	return response, nil
+}
+
+// errNotAllocated: the event loop processed the event but no handler made
+// an allocation, so there is nothing to hand to the container.
+var errNotAllocated = errors.New("no handler made the allocation: the device manager is not among the event loop's handlers")
+
+func (s *Server) allocateContainer(ctx context.Context, deviceIDs []string) (*pluginapi.ContainerAllocateResponse, error) {
+	event := dmapi.NewAllocateDevice(s.cfg.ResourceName, deviceIDs)
+	if err := s.loop.PushEvent(event); err != nil {
+		return nil, fmt.Errorf("queue the allocation: %w", err)
+	}
+	if err := event.Wait(ctx); err != nil {
+		return nil, err
+	}
+	if event.AllocationID == "" || len(event.Mounts) == 0 || len(event.Envs) == 0 {
+		return nil, errNotAllocated
+	}
+	containerResponse := &pluginapi.ContainerAllocateResponse{Envs: event.Envs, Annotations: event.Annotations}
+	for _, mount := range event.Mounts {
+		containerResponse.Mounts = append(containerResponse.Mounts, &pluginapi.Mount{
+			HostPath: mount.HostPath, ContainerPath: mount.ContainerPath, ReadOnly: mount.ReadOnly,
+		})
+	}
+	return containerResponse, nil
+}
+
+// statusCode maps an allocation failure to the gRPC code kubelet sees.
+func statusCode(err error) codes.Code {
+	switch {
+	case errors.Is(err, allocation.ErrInvalidRequest):
+		return codes.InvalidArgument
+	case errors.Is(err, allocation.ErrDeviceInUse):
+		return codes.FailedPrecondition
+	case errors.Is(err, controller.ErrEventQueueFull), errors.Is(err, controller.ErrClosedEventLoop):
+		return codes.Unavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	}
+	return codes.Internal
+}

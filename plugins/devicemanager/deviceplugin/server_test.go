@@ -1,0 +1,261 @@
+package deviceplugin_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/internal/fakekubelet"
+)
+
+// waitLimit only bounds a failing test; nothing asserts how long things take.
+const waitLimit = 20 * time.Second
+
+type testLogger struct{ t *testing.T }
+
+func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
+func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
+func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
+func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
+
+// acceptingCommitter takes every transaction: these tests have no vswitch.
+type acceptingCommitter struct{}
+
+func (acceptingCommitter) Commit(context.Context, eventloop.CommitRequest) error { return nil }
+
+func startLoop(t *testing.T, handlers ...controller.EventHandler) *eventloop.Loop {
+	t.Helper()
+	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: handlers, Committer: acceptingCommitter{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop.Start()
+	t.Cleanup(func() { loop.Close() })
+	return loop
+}
+
+type registrationCounter struct {
+	mu          sync.Mutex
+	first, more int
+}
+
+func (c *registrationCounter) hooks() deviceplugin.Hooks {
+	return deviceplugin.Hooks{Registered: func(again bool) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if again {
+			c.more++
+		} else {
+			c.first++
+		}
+	}}
+}
+
+// waitTotal waits until the plugin has seen total successful registrations:
+// the registry sees a registration just before the plugin gets the answer.
+func (c *registrationCounter) waitTotal(t *testing.T, total int) {
+	t.Helper()
+	for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if first, more := c.counts(); first+more >= total {
+			return
+		}
+	}
+	t.Fatalf("the plugin did not see %d successful registrations", total)
+}
+
+func (c *registrationCounter) counts() (int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.first, c.more
+}
+
+func startServer(t *testing.T, dir string, loop controller.EventLoop, hooks deviceplugin.Hooks) *deviceplugin.Server {
+	t.Helper()
+	server, err := deviceplugin.New(deviceplugin.Config{
+		ResourceName: "contivpp.io/memif", PluginDir: dir, PluginSocket: "memif.sock", KubeletSocket: "kubelet.sock",
+		Devices: []string{"memif-000", "memif-001", "memif-002", "memif-003"},
+	}, loop, testLogger{t}, hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(server.Stop)
+	return server
+}
+
+func startRegistry(t *testing.T, dir string) *fakekubelet.Registry {
+	t.Helper()
+	registry, err := fakekubelet.Start(dir, "kubelet.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(registry.Stop)
+	return registry
+}
+
+func nextRegistration(t *testing.T, registry *fakekubelet.Registry) fakekubelet.Registration {
+	t.Helper()
+	select {
+	case r := <-registry.Registrations():
+		return r
+	case <-time.After(waitLimit):
+		t.Fatal("the plugin did not register")
+	}
+	return fakekubelet.Registration{}
+}
+
+func nextDevices(t *testing.T, r fakekubelet.Registration) ([]*pluginapi.Device, bool) {
+	t.Helper()
+	select {
+	case devices, ok := <-r.Devices:
+		return devices, ok
+	case <-time.After(waitLimit):
+		t.Fatal("ListAndWatch sent nothing and did not end")
+	}
+	return nil, false
+}
+
+func TestRegistersAndAdvertisesDevices(t *testing.T) {
+	dir := t.TempDir()
+	registry := startRegistry(t, dir)
+	server := startServer(t, dir, startLoop(t), deviceplugin.Hooks{})
+
+	r := nextRegistration(t, registry)
+	if r.Request.ResourceName != "contivpp.io/memif" || r.Request.Endpoint != "memif.sock" || r.Request.Version != pluginapi.Version {
+		t.Errorf("Register request = %v", r.Request)
+	}
+	if r.Options.PreStartRequired || r.Options.GetPreferredAllocationAvailable {
+		t.Errorf("options = %v, want neither PreStartContainer nor GetPreferredAllocation", r.Options)
+	}
+	devices, _ := nextDevices(t, r)
+	if len(devices) != 4 || devices[0].ID != "memif-000" || devices[3].Health != pluginapi.Healthy {
+		t.Errorf("first device list = %v, want memif-000..memif-003, healthy", devices)
+	}
+	info, err := os.Stat(server.SocketPath())
+	if err != nil || info.Mode().Perm() != 0o600 || info.Mode()&os.ModeSocket == 0 {
+		t.Errorf("plugin socket = %v, %v; want a socket of mode 0600", info, err)
+	}
+
+	server.SetDevices([]string{"memif-000"})
+	if devices, _ := nextDevices(t, r); len(devices) != 1 {
+		t.Errorf("device list after a change = %v, want one device", devices)
+	}
+	server.Stop()
+	if _, open := nextDevices(t, r); open {
+		t.Error("ListAndWatch did not end when the server stopped")
+	}
+	if _, err := os.Stat(server.SocketPath()); !os.IsNotExist(err) {
+		t.Errorf("socket still there after Stop: %v", err)
+	}
+}
+
+func TestRegistersWhenKubeletAppears(t *testing.T) {
+	dir := t.TempDir()
+	startServer(t, dir, startLoop(t), deviceplugin.Hooks{})
+	registry := startRegistry(t, dir)
+	r := nextRegistration(t, registry)
+	if r.Request.ResourceName != "contivpp.io/memif" {
+		t.Errorf("registered %q", r.Request.ResourceName)
+	}
+}
+
+func TestReRegistersAfterKubeletRestarts(t *testing.T) {
+	cases := []struct {
+		name    string
+		restart func(t *testing.T, dir string, registry *fakekubelet.Registry) *fakekubelet.Registry
+	}{
+		{"kubelet restarts and wipes the directory", func(t *testing.T, dir string, registry *fakekubelet.Registry) *fakekubelet.Registry {
+			registry.Stop()
+			if err := fakekubelet.WipeDir(dir); err != nil {
+				t.Fatal(err)
+			}
+			return startRegistry(t, dir)
+		}},
+		{"only our socket is deleted", func(t *testing.T, dir string, registry *fakekubelet.Registry) *fakekubelet.Registry {
+			if err := os.Remove(filepath.Join(dir, "memif.sock")); err != nil {
+				t.Fatal(err)
+			}
+			return registry
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			registry := startRegistry(t, dir)
+			counter := &registrationCounter{}
+			server := startServer(t, dir, startLoop(t), counter.hooks())
+			old := nextRegistration(t, registry)
+			nextDevices(t, old)
+			counter.waitTotal(t, 1)
+			for round := 1; round <= 3; round++ {
+				registry = tc.restart(t, dir, registry)
+				r := nextRegistration(t, registry)
+				if devices, _ := nextDevices(t, r); len(devices) != 4 {
+					t.Fatalf("round %d: device list after re-registration = %v", round, devices)
+				}
+				if _, open := nextDevices(t, old); open {
+					t.Errorf("round %d: the old ListAndWatch stream was not ended", round)
+				}
+				old = r
+				counter.waitTotal(t, round+1)
+			}
+			server.Stop() // waits for the registration in flight to be counted
+			if first, more := counter.counts(); first != 1 || more < 3 {
+				t.Errorf("registrations: %d first, %d again; want 1 and at least 3", first, more)
+			}
+		})
+	}
+}
+
+func TestAllocateFailures(t *testing.T) {
+	cases := []struct {
+		name     string
+		loop     func(t *testing.T) controller.EventLoop
+		request  *pluginapi.AllocateRequest
+		wantCode codes.Code
+		wantMsg  string
+	}{
+		{"no container request", func(t *testing.T) controller.EventLoop { return startLoop(t) },
+			&pluginapi.AllocateRequest{}, codes.InvalidArgument, "holds no container request"},
+		{"no handler allocates", func(t *testing.T) controller.EventLoop { return startLoop(t) },
+			&pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{"memif-000"}}}},
+			codes.Internal, "no handler made the allocation"},
+		{"event loop closed", func(t *testing.T) controller.EventLoop {
+			loop := startLoop(t)
+			loop.Close()
+			return loop
+		}, &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{"memif-000"}}}},
+			codes.Unavailable, "event loop is closed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			registry := startRegistry(t, dir)
+			startServer(t, dir, tc.loop(t), deviceplugin.Hooks{})
+			r := nextRegistration(t, registry)
+			response, err := r.Client.Allocate(context.Background(), tc.request)
+			if status.Code(err) != tc.wantCode || response != nil {
+				t.Fatalf("Allocate = %v, %v; want code %s", response, err, tc.wantCode)
+			}
+			if msg := status.Convert(err).Message(); !contains(msg, tc.wantMsg) {
+				t.Errorf("Allocate message = %q, want %q", msg, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
+}

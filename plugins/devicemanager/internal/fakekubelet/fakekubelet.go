@@ -1,0 +1,132 @@
+// Package fakekubelet is a stand-in for kubelet's device-plugin
+// registration endpoint, for unit tests of the device plugin server: it
+// accepts Register, dials the plugin back, asks for its options and follows
+// ListAndWatch, as kubelet does. The real kubelet device manager is
+// exercised by the end-to-end tests in test/kubelet.
+package fakekubelet
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+)
+
+// Registration is one plugin that registered, as the fake sees it.
+type Registration struct {
+	Request *pluginapi.RegisterRequest
+	Options *pluginapi.DevicePluginOptions
+	// Devices receives every device list ListAndWatch sends; it is closed
+	// when the stream ends.
+	Devices <-chan []*pluginapi.Device
+	// Client calls the plugin.
+	Client pluginapi.DevicePluginClient
+}
+
+// Registry serves the registration socket. Create it with Start.
+type Registry struct {
+	pluginapi.UnimplementedRegistrationServer
+
+	pluginDir     string
+	server        *grpc.Server
+	registrations chan Registration
+
+	mu     sync.Mutex
+	conns  []*grpc.ClientConn
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Start serves the registration socket at pluginDir/socketName.
+func Start(pluginDir, socketName string) (*Registry, error) {
+	path := pluginDir + "/" + socketName
+	listener, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("fake kubelet: listen on %s: %w", path, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Registry{pluginDir: pluginDir, server: grpc.NewServer(), registrations: make(chan Registration, 16), ctx: ctx, cancel: cancel}
+	pluginapi.RegisterRegistrationServer(r.server, r)
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.server.Serve(listener)
+	}()
+	return r, nil
+}
+
+// Registrations delivers every registration in order.
+func (r *Registry) Registrations() <-chan Registration { return r.registrations }
+
+// Register implements pluginapi.RegistrationServer.
+func (r *Registry) Register(ctx context.Context, request *pluginapi.RegisterRequest) (*pluginapi.Empty, error) {
+	conn, err := grpc.NewClient("unix://"+r.pluginDir+"/"+request.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.conns = append(r.conns, conn)
+	r.mu.Unlock()
+	client := pluginapi.NewDevicePluginClient(conn)
+	options, err := client.GetDevicePluginOptions(ctx, &pluginapi.Empty{})
+	if err != nil {
+		return nil, fmt.Errorf("fake kubelet: get options of %s: %w", request.ResourceName, err)
+	}
+	stream, err := client.ListAndWatch(r.ctx, &pluginapi.Empty{})
+	if err != nil {
+		return nil, fmt.Errorf("fake kubelet: list and watch %s: %w", request.ResourceName, err)
+	}
+	devices := make(chan []*pluginapi.Device, 16)
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(devices)
+		for {
+			response, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			select {
+			case devices <- response.Devices:
+			case <-r.ctx.Done():
+				return
+			}
+		}
+	}()
+	r.registrations <- Registration{Request: request, Options: options, Devices: devices, Client: client}
+	return &pluginapi.Empty{}, nil
+}
+
+// Stop stops serving, ends every ListAndWatch it follows and removes the
+// socket, as a stopping kubelet does.
+func (r *Registry) Stop() {
+	r.server.Stop()
+	r.cancel()
+	r.mu.Lock()
+	for _, conn := range r.conns {
+		conn.Close()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+}
+
+// WipeDir removes every file in the plugin directory, as kubelet does when
+// it starts.
+func WipeDir(pluginDir string) error {
+	entries, err := os.ReadDir(pluginDir)
+	if err != nil {
+		return err
+	}
+	for _, entry := range entries {
+		if err := os.Remove(pluginDir + "/" + entry.Name()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

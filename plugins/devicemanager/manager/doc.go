@@ -1,0 +1,29 @@
+// Package manager is the device manager without its plugin framework: the
+// controller event handler that makes, binds and releases memif
+// allocations, the kubelet device plugin server it starts, and the
+// DeviceManagerAPI sibling plugins read.
+//
+// It owns the allocation directories under the socket root and the
+// checkpoint file. It does not touch the vswitch side (sibling handlers put
+// that into the event's transaction) nor find pods itself: pod evidence
+// comes in AddPod events and from the optional PodLister at resync.
+//
+// The handler runs on the controller event loop; allocation state is
+// behind the allocation package's lock, so the DeviceManagerAPI methods are
+// safe from any goroutine. Every change is in the checkpoint before the
+// event that made it returns.
+//
+// Running it without the agent (tests, benchmarks, the kubelet harness):
+//
+//	cfg := config.Default()
+//	cfg.PluginDir, cfg.SocketRoot, cfg.CheckpointPath = dir+"/dp", dir+"/memif", dir+"/cp.json"
+//	dm, err := manager.New(cfg, manager.Options{Log: logger})
+//	if err != nil { ... }
+//	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
+//		Handlers: []controllerapi.EventHandler{dm}, Committer: committer})
+//	if err != nil { ... }
+//	loop.Start()                  // runs the startup resync: loads the checkpoint
+//	if err := dm.Start(loop); err != nil { ... } // serves and registers with kubelet
+//	defer loop.Close()
+//	defer dm.Stop()
+package manager

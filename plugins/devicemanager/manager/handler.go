@@ -1,0 +1,233 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+var _ controller.EventHandler = (*Manager)(nil)
+
+// String implements controller.EventHandler.
+func (m *Manager) String() string { return "devicemanager" }
+
+// HandlesEvent implements controller.EventHandler: allocations, pod
+// lifecycle and resyncs.
+func (m *Manager) HandlesEvent(event controller.Event) bool {
+	if event.Method().IsResync() {
+		return true
+	}
+	switch event.(type) {
+	case *dmapi.AllocateDevice, *podapi.AddPod, *podapi.DeletePod:
+		return true
+	}
+	return false
+}
+
+// Update implements controller.EventHandler.
+func (m *Manager) Update(event controller.Event, _ controller.EventOperations) (string, error) {
+	switch ev := event.(type) {
+	case *dmapi.AllocateDevice:
+		return m.allocate(ev)
+	case *podapi.AddPod:
+		return m.bindPod(ev)
+	case *podapi.DeletePod:
+		return m.releasePod(ev.Pod)
+	}
+	return "", nil
+}
+
+// Revert implements controller.EventHandler: a reverted AllocateDevice
+// leaves no directory and no allocation behind.
+func (m *Manager) Revert(event controller.Event) error {
+	ev, ok := event.(*dmapi.AllocateDevice)
+	if !ok || ev.AllocationID == "" {
+		return nil
+	}
+	a, err := m.state.Remove(ev.AllocationID)
+	if err != nil {
+		return fmt.Errorf("revert allocation: %w", err)
+	}
+	ev.AllocationID, ev.Mounts = "", nil
+	clear(ev.Envs)
+	clear(ev.Annotations)
+	return errors.Join(m.removeDir(a), m.persist())
+}
+
+func (m *Manager) allocate(ev *dmapi.AllocateDevice) (string, error) {
+	a, err := m.newAllocation(ev.ResourceName, ev.DeviceIDs)
+	if err != nil {
+		m.metrics.countError(errorKind(err))
+		return "", err
+	}
+	m.fillEvent(ev, a)
+	return fmt.Sprintf("allocated %s", a), nil
+}
+
+// newAllocation makes the directory, records the allocation and persists
+// it; on failure nothing of it remains.
+func (m *Manager) newAllocation(resource string, deviceIDs []string) (allocation.Allocation, error) {
+	if resource != m.cfg.ResourceName {
+		return allocation.Allocation{}, fmt.Errorf("resource %q is not served here (serving %q): %w", resource, m.cfg.ResourceName, allocation.ErrInvalidRequest)
+	}
+	if err := m.state.CheckRequest(deviceIDs); err != nil {
+		return allocation.Allocation{}, err
+	}
+	a, err := m.prepareAllocation(deviceIDs)
+	if err != nil {
+		return allocation.Allocation{}, err
+	}
+	if err := m.makeDir(a); err != nil {
+		return allocation.Allocation{}, err
+	}
+	if err := m.state.Add(a); err != nil {
+		return allocation.Allocation{}, errors.Join(err, m.removeDir(a))
+	}
+	if err := m.persist(); err != nil {
+		_, removeErr := m.state.Remove(a.ID)
+		return allocation.Allocation{}, errors.Join(err, removeErr, m.removeDir(a))
+	}
+	return a, nil
+}
+
+func (m *Manager) prepareAllocation(deviceIDs []string) (allocation.Allocation, error) {
+	id, err := allocation.NewID(deviceIDs)
+	if err != nil {
+		return allocation.Allocation{}, err
+	}
+	secret, err := allocation.NewSecret()
+	if err != nil {
+		return allocation.Allocation{}, err
+	}
+	dir := m.hostDir(id)
+	return allocation.Allocation{
+		ID: id, DeviceIDs: append([]string(nil), deviceIDs...), HostDir: dir,
+		HostSocket: m.cfg.HostSocket(dir), ContainerSocket: m.cfg.ContainerSocket(),
+		Secret: secret, AllocatedAt: m.opts.Now().UTC(),
+	}, nil
+}
+
+func (m *Manager) fillEvent(ev *dmapi.AllocateDevice, a allocation.Allocation) {
+	ev.AllocationID = a.ID
+	ev.Envs[dmapi.EnvMemifSocket] = a.ContainerSocket
+	ev.Envs[dmapi.EnvMemifSecret] = a.Secret
+	ev.Annotations[dmapi.AnnotationSocketHost] = a.HostSocket
+	ev.Annotations[dmapi.AnnotationSocketContainer] = a.ContainerSocket
+	ev.Annotations[dmapi.AnnotationSecret] = a.Secret
+	ev.Mounts = append(ev.Mounts, dmapi.Mount{HostPath: a.HostDir, ContainerPath: m.cfg.ContainerDir})
+}
+
+func (m *Manager) bindPod(ev *podapi.AddPod) (string, error) {
+	bindings := m.state.Bind(ev.Pod, ev.Containers)
+	if len(bindings) == 0 {
+		return "", nil
+	}
+	for _, b := range bindings {
+		m.log.Infof("bound %s to pod %s by %s", b.Allocation, ev.Pod, b.Evidence)
+	}
+	return fmt.Sprintf("bound %d allocations to %s", len(bindings), ev.Pod), m.persist()
+}
+
+func (m *Manager) releasePod(pod podapi.Pod) (string, error) {
+	released := m.state.ReleasePod(pod)
+	if len(released) == 0 {
+		return "", nil
+	}
+	errs := []error{}
+	for _, a := range released {
+		m.log.Infof("released %s: pod %s deleted", a, pod)
+		errs = append(errs, m.removeDir(a))
+	}
+	errs = append(errs, m.persist())
+	return fmt.Sprintf("released %d allocations of %s", len(released), pod), errors.Join(errs...)
+}
+
+// Resync implements controller.EventHandler: load the checkpoint once,
+// make sure every kept allocation has its directory, and collect what no
+// live pod holds.
+func (m *Manager) Resync(_ controller.Event, _ controller.KubeStateData, _ int, _ controller.EventOperations) error {
+	if !m.loaded {
+		m.load()
+		m.loaded = true
+	}
+	m.collect()
+	var errs []error
+	for _, a := range m.state.List() {
+		if err := m.ensureDir(a); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(append(errs, m.persist())...)
+}
+
+// load restores the checkpoint. A checkpoint that cannot be used is moved
+// aside for the operator and the manager goes on empty: pods keep running,
+// and the next resync collects nothing it cannot prove dead.
+func (m *Manager) load() {
+	data, err := checkpoint.Load(m.cfg.CheckpointPath)
+	if err != nil {
+		m.metrics.countError("checkpoint-unreadable")
+		aside, moveErr := checkpoint.MoveAside(m.cfg.CheckpointPath, m.opts.Now())
+		if moveErr != nil {
+			m.log.Errorf("CHECKPOINT LOST: %v; moving it aside failed too (%v); starting with no allocation", err, moveErr)
+		} else {
+			m.log.Errorf("CHECKPOINT LOST: %v; moved to %s for inspection; starting with no allocation", err, aside)
+		}
+		return
+	}
+	for _, err := range m.state.Restore(allocation.FromCheckpoint(data)) {
+		m.metrics.countError("checkpoint-conflict")
+		m.log.Errorf("%v", err)
+	}
+	m.log.Infof("restored %d allocations from %s", len(m.state.List()), m.cfg.CheckpointPath)
+}
+
+func (m *Manager) collect() {
+	if m.opts.PodLister == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), m.opts.PodListTimeout)
+	defer cancel()
+	live, err := m.opts.PodLister.ListPods(ctx)
+	if err != nil {
+		m.log.Warnf("list live pods for collection (collecting nothing this time): %v", err)
+		return
+	}
+	bindings, collected := m.state.Collect(live, m.opts.Now(), m.cfg.UnboundGracePeriod.Duration())
+	for _, b := range bindings {
+		m.log.Infof("bound %s to pod %s by %s", b.Allocation, b.Allocation.Pod, b.Evidence)
+	}
+	for _, c := range collected {
+		m.log.Infof("collected %s: %s", c.Allocation, c.Reason)
+		if err := m.removeDir(c.Allocation); err != nil {
+			m.log.Errorf("%v", err)
+		}
+	}
+}
+
+func (m *Manager) persist() error {
+	if err := checkpoint.Save(m.cfg.CheckpointPath, allocation.ToCheckpoint(m.state.List())); err != nil {
+		m.metrics.countError("checkpoint-write")
+		return err
+	}
+	return nil
+}
+
+// errorKind names an allocation failure for the errors metric.
+func errorKind(err error) string {
+	switch {
+	case errors.Is(err, allocation.ErrInvalidRequest):
+		return "allocate-invalid-request"
+	case errors.Is(err, allocation.ErrDeviceInUse):
+		return "allocate-device-in-use"
+	case errors.Is(err, errDir):
+		return "allocate-directory"
+	}
+	return "allocate-other"
+}

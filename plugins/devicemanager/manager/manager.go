@@ -1,0 +1,125 @@
+package manager
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// Logger is the part of a logger the manager uses; cn-infra's
+// logging.Logger satisfies it.
+type Logger = deviceplugin.Logger
+
+// Options are the manager's optional collaborators.
+type Options struct {
+	// Log is required.
+	Log Logger
+	// PodLister, when set, tells resyncs which pods are alive, so that
+	// allocations of gone pods are collected. Without it resyncs collect
+	// nothing.
+	PodLister podapi.PodLister
+	// Metrics is where the manager registers its metrics; nil: none.
+	Metrics prometheus.Registerer
+	// PodListTimeout bounds one PodLister call; default 10s.
+	PodListTimeout time.Duration
+	// Now returns the current time; default time.Now. Collection of
+	// unbound allocations compares it with their allocation time.
+	Now func() time.Time
+}
+
+// Manager is the device manager. Create it with New, register it as a
+// handler of the event loop, then Start it with that loop.
+type Manager struct {
+	cfg     config.Config
+	gid     int
+	opts    Options
+	log     Logger
+	state   *allocation.State
+	metrics *metrics
+
+	// loaded is touched only on the event loop.
+	loaded bool
+
+	serverMu sync.Mutex
+	server   *deviceplugin.Server
+}
+
+// New validates cfg and returns a manager holding no allocation; the
+// startup resync loads the checkpoint.
+func New(cfg config.Config, opts Options) (*Manager, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid device manager config: %w", err)
+	}
+	gid, err := cfg.ResolveGroup()
+	if err != nil {
+		return nil, fmt.Errorf("invalid device manager config: %w", err)
+	}
+	if opts.Log == nil {
+		return nil, errors.New("create device manager: no logger given")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.PodListTimeout <= 0 {
+		opts.PodListTimeout = 10 * time.Second
+	}
+	m := &Manager{
+		cfg:   cfg,
+		gid:   gid,
+		opts:  opts,
+		log:   opts.Log,
+		state: allocation.NewState(cfg.ResourceName, allocation.DeviceIDs(cfg.DeviceCount)),
+	}
+	if m.metrics, err = newMetrics(opts.Metrics, m.state); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Start serves the device plugin and registers it with kubelet; Allocate
+// calls go through loop. kubelet need not be there: registration retries.
+func (m *Manager) Start(loop controller.EventLoop) error {
+	m.serverMu.Lock()
+	defer m.serverMu.Unlock()
+	if m.server != nil {
+		return errors.New("start device manager: already started")
+	}
+	server, err := deviceplugin.New(deviceplugin.Config{
+		ResourceName:  m.cfg.ResourceName,
+		PluginDir:     m.cfg.PluginDir,
+		PluginSocket:  m.cfg.PluginSocket,
+		KubeletSocket: m.cfg.KubeletSocket,
+		Devices:       m.state.Devices(),
+	}, loop, m.log, m.metrics.hooks())
+	if err != nil {
+		return err
+	}
+	if err := server.Start(); err != nil {
+		return err
+	}
+	m.server = server
+	return nil
+}
+
+// Stop stops serving kubelet. Allocations, their directories and the
+// checkpoint stay: the next start picks them up.
+func (m *Manager) Stop() {
+	m.serverMu.Lock()
+	defer m.serverMu.Unlock()
+	if m.server != nil {
+		m.server.Stop()
+		m.server = nil
+	}
+}
+
+// SocketPath is the device plugin socket's path.
+func (m *Manager) SocketPath() string { return m.cfg.PluginSocketPath() }

@@ -1,0 +1,82 @@
+package manager
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
+)
+
+// metrics of the device manager; every method is safe on a nil *metrics
+// (no registerer given).
+type metrics struct {
+	allocateLatency prometheus.Histogram
+	registrations   prometheus.Counter
+	reRegistrations prometheus.Counter
+	errors          *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer, state *allocation.State) (*metrics, error) {
+	if reg == nil {
+		return nil, nil
+	}
+	m := &metrics{
+		allocateLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "memif_device_manager_allocate_seconds",
+			Help:    "Latency of kubelet's Allocate calls, through the event loop.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
+		registrations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "memif_device_manager_registrations_total",
+			Help: "Successful registrations with kubelet.",
+		}),
+		reRegistrations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "memif_device_manager_reregistrations_total",
+			Help: "Successful registrations after the first (kubelet restarts).",
+		}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memif_device_manager_errors_total",
+			Help: "Device manager failures by kind.",
+		}, []string{"kind"}),
+	}
+	allocations := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "memif_device_manager_allocations",
+		Help: "memif allocations held now.",
+	}, func() float64 { return float64(len(state.List())) })
+	for _, c := range []prometheus.Collector{m.allocateLatency, m.registrations, m.reRegistrations, m.errors, allocations} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) countError(kind string) {
+	if m != nil {
+		m.errors.WithLabelValues(kind).Inc()
+	}
+}
+
+// hooks feeds the device plugin server's outcomes into the metrics.
+func (m *metrics) hooks() deviceplugin.Hooks {
+	if m == nil {
+		return deviceplugin.Hooks{}
+	}
+	return deviceplugin.Hooks{
+		Registered: func(again bool) {
+			m.registrations.Inc()
+			if again {
+				m.reRegistrations.Inc()
+			}
+		},
+		RegistrationFailed: func(error) { m.countError("registration") },
+		Allocated: func(latency time.Duration, err error) {
+			m.allocateLatency.Observe(latency.Seconds())
+			if err != nil {
+				m.countError("allocate-rpc")
+			}
+		},
+	}
+}
