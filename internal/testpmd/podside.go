@@ -1,0 +1,63 @@
+package testpmd
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"time"
+)
+
+// PodCommand is the pod side's container command: testpmd as memif client
+// on the socket and with the secret that kubelet put in the container's
+// environment (MEMIF_SOCKET, MEMIF_SECRET), sending 64-byte packets. The
+// shell reads the envs, as kubelet does not expand device plugin envs in a
+// command. Counters are printed every second to the container's output,
+// which also keeps testpmd running without a terminal; SIGTERM stops it.
+// DPDK_FILE_PREFIX, when set, replaces the DPDK file prefix "pod", for
+// pod sides that share a host instead of each having a container.
+func PodCommand() []string {
+	script := `exec ` + Binary + ` --no-huge -m 256 --no-pci --file-prefix "${DPDK_FILE_PREFIX:-pod}" -l 1,0` +
+		` --log-level=pmd.net.memif,info` +
+		` --vdev=net_memif0,role=client,socket="$MEMIF_SOCKET",socket-abstract=no,secret="$MEMIF_SECRET"` +
+		` -- -a --forward-mode=txonly --stats-period 1 --total-num-mbufs=16384`
+	return []string{"/bin/sh", "-c", script}
+}
+
+// PodBinds are the host paths a pod-side container needs besides its memif
+// directory: the host's /usr, read-only, for testpmd, its libraries and the
+// shell.
+func PodBinds() []string {
+	return []string{"/usr:/usr:ro"}
+}
+
+// PodRootfs is a tar of the pod-side image's root: the merged-/usr
+// symlinks (/bin, /lib, /lib64, /sbin into /usr) and the directories the
+// runtime and DPDK write to. Import it as an image (docker import); with
+// PodBinds it runs PodCommand. It holds no file of its own.
+func PodRootfs() ([]byte, error) {
+	var buf bytes.Buffer
+	archive := tar.NewWriter(&buf)
+	modified := time.Unix(0, 0)
+	entries := []tar.Header{
+		{Name: "usr/", Typeflag: tar.TypeDir, Mode: 0o755},
+		{Name: "run/", Typeflag: tar.TypeDir, Mode: 0o755},
+		{Name: "var/", Typeflag: tar.TypeDir, Mode: 0o755},
+		{Name: "etc/", Typeflag: tar.TypeDir, Mode: 0o755},
+		{Name: "tmp/", Typeflag: tar.TypeDir, Mode: 0o1777},
+		{Name: "bin", Typeflag: tar.TypeSymlink, Linkname: "usr/bin", Mode: 0o777},
+		{Name: "sbin", Typeflag: tar.TypeSymlink, Linkname: "usr/sbin", Mode: 0o777},
+		{Name: "lib", Typeflag: tar.TypeSymlink, Linkname: "usr/lib", Mode: 0o777},
+		{Name: "lib64", Typeflag: tar.TypeSymlink, Linkname: "usr/lib64", Mode: 0o777},
+		{Name: "var/run", Typeflag: tar.TypeSymlink, Linkname: "../run", Mode: 0o777},
+	}
+	for _, header := range entries {
+		header.ModTime = modified
+		if err := archive.WriteHeader(&header); err != nil {
+			return nil, fmt.Errorf("pod-side rootfs entry %s: %w", header.Name, err)
+		}
+	}
+	if err := archive.Close(); err != nil {
+		return nil, fmt.Errorf("pod-side rootfs: %w", err)
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,166 @@
+package testpmd_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contivpp/memif-agent/internal/testpmd"
+)
+
+// requireTestpmd fails the test with what to do when testpmd cannot run.
+func requireTestpmd(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("testpmd's memif needs root for its DPDK runtime directory; run as root")
+	}
+	if _, err := exec.LookPath(testpmd.Binary); err != nil {
+		t.Fatalf("%s not found (%v): run scripts/install-deps.sh", testpmd.Binary, err)
+	}
+}
+
+// syncBuffer collects a process's output while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startPodSide runs the pod-side command on the host, with the envs a
+// container would get from kubelet.
+func startPodSide(t *testing.T, socket, secret string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	command := testpmd.PodCommand()
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Env = append(os.Environ(),
+		"MEMIF_SOCKET="+socket, "MEMIF_SECRET="+secret,
+		"DPDK_FILE_PREFIX=memif-podside-"+strings.ReplaceAll(t.Name(), "/", "-"))
+	output := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = output, output
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start pod side: %v", err)
+	}
+	return cmd, output
+}
+
+// stopPodSide stops the pod side as a container runtime does (SIGTERM) and
+// checks that it exits cleanly.
+func stopPodSide(t *testing.T, cmd *exec.Cmd, output *syncBuffer) {
+	t.Helper()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("pod side did not exit cleanly after SIGTERM: %v; output ends with %q", err, tail(output.String()))
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 600 {
+		return s[len(s)-600:]
+	}
+	return s
+}
+
+func waitFor(ctx context.Context, condition func() bool) bool {
+	for !condition() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return true
+}
+
+func TestMemifLinkBetweenVswitchAndPodSide(t *testing.T) {
+	requireTestpmd(t)
+	cases := []struct {
+		name          string
+		podSecret     string
+		wantLinkUp    bool
+		wantPodOutput string
+	}{
+		{name: "right secret", podSecret: "Zm9vYmFyLXNlY3JldC0xMjM", wantLinkUp: true, wantPodOutput: "Connected"},
+		{name: "wrong secret", podSecret: "d3Jvbmctc2VjcmV0", wantLinkUp: false, wantPodOutput: "Incorrect secret"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			dir := t.TempDir()
+			socket := filepath.Join(dir, "memif.sock")
+			vswitch, err := testpmd.StartVswitch(ctx, testpmd.VswitchConfig{
+				Socket: socket, Secret: "Zm9vYmFyLXNlY3JldC0xMjM", LogPath: filepath.Join(dir, "vswitch.log"),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			podSide, podOutput := startPodSide(t, socket, tc.podSecret)
+			// Stop the vswitch side first: its memif server can crash when
+			// the client leaves under traffic.
+			defer stopPodSide(t, podSide, podOutput)
+			defer func() {
+				if err := vswitch.Stop(); err != nil {
+					t.Errorf("stop vswitch: %v", err)
+				}
+			}()
+
+			if !waitFor(ctx, func() bool { return strings.Contains(podOutput.String(), tc.wantPodOutput) }) {
+				t.Fatalf("pod side never printed %q; its output ends with %q", tc.wantPodOutput, tail(podOutput.String()))
+			}
+			if !tc.wantLinkUp {
+				up, err := vswitch.LinkUp(ctx)
+				if err != nil || up {
+					t.Fatalf("vswitch link up = %v (err %v) after the pod side was refused, want down", up, err)
+				}
+				return
+			}
+			if err := vswitch.WaitLinkUp(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var stats testpmd.PortStats
+			received := waitFor(ctx, func() bool {
+				stats, err = vswitch.Stats(ctx)
+				return err == nil && stats.RxPackets > 0
+			})
+			if !received {
+				t.Fatalf("vswitch received no packet: stats %+v, err %v", stats, err)
+			}
+			rate, err := vswitch.RxRate(ctx, 200*time.Millisecond)
+			if err != nil || rate <= 0 {
+				t.Fatalf("vswitch receive rate = %v (err %v), want > 0", rate, err)
+			}
+			t.Logf("%s: %d packets received, %.0f packets/s", vswitch, stats.RxPackets, rate)
+		})
+	}
+}
+
+func TestStartVswitchReportsAProbeFailure(t *testing.T) {
+	requireTestpmd(t)
+	dir := t.TempDir()
+	_, err := testpmd.StartVswitch(context.Background(), testpmd.VswitchConfig{
+		Socket:  filepath.Join(dir, "no-such-dir", "memif.sock"),
+		Secret:  "s",
+		LogPath: filepath.Join(dir, "vswitch.log"),
+	})
+	if err == nil || !strings.Contains(err.Error(), "could not make a memif port") {
+		t.Fatalf("StartVswitch on a socket in a missing directory: err = %v, want one saying the memif port was not made", err)
+	}
+}
