@@ -50,9 +50,9 @@ func startPodSide(t *testing.T, socket, secret string) (*exec.Cmd, *syncBuffer) 
 	t.Helper()
 	command := testpmd.PodCommand()
 	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Env = append(os.Environ(),
-		"MEMIF_SOCKET="+socket, "MEMIF_SECRET="+secret,
-		"DPDK_FILE_PREFIX=memif-podside-"+strings.ReplaceAll(t.Name(), "/", "-"))
+	prefix := "memif-podside-" + strings.ReplaceAll(t.Name(), "/", "-")
+	t.Cleanup(func() { _ = os.RemoveAll(filepath.Join("/var/run/dpdk", prefix)) })
+	cmd.Env = append(os.Environ(), "MEMIF_SOCKET="+socket, "MEMIF_SECRET="+secret, "DPDK_FILE_PREFIX="+prefix)
 	output := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = output, output
 	if err := cmd.Start(); err != nil {
