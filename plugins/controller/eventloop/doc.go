@@ -26,7 +26,8 @@
 //     the loop unhealthy and schedules the next healing resync; a successful
 //     one marks it healthy. api.BestEffortIgnoreErrors reports the error only.
 //   - A full or downstream resync commits the complete value set the handlers
-//     put; keys they did not put are removed. An upstream resync commits what
+//     put; keys they did not put are removed. During such a resync,
+//     Transaction.Get sees only what the resync has put so far. An upstream resync commits what
 //     the handlers changed, like an update.
 //   - PushEvent never blocks. Close runs a ShutdownEvent through the handlers
 //     (reverse order), and every event still queued gets api.ErrClosedEventLoop.

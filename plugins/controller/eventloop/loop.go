@@ -109,12 +109,14 @@ func (l *Loop) PushEvent(event api.Event) error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
+		l.metrics.refused.WithLabelValues(event.GetName(), refusedClosed).Inc()
 		return fmt.Errorf("push event %s: %w", event.GetName(), api.ErrClosedEventLoop)
 	}
 	select {
 	case l.queue <- event:
 		return nil
 	default:
+		l.metrics.refused.WithLabelValues(event.GetName(), refusedQueueFull).Inc()
 		return fmt.Errorf("push event %s: %d events already queued: %w", event.GetName(), cap(l.queue), api.ErrEventQueueFull)
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
@@ -314,13 +317,14 @@ func TestHealingBackoffDoublesUpToMax(t *testing.T) {
 
 func TestPushEventRefusals(t *testing.T) {
 	tests := []struct {
-		name    string
-		closeIt bool
-		pushes  int
-		wantErr error
+		name       string
+		closeIt    bool
+		pushes     int
+		wantErr    error
+		wantReason string
 	}{
-		{name: "queue full", pushes: 3, wantErr: api.ErrEventQueueFull},
-		{name: "closed loop", closeIt: true, pushes: 1, wantErr: api.ErrClosedEventLoop},
+		{name: "queue full", pushes: 3, wantErr: api.ErrEventQueueFull, wantReason: refusedQueueFull},
+		{name: "closed loop", closeIt: true, pushes: 1, wantErr: api.ErrClosedEventLoop, wantReason: refusedClosed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -337,7 +341,26 @@ func TestPushEventRefusals(t *testing.T) {
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("last PushEvent = %v, want %v", err, tc.wantErr)
 			}
+			if got := counterValue(t, loop.metrics.refused.WithLabelValues("E", tc.wantReason)); got != 1 {
+				t.Errorf("refused pushes counted for %s: %v, want 1", tc.wantReason, got)
+			}
 		})
+	}
+}
+
+func TestCloseBeforeStart(t *testing.T) {
+	calls := &callLog{}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(newHandlers(calls, "h1", "h2"))})
+	held := newEvent("Held", api.BestEffort, api.Forward)
+	mustPush(t, loop, held)
+	_ = loop.Close()
+	if err := mustWait(t, held); !errors.Is(err, api.ErrClosedEventLoop) {
+		t.Errorf("waiter of a held event got %v, want ErrClosedEventLoop", err)
+	}
+	loop.Start()
+	want := []string{"h2:update:Shutdown", "h1:update:Shutdown"}
+	if got := calls.get(); !slices.Equal(got, want) {
+		t.Errorf("handler calls = %v, want only the shutdown %v (Start after Close must do nothing)", got, want)
 	}
 }
 
@@ -481,4 +504,13 @@ func TestHistoryIsBounded(t *testing.T) {
 	if want := []uint64{3, 4, 5}; !slices.Equal(got, want) {
 		t.Errorf("kept seqNums = %v, want %v", got, want)
 	}
+}
+
+func counterValue(t *testing.T, counter prometheus.Counter) float64 {
+	t.Helper()
+	var metric dto.Metric
+	if err := counter.Write(&metric); err != nil {
+		t.Fatalf("read counter: %v", err)
+	}
+	return metric.GetCounter().GetValue()
 }

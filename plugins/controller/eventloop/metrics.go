@@ -13,8 +13,15 @@ const (
 	outcomeReverted = "reverted"
 )
 
+// Reasons for refusing a push, the "reason" label of the refusals counter.
+const (
+	refusedQueueFull = "queue-full"
+	refusedClosed    = "closed"
+)
+
 type metrics struct {
 	events   *prometheus.CounterVec
+	refused  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	// registry and registered are what unregister removes.
 	registry   prometheus.Registerer
@@ -29,6 +36,10 @@ func newMetrics(reg prometheus.Registerer, queueDepth func() float64) (*metrics,
 			Namespace: "memif_agent", Subsystem: "controller", Name: "events_total",
 			Help: "Events processed by the controller event loop, by event name and outcome (ok, error, reverted).",
 		}, []string{"event", "outcome"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "memif_agent", Subsystem: "controller", Name: "events_refused_total",
+			Help: "Events PushEvent refused, by event name and reason (queue-full, closed).",
+		}, []string{"event", "reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "memif_agent", Subsystem: "controller", Name: "event_processing_seconds",
 			Help:    "Time to run an event through the handlers and commit its transaction.",
@@ -43,7 +54,7 @@ func newMetrics(reg prometheus.Registerer, queueDepth func() float64) (*metrics,
 		Help: "Events waiting in the controller event queue.",
 	}, queueDepth)
 	m.registry = reg
-	for _, c := range []prometheus.Collector{m.events, m.duration, depth} {
+	for _, c := range []prometheus.Collector{m.events, m.refused, m.duration, depth} {
 		if err := reg.Register(c); err != nil {
 			m.unregister()
 			return nil, fmt.Errorf("register controller metrics: %w", err)
