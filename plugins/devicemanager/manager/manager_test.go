@@ -1,0 +1,355 @@
+package manager_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/internal/fakekubelet"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+const waitLimit = 20 * time.Second
+
+type testLogger struct{ t *testing.T }
+
+func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
+func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
+func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
+func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
+
+// acceptingCommitter takes every transaction: the device manager puts no
+// vswitch values, and no vswitch runs in these tests.
+type acceptingCommitter struct{}
+
+func (acceptingCommitter) Commit(context.Context, eventloop.CommitRequest) error { return nil }
+
+// fixedPodLister stands in for the runtime and pod-resources: it reports
+// the pods a test declares alive.
+type fixedPodLister struct{ pods []podapi.PodState }
+
+func (l *fixedPodLister) ListPods(context.Context) ([]podapi.PodState, error) { return l.pods, nil }
+
+func testConfig(t *testing.T) config.Config {
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.DeviceCount = 8
+	cfg.PluginDir = filepath.Join(dir, "device-plugins")
+	cfg.SocketRoot = filepath.Join(dir, "memif")
+	cfg.CheckpointPath = filepath.Join(dir, "state", "checkpoint.json")
+	return cfg
+}
+
+// agent is the device manager with the real event loop and a stand-in
+// kubelet registry.
+type agent struct {
+	dm       *manager.Manager
+	loop     *eventloop.Loop
+	registry *fakekubelet.Registry
+	kubelet  pluginapi.DevicePluginClient
+}
+
+func startAgent(t *testing.T, cfg config.Config, lister podapi.PodLister) *agent {
+	t.Helper()
+	if err := os.MkdirAll(cfg.PluginDir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	opts := manager.Options{Log: testLogger{t}}
+	if lister != nil {
+		opts.PodLister = lister
+	}
+	dm, err := manager.New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: []controller.EventHandler{dm}, Committer: acceptingCommitter{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop.Start()
+	registry, err := fakekubelet.Start(cfg.PluginDir, cfg.KubeletSocket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dm.Start(loop); err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{dm: dm, loop: loop, registry: registry}
+	t.Cleanup(a.stop)
+	select {
+	case r := <-registry.Registrations():
+		a.kubelet = r.Client
+	case <-time.After(waitLimit):
+		t.Fatal("the device manager did not register")
+	}
+	return a
+}
+
+func (a *agent) stop() {
+	a.dm.Stop()
+	a.registry.Stop()
+	a.loop.Close()
+}
+
+func allocate(a *agent, deviceIDs ...[]string) (*pluginapi.AllocateResponse, error) {
+	request := &pluginapi.AllocateRequest{}
+	for _, ids := range deviceIDs {
+		request.ContainerRequests = append(request.ContainerRequests, &pluginapi.ContainerAllocateRequest{DevicesIds: ids})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	return a.kubelet.Allocate(ctx, request)
+}
+
+func TestAllocate(t *testing.T) {
+	cfg := testConfig(t)
+	a := startAgent(t, cfg, nil)
+	response, err := allocate(a, []string{"memif-000"}, []string{"memif-001", "memif-002"})
+	if err != nil {
+		t.Fatalf("Allocate: %v", err)
+	}
+	if len(response.ContainerResponses) != 2 {
+		t.Fatalf("Allocate gave %d container responses, want 2", len(response.ContainerResponses))
+	}
+	persisted, err := checkpoint.Load(cfg.CheckpointPath)
+	if err != nil || len(persisted.Allocations) != 2 {
+		t.Fatalf("checkpoint after Allocate = %+v, %v; want 2 allocations", persisted, err)
+	}
+	seenDirs, seenSecrets := map[string]bool{}, map[string]bool{}
+	for i, c := range response.ContainerResponses {
+		secret := c.Envs[dmapi.EnvMemifSecret]
+		if c.Envs[dmapi.EnvMemifSocket] != "/run/vpp/memif.sock" || len(secret) != 24 {
+			t.Errorf("container %d envs = %v", i, c.Envs)
+		}
+		if len(c.Mounts) != 1 || c.Mounts[0].ContainerPath != "/run/vpp" || filepath.Dir(c.Mounts[0].HostPath) != cfg.SocketRoot {
+			t.Fatalf("container %d mounts = %v", i, c.Mounts)
+		}
+		hostDir := c.Mounts[0].HostPath
+		wantAnnotations := map[string]string{
+			dmapi.AnnotationSocketHost:      filepath.Join(hostDir, "memif.sock"),
+			dmapi.AnnotationSocketContainer: "/run/vpp/memif.sock",
+			dmapi.AnnotationSecret:          secret,
+		}
+		for key, want := range wantAnnotations {
+			if c.Annotations[key] != want {
+				t.Errorf("container %d annotation %s = %q, want %q", i, key, c.Annotations[key], want)
+			}
+		}
+		info, err := os.Stat(hostDir)
+		if err != nil || !info.IsDir() || info.Mode().Perm() != 0o770 {
+			t.Errorf("container %d host dir %s = %v, %v; want a directory of mode 0770", i, hostDir, info, err)
+		}
+		if seenDirs[hostDir] || seenSecrets[secret] {
+			t.Errorf("container %d shares a directory or secret with another container", i)
+		}
+		seenDirs[hostDir], seenSecrets[secret] = true, true
+	}
+	if list := a.dm.ListAllocations(); len(list) != 2 {
+		t.Errorf("ListAllocations = %v, want 2", list)
+	}
+	info, err := os.Stat(cfg.CheckpointPath)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("checkpoint file = %v, %v; want mode 0600", info, err)
+	}
+}
+
+func TestAllocateRefusals(t *testing.T) {
+	cases := []struct {
+		name     string
+		request  [][]string
+		breakDir bool
+		wantCode codes.Code
+		wantMsg  string
+	}{
+		{"empty device list", [][]string{{}}, false, codes.InvalidArgument, "holds no device ID"},
+		{"unknown device", [][]string{{"memif-000", "memif-777"}}, false, codes.InvalidArgument, "[memif-777] are not devices of contivpp.io/memif"},
+		{"device twice", [][]string{{"memif-003", "memif-003"}}, false, codes.InvalidArgument, "appear more than once"},
+		{"device held", [][]string{{"memif-001", "memif-000"}}, false, codes.FailedPrecondition, "[memif-000] of contivpp.io/memif are already held by allocation"},
+		{"more devices than exist", [][]string{{"memif-000", "memif-001", "memif-002", "memif-003", "memif-004", "memif-005", "memif-006", "memif-007", "memif-008"}}, false, codes.InvalidArgument, "asks for 9 devices, the node has 8"},
+		{"directory cannot be made", [][]string{{"memif-005"}}, true, codes.Internal, "allocation directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			a := startAgent(t, cfg, nil)
+			if _, err := allocate(a, []string{"memif-000"}); err != nil {
+				t.Fatal(err)
+			}
+			if tc.breakDir {
+				if err := os.RemoveAll(cfg.SocketRoot); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(cfg.SocketRoot, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			response, err := allocate(a, tc.request...)
+			if status.Code(err) != tc.wantCode || response != nil {
+				t.Fatalf("Allocate = %v, %v; want code %s", response, err, tc.wantCode)
+			}
+			if msg := status.Convert(err).Message(); !strings.Contains(msg, tc.wantMsg) {
+				t.Errorf("Allocate message = %q, want %q", msg, tc.wantMsg)
+			}
+			if list := a.dm.ListAllocations(); len(list) != 1 {
+				t.Errorf("after a refused Allocate the manager holds %d allocations, want 1", len(list))
+			}
+			if persisted, err := checkpoint.Load(cfg.CheckpointPath); err != nil || len(persisted.Allocations) != 1 {
+				t.Errorf("checkpoint after a refused Allocate = %+v, %v", persisted, err)
+			}
+		})
+	}
+}
+
+func TestRestartKeepsAllocations(t *testing.T) {
+	cfg := testConfig(t)
+	first := startAgent(t, cfg, nil)
+	response, err := allocate(first, []string{"memif-000"}, []string{"memif-001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := first.dm.ListAllocations()
+	first.stop()
+	// A reboot empties the socket root; the restart re-creates the
+	// directories of kept allocations.
+	if err := os.RemoveAll(cfg.SocketRoot); err != nil {
+		t.Fatal(err)
+	}
+
+	second := startAgent(t, cfg, nil)
+	after := second.dm.ListAllocations()
+	if len(after) != len(before) {
+		t.Fatalf("after a restart the manager holds %v, want %v", after, before)
+	}
+	for i := range before {
+		if after[i].AllocationID != before[i].AllocationID || after[i].Secret != before[i].Secret || after[i].HostSocket != before[i].HostSocket {
+			t.Errorf("allocation %d changed across the restart: %v -> %v", i, before[i], after[i])
+		}
+	}
+	for _, c := range response.ContainerResponses {
+		if info, err := os.Stat(c.Mounts[0].HostPath); err != nil || info.Mode().Perm() != 0o770 {
+			t.Errorf("directory %s after restart = %v, %v", c.Mounts[0].HostPath, info, err)
+		}
+	}
+	if _, err := allocate(second, []string{"memif-001"}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("allocating a device held before the restart = %v, want FailedPrecondition", err)
+	}
+}
+
+func TestCorruptCheckpointIsSurvived(t *testing.T) {
+	cfg := testConfig(t)
+	if err := os.MkdirAll(filepath.Dir(cfg.CheckpointPath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg.CheckpointPath, []byte(`{"version":1,"data":{"allocations":[`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, cfg, nil)
+	if list := a.dm.ListAllocations(); len(list) != 0 {
+		t.Errorf("with a corrupt checkpoint the manager holds %v, want nothing", list)
+	}
+	aside, _ := filepath.Glob(cfg.CheckpointPath + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Fatalf("corrupt checkpoint kept as %v, want one file", aside)
+	}
+	if content, err := os.ReadFile(aside[0]); err != nil || !strings.HasPrefix(string(content), `{"version":1`) {
+		t.Errorf("kept file = %q, %v; want the corrupt content", content, err)
+	}
+	if _, err := allocate(a, []string{"memif-000"}); err != nil {
+		t.Errorf("Allocate after a corrupt checkpoint: %v", err)
+	}
+}
+
+func TestPodBindingAndRelease(t *testing.T) {
+	cfg := testConfig(t)
+	a := startAgent(t, cfg, nil)
+	response, err := allocate(a, []string{"memif-000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostDir := response.ContainerResponses[0].Mounts[0].HostPath
+	pod := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "web"}, UID: "uid-1"}
+
+	if _, err := a.dm.GetPodMemifInfo(pod.ID); !errors.Is(err, dmapi.ErrNoMemif) {
+		t.Fatalf("GetPodMemifInfo before binding = %v, want ErrNoMemif", err)
+	}
+	push(t, a, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{hostDir}}}})
+	info, err := a.dm.GetPodMemifInfo(pod.ID)
+	if err != nil || info.HostDir != hostDir || info.ContainerName != "app" || info.Secret != response.ContainerResponses[0].Envs[dmapi.EnvMemifSecret] {
+		t.Fatalf("GetPodMemifInfo = %v, %v; want the allocation of %s", info, err, hostDir)
+	}
+	if persisted, _ := checkpoint.Load(cfg.CheckpointPath); persisted.Allocations[0].PodName != "web" {
+		t.Errorf("the binding is not in the checkpoint: %+v", persisted)
+	}
+
+	push(t, a, &podapi.DeletePod{Pod: pod})
+	if _, err := a.dm.GetPodMemifInfo(pod.ID); !errors.Is(err, dmapi.ErrNoMemif) {
+		t.Errorf("GetPodMemifInfo after DeletePod = %v, want ErrNoMemif", err)
+	}
+	if _, err := os.Stat(hostDir); !os.IsNotExist(err) {
+		t.Errorf("directory %s after DeletePod: %v, want it removed", hostDir, err)
+	}
+	if _, err := allocate(a, []string{"memif-000"}); err != nil {
+		t.Errorf("the released device cannot be allocated again: %v", err)
+	}
+}
+
+// push runs a non-blocking event and then a resync, which the loop runs
+// after it: when the resync is done, so is the event.
+func push(t *testing.T, a *agent, event controller.Event) {
+	t.Helper()
+	if err := a.loop.PushEvent(event); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := a.loop.Resync(ctx); err != nil {
+		t.Fatalf("resync after %s: %v", event.GetName(), err)
+	}
+}
+
+func TestResyncCollectsGonePods(t *testing.T) {
+	cfg := testConfig(t)
+	lister := &fixedPodLister{}
+	first := startAgent(t, cfg, lister)
+	response, err := allocate(first, []string{"memif-000"}, []string{"memif-001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "live"}, UID: "u-live"}
+	gone := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "gone"}, UID: "u-gone"}
+	liveDir, goneDir := response.ContainerResponses[0].Mounts[0].HostPath, response.ContainerResponses[1].Mounts[0].HostPath
+	lister.pods = []podapi.PodState{
+		{Pod: live, Containers: []podapi.PodContainer{{Name: "c", MountSources: []string{liveDir}}}},
+		{Pod: gone, Containers: []podapi.PodContainer{{Name: "c", DeviceIDs: map[string][]string{cfg.ResourceName: {"memif-001"}}}}},
+	}
+	push(t, first, &podapi.AddPod{Pod: gone, Containers: lister.pods[1].Containers})
+	before, _ := first.dm.GetPodMemifInfo(live.ID)
+	first.stop()
+
+	lister.pods = lister.pods[:1] // the gone pod died while the agent was down
+	second := startAgent(t, cfg, lister)
+	after, err := second.dm.GetPodMemifInfo(live.ID)
+	if err != nil || after.Secret != before.Secret || after.HostSocket != before.HostSocket {
+		t.Errorf("live pod's memif after restart = %v, %v; want the same as before (%v)", after, err, before)
+	}
+	if _, err := second.dm.GetPodMemifInfo(gone.ID); !errors.Is(err, dmapi.ErrNoMemif) {
+		t.Errorf("gone pod's memif after restart = %v, want ErrNoMemif", err)
+	}
+	if _, err := os.Stat(goneDir); !os.IsNotExist(err) {
+		t.Errorf("gone pod's directory %s: %v, want it removed", goneDir, err)
+	}
+}
