@@ -19,6 +19,7 @@ import (
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/nodeapi"
 )
 
 // kustomization is the part of kustomize's Kustomization the manifests use;
@@ -250,6 +251,7 @@ func TestDaemonSetHostPaths(t *testing.T) {
 		{"pod-resources directory", "/var/lib/kubelet/pod-resources"},
 		{"memif socket root", dmConfig.SocketRoot},
 		{"checkpoint directory", filepath.Dir(dmConfig.CheckpointPath)},
+		{"node API socket directory", filepath.Dir(nodeAPIConfig(t, m).SocketPath)},
 	}
 	for _, tc := range samePath {
 		t.Run(tc.name, func(t *testing.T) {
@@ -292,6 +294,19 @@ func deviceManagerConfig(t *testing.T, m *manifests) dmconfig.Config {
 	cfg, err := dmconfig.Parse([]byte(content))
 	if err != nil {
 		t.Fatalf("configmap's devicemanager.conf: %v", err)
+	}
+	return cfg
+}
+
+func nodeAPIConfig(t *testing.T, m *manifests) nodeapi.Config {
+	t.Helper()
+	content, found := m.configMap.Data["nodeapi.conf"]
+	if !found {
+		t.Fatal("configmap has no nodeapi.conf")
+	}
+	var cfg nodeapi.Config
+	if err := yaml.UnmarshalStrict([]byte(content), &cfg); err != nil {
+		t.Fatalf("configmap's nodeapi.conf: %v", err)
 	}
 	return cfg
 }
