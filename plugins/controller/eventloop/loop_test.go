@@ -514,3 +514,39 @@ func counterValue(t *testing.T, counter prometheus.Counter) float64 {
 	}
 	return metric.GetCounter().GetValue()
 }
+
+func TestResyncMethods(t *testing.T) {
+	tests := []struct {
+		method          api.EventMethodType
+		wantResync      bool
+		wantUpdateValue bool // the value put by an earlier update survives
+	}{
+		{method: api.FullResync, wantResync: true, wantUpdateValue: false},
+		{method: api.DownstreamResync, wantResync: true, wantUpdateValue: false},
+		{method: api.UpstreamResync, wantResync: false, wantUpdateValue: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method.String(), func(t *testing.T) {
+			calls := &callLog{}
+			committer := &recordingCommitter{}
+			loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{&testHandler{name: "h", calls: calls}}, Committer: committer})
+			loop.Start()
+			update := newEvent("A", api.BestEffort, api.Forward)
+			resync := NewResyncEvent("Resync", tc.method)
+			mustPush(t, loop, update, resync)
+			if err := resync.Wait(waitCtx(t)); err != nil {
+				t.Fatalf("resync: %v", err)
+			}
+			if want := "h:resync#2:Resync"; !slices.Contains(calls.get(), want) {
+				t.Errorf("handler calls = %v, want %s", calls.get(), want)
+			}
+			commits := committer.getCommits()
+			if last := commits[len(commits)-1]; last.Resync != tc.wantResync {
+				t.Errorf("last commit Resync = %v, want %v", last.Resync, tc.wantResync)
+			}
+			if _, held := committer.getState()[ifKey("h", "A")]; held != tc.wantUpdateValue {
+				t.Errorf("committer holds the update's value after the resync: %v, want %v", held, tc.wantUpdateValue)
+			}
+		})
+	}
+}
