@@ -1,0 +1,27 @@
+// Package devicemanager is the cn-infra plugin of the device manager: it
+// reads devicemanager.conf, creates the framework-free manager
+// (plugins/devicemanager/manager), starts it with the controller event loop
+// and stops it at shutdown. All logic lives in the sub-packages:
+//
+//   - config: keys, defaults, validation (devicemanager.conf documents them);
+//   - checkpoint: the persisted allocations;
+//   - allocation: devices, allocations, binding to pods, collection;
+//   - deviceplugin: the kubelet-facing gRPC server and registration;
+//   - manager: the event handler and DeviceManagerAPI over them.
+//
+// The plugin is an event handler: main lists it among the controller's
+// EventHandlers, and gives it the controller as its EventLoop:
+//
+//	deviceManager := devicemanager.NewPlugin(devicemanager.UseDeps(func(deps *devicemanager.Deps) {
+//		deps.EventLoop = controllerPlugin
+//		deps.PodLister = podManager      // optional: resyncs collect gone pods
+//		deps.Prometheus = &prometheus.DefaultPlugin
+//	}))
+//	controllerPlugin := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
+//		deps.EventHandlers = []api.EventHandler{deviceManager, memifWiring}
+//	}))
+//
+// To run the device manager without cn-infra (tests, benchmarks, the
+// kubelet end-to-end harness), use manager.New and Manager.Start; the
+// manager package doc has an example.
+package devicemanager

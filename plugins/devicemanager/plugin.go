@@ -1,0 +1,145 @@
+package devicemanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/ligato/cn-infra/infra"
+	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// Plugin is the device manager in the agent. It is a controller event
+// handler and implements dmapi.DeviceManagerAPI.
+type Plugin struct {
+	Deps
+	dm *manager.Manager
+}
+
+// Deps are the plugin's dependencies. EventLoop is required; PodLister and
+// Prometheus are optional.
+type Deps struct {
+	infra.PluginDeps
+	EventLoop  controller.EventLoop
+	PodLister  podapi.PodLister
+	Prometheus cnprometheus.API
+}
+
+var (
+	_ controller.EventHandler = (*Plugin)(nil)
+	_ dmapi.DeviceManagerAPI  = (*Plugin)(nil)
+)
+
+// Init reads and validates the config and creates the manager. An invalid
+// config stops the agent with an error naming the key.
+func (p *Plugin) Init() error {
+	if p.EventLoop == nil {
+		return errors.New("devicemanager plugin: no EventLoop dependency given")
+	}
+	cfg, err := p.loadConfig()
+	if err != nil {
+		return err
+	}
+	opts := manager.Options{Log: p.Log, PodLister: p.PodLister}
+	if p.Prometheus != nil {
+		opts.Metrics = registryAt{plugin: p.Prometheus, path: cnprometheus.DefaultRegistry}
+	}
+	p.dm, err = manager.New(cfg, opts)
+	if err != nil {
+		return fmt.Errorf("devicemanager plugin: %w", err)
+	}
+	return nil
+}
+
+func (p *Plugin) loadConfig() (config.Config, error) {
+	path := p.Cfg.GetConfigName()
+	if path == "" {
+		return config.Default(), nil
+	}
+	content, err := os.ReadFile(path)
+	if err != nil {
+		return config.Config{}, fmt.Errorf("devicemanager plugin: read config: %w", err)
+	}
+	cfg, err := config.Parse(content)
+	if err != nil {
+		return config.Config{}, fmt.Errorf("devicemanager plugin: config file %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// AfterInit serves the device plugin and registers it with kubelet.
+func (p *Plugin) AfterInit() error { return p.dm.Start(p.EventLoop) }
+
+// Close stops serving kubelet; allocations stay in the checkpoint.
+func (p *Plugin) Close() error {
+	if p.dm != nil {
+		p.dm.Stop()
+	}
+	return nil
+}
+
+// HandlesEvent implements controller.EventHandler.
+func (p *Plugin) HandlesEvent(event controller.Event) bool { return p.dm.HandlesEvent(event) }
+
+// Resync implements controller.EventHandler.
+func (p *Plugin) Resync(event controller.Event, kubeState controller.KubeStateData, resyncCount int, txn controller.EventOperations) error {
+	return p.dm.Resync(event, kubeState, resyncCount, txn)
+}
+
+// Update implements controller.EventHandler.
+func (p *Plugin) Update(event controller.Event, txn controller.EventOperations) (string, error) {
+	return p.dm.Update(event, txn)
+}
+
+// Revert implements controller.EventHandler.
+func (p *Plugin) Revert(event controller.Event) error { return p.dm.Revert(event) }
+
+// GetPodMemifInfo implements dmapi.DeviceManagerAPI.
+func (p *Plugin) GetPodMemifInfo(pod podapi.PodID) (dmapi.MemifInfo, error) {
+	return p.dm.GetPodMemifInfo(pod)
+}
+
+// GetPodMemifs implements dmapi.DeviceManagerAPI.
+func (p *Plugin) GetPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
+	return p.dm.GetPodMemifs(pod)
+}
+
+// ListAllocations implements dmapi.DeviceManagerAPI.
+func (p *Plugin) ListAllocations() []dmapi.MemifInfo { return p.dm.ListAllocations() }
+
+// WatchAllocations implements dmapi.DeviceManagerAPI.
+func (p *Plugin) WatchAllocations(ctx context.Context, changes chan<- dmapi.AllocationChange) {
+	p.dm.WatchAllocations(ctx, changes)
+}
+
+// registryAt is a prometheus.Registerer over one registry of cn-infra's
+// Prometheus plugin, so the metrics are served with the agent's.
+type registryAt struct {
+	plugin cnprometheus.API
+	path   string
+}
+
+func (r registryAt) Register(collector prometheus.Collector) error {
+	return r.plugin.Register(r.path, collector)
+}
+
+// MustRegister panics on error, as prometheus.Registerer documents.
+func (r registryAt) MustRegister(collectors ...prometheus.Collector) {
+	for _, collector := range collectors {
+		if err := r.Register(collector); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func (r registryAt) Unregister(collector prometheus.Collector) bool {
+	return r.plugin.Unregister(r.path, collector)
+}
