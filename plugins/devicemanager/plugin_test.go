@@ -11,8 +11,8 @@ import (
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/internal/fakekubelet"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -23,7 +23,7 @@ import (
 type configFile string
 
 func (f configFile) LoadValue(interface{}) (bool, error) { return false, nil }
-func (f configFile) GetConfigName() string              { return string(f) }
+func (f configFile) GetConfigName() string               { return string(f) }
 
 func writeConfig(t *testing.T, content string) configFile {
 	t.Helper()
@@ -73,7 +73,9 @@ func startAgent(t *testing.T, cfg configFile) *Plugin {
 // it pushes into, as main does through UseDeps.
 type controllerLoop struct{ plugin **controller.Plugin }
 
-func (l controllerLoop) PushEvent(event controllerapi.Event) error { return (*l.plugin).PushEvent(event) }
+func (l controllerLoop) PushEvent(event controllerapi.Event) error {
+	return (*l.plugin).PushEvent(event)
+}
 
 func TestPluginInAgent(t *testing.T) {
 	dir := t.TempDir()
