@@ -1,0 +1,35 @@
+// Package podtracker keeps the set of pods alive on the node and turns its
+// changes into the pod manager's AddPod and DeletePod events in the
+// controller event loop. It is the framework-free core of the podmanager
+// plugin.
+//
+// A pod is alive while Docker holds a container of it (package dockerpods)
+// or kubelet's pod-resources API lists it (package podresources): kubelet
+// knows a pod as soon as it admits it, Docker knows it until its last
+// container is removed. Both sources are merged per pod ID: the runtime
+// gives the UID and the container evidence (mount sources, annotations),
+// kubelet the device IDs of each container.
+//
+// Events, per pod ID:
+//   - AddPod when a pod appears, and again whenever its evidence changes (a
+//     container is created, kubelet assigns devices); handlers must treat a
+//     repeated AddPod as "this is what is known now".
+//   - DeletePod when the pod is gone from both sources; when a pod is
+//     recreated with a new UID, DeletePod of the old incarnation comes first.
+//
+// Docker's event stream drives most changes; after every reconnection the
+// complete listing is compared with what was announced, and a periodic
+// reconciliation does the same with both sources, so a delete missed while
+// Docker's stream was down is still seen. Nothing is deleted on a partial
+// answer: when kubelet cannot be asked, a pod that left Docker waits for the
+// next reconciliation.
+//
+// One goroutine owns the announced state and pushes events, in order,
+// retrying while the controller's queue is full; Docker's watcher runs in a
+// second one. Close stops both. ListPods (the api.PodLister) asks both sources
+// directly, so it is safe to call from inside the event loop.
+//
+// Known gap: a pod deleted after the device manager's startup resync but
+// before the tracker's first listing is neither listed nor announced; the
+// device manager's next resync collects its allocation.
+package podtracker

@@ -1,0 +1,102 @@
+package podtracker
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"sort"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// Merge joins what the runtime and kubelet know of one pod; nil means the
+// source does not list it, and a nil result means the pod is gone. The
+// runtime gives the pod's UID and containers; kubelet adds each container's
+// device IDs, and the containers it admitted that do not exist yet.
+func Merge(runtime, kubelet *api.PodState) *api.PodState {
+	if runtime == nil && kubelet == nil {
+		return nil
+	}
+	merged := api.PodState{}
+	if runtime != nil {
+		merged.Pod = runtime.Pod
+		merged.Containers = slices.Clone(runtime.Containers)
+	} else {
+		merged.Pod = kubelet.Pod
+	}
+	if kubelet == nil {
+		return &merged
+	}
+	for _, admitted := range kubelet.Containers {
+		found := false
+		for i := range merged.Containers {
+			if merged.Containers[i].Name == admitted.Name {
+				merged.Containers[i].DeviceIDs = maps.Clone(admitted.DeviceIDs)
+				found = true
+			}
+		}
+		if !found {
+			merged.Containers = append(merged.Containers, admitted)
+		}
+	}
+	sort.SliceStable(merged.Containers, func(a, b int) bool {
+		left, right := merged.Containers[a], merged.Containers[b]
+		if left.Name != right.Name {
+			return left.Name < right.Name
+		}
+		return left.RuntimeID < right.RuntimeID
+	})
+	return &merged
+}
+
+// MergeAll merges two complete listings into the live pods, ordered by ID.
+func MergeAll(runtime, kubelet []api.PodState) []api.PodState {
+	byID := map[api.PodID][2]*api.PodState{}
+	for i := range runtime {
+		sources := byID[runtime[i].Pod.ID]
+		sources[0] = &runtime[i]
+		byID[runtime[i].Pod.ID] = sources
+	}
+	for i := range kubelet {
+		sources := byID[kubelet[i].Pod.ID]
+		sources[1] = &kubelet[i]
+		byID[kubelet[i].Pod.ID] = sources
+	}
+	live := make([]api.PodState, 0, len(byID))
+	for _, sources := range byID {
+		live = append(live, *Merge(sources[0], sources[1]))
+	}
+	sort.Slice(live, func(a, b int) bool { return live[a].Pod.ID.String() < live[b].Pod.ID.String() })
+	return live
+}
+
+// Decide compares what was announced of a pod with what is live now and
+// returns the new announced state and the events that tell the difference.
+// nil means not announced, or gone.
+func Decide(announced, live *api.PodState) (*api.PodState, []controller.Event) {
+	switch {
+	case live == nil && announced == nil:
+		return nil, nil
+	case live == nil:
+		return nil, []controller.Event{&api.DeletePod{Pod: announced.Pod}}
+	case announced == nil:
+		return live, []controller.Event{addPod(live)}
+	}
+	next := *live
+	if next.Pod.UID == "" {
+		// Only kubelet lists the pod now; it is the incarnation announced.
+		next.Pod.UID = announced.Pod.UID
+	}
+	if announced.Pod.UID != "" && next.Pod.UID != announced.Pod.UID {
+		return &next, []controller.Event{&api.DeletePod{Pod: announced.Pod}, addPod(&next)}
+	}
+	if next.Pod != announced.Pod || !reflect.DeepEqual(next.Containers, announced.Containers) {
+		return &next, []controller.Event{addPod(&next)}
+	}
+	return announced, nil
+}
+
+func addPod(state *api.PodState) *api.AddPod {
+	return &api.AddPod{Pod: state.Pod, Containers: slices.Clone(state.Containers)}
+}

@@ -1,0 +1,125 @@
+package podtracker
+
+import (
+	"reflect"
+	"testing"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+const memif = "contivpp.io/memif"
+
+var web = api.PodID{Namespace: "default", Name: "web"}
+
+func state(uid string, containers ...api.PodContainer) *api.PodState {
+	return &api.PodState{Pod: api.Pod{ID: web, UID: uid}, Containers: containers}
+}
+
+func TestMerge(t *testing.T) {
+	mounted := api.PodContainer{Name: "app", RuntimeID: "c1", MountSources: []string{"/run/m/a1"}}
+	admitted := api.PodContainer{Name: "app", DeviceIDs: map[string][]string{memif: {"memif-001"}}}
+	sidecar := api.PodContainer{Name: "sidecar"}
+	tests := []struct {
+		name             string
+		runtime, kubelet *api.PodState
+		want             *api.PodState
+	}{
+		{name: "gone from both", want: nil},
+		{name: "runtime only", runtime: state("u1", mounted), want: state("u1", mounted)},
+		{name: "admitted by kubelet only", kubelet: state("", admitted), want: state("", admitted)},
+		{
+			name:    "device IDs join the runtime container of the same name",
+			runtime: state("u1", mounted),
+			kubelet: state("", admitted, sidecar),
+			want: state("u1",
+				api.PodContainer{Name: "app", RuntimeID: "c1", MountSources: []string{"/run/m/a1"},
+					DeviceIDs: map[string][]string{memif: {"memif-001"}}},
+				sidecar),
+		},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			if got := Merge(test.runtime, test.kubelet); !reflect.DeepEqual(got, test.want) {
+				t.Errorf("Merge\n got %+v\nwant %+v", got, test.want)
+			}
+		})
+	}
+}
+
+func TestMergeAll(t *testing.T) {
+	other := api.PodState{Pod: api.Pod{ID: api.PodID{Namespace: "a", Name: "z"}}}
+	got := MergeAll([]api.PodState{*state("u1")}, []api.PodState{*state(""), other})
+	want := []api.PodState{other, *state("u1")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("MergeAll\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// describe renders events for comparison: "AddPod default/web (uid u1) [app]".
+func describe(events []controller.Event) []string {
+	var out []string
+	for _, event := range events {
+		text := event.String()
+		if add, ok := event.(*api.AddPod); ok {
+			for _, container := range add.Containers {
+				text += " " + container.Name
+			}
+		}
+		out = append(out, text)
+	}
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	app := api.PodContainer{Name: "app", RuntimeID: "c1"}
+	tests := []struct {
+		name           string
+		announced      *api.PodState
+		live           *api.PodState
+		wantAnnounced  *api.PodState
+		wantEventTexts []string
+	}{
+		{name: "unknown and gone", wantEventTexts: nil},
+		{
+			name: "new pod is added", live: state("u1"),
+			wantAnnounced: state("u1"), wantEventTexts: []string{"AddPod default/web (uid u1)"},
+		},
+		{
+			name: "nothing changed", announced: state("u1", app), live: state("u1", app),
+			wantAnnounced: state("u1", app),
+		},
+		{
+			name: "new container is announced again", announced: state("u1"), live: state("u1", app),
+			wantAnnounced: state("u1", app), wantEventTexts: []string{"AddPod default/web (uid u1) app"},
+		},
+		{
+			name: "gone pod is deleted", announced: state("u1", app),
+			wantAnnounced: nil, wantEventTexts: []string{"DeletePod default/web (uid u1)"},
+		},
+		{
+			name: "recreated pod: old deleted before new added", announced: state("u1"), live: state("u2"),
+			wantAnnounced:  state("u2"),
+			wantEventTexts: []string{"DeletePod default/web (uid u1)", "AddPod default/web (uid u2)"},
+		},
+		{
+			name: "kubelet-only answer keeps the announced UID", announced: state("u1"), live: state(""),
+			wantAnnounced: state("u1"),
+		},
+		{
+			name: "admitted pod learns its UID from the runtime", announced: state(""), live: state("u1", app),
+			wantAnnounced: state("u1", app), wantEventTexts: []string{"AddPod default/web (uid u1) app"},
+		},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			got, events := Decide(test.announced, test.live)
+			if !reflect.DeepEqual(got, test.wantAnnounced) {
+				t.Errorf("announced\n got %+v\nwant %+v", got, test.wantAnnounced)
+			}
+			if texts := describe(events); !reflect.DeepEqual(texts, test.wantEventTexts) {
+				t.Errorf("events\n got %q\nwant %q", texts, test.wantEventTexts)
+			}
+		})
+	}
+}

@@ -1,0 +1,313 @@
+package podtracker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	docker "github.com/fsouza/go-dockerclient"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
+)
+
+// DefaultReconcilePeriod is how often both sources are compared with what
+// was announced.
+const DefaultReconcilePeriod = 30 * time.Second
+
+// Backoff of a push into a full controller queue.
+const (
+	pushMinBackoff = 5 * time.Millisecond
+	pushMaxBackoff = 500 * time.Millisecond
+)
+
+// Logger is what the tracker logs to.
+type Logger interface {
+	Debugf(format string, args ...any)
+	Warnf(format string, args ...any)
+}
+
+// Config tunes a Tracker; zero values take the defaults.
+type Config struct {
+	ReconcilePeriod time.Duration
+	// DockerMinBackoff and DockerMaxBackoff bound the wait before
+	// reconnecting to Docker's event stream.
+	DockerMinBackoff time.Duration
+	DockerMaxBackoff time.Duration
+}
+
+// Deps are the tracker's peers.
+type Deps struct {
+	Docker *docker.Client
+	// Kubelet is the pod-resources client; nil leaves the runtime alone
+	// to tell which pods live.
+	Kubelet   *podresources.Client
+	EventLoop controller.EventLoop
+	Log       Logger
+}
+
+// Tracker follows the node's pods; see the package doc. Create it with New,
+// run it with Start, stop it with Close.
+type Tracker struct {
+	cfg       Config
+	deps      Deps
+	inspector *dockerpods.Inspector
+	inputs    chan func(context.Context)
+
+	// Owned by the run goroutine.
+	announced map[api.PodID]api.PodState
+	// deletedUnannounced remembers pods deleted without ever being
+	// announced, so the several destroy events of one pod push one
+	// DeletePod; it is cleared by every full comparison.
+	deletedUnannounced map[api.Pod]bool
+
+	cancel  context.CancelFunc
+	running sync.WaitGroup
+}
+
+var _ api.PodLister = (*Tracker)(nil)
+
+// New returns a Tracker; it does nothing until Start.
+func New(cfg Config, deps Deps) (*Tracker, error) {
+	if deps.Docker == nil || deps.EventLoop == nil || deps.Log == nil {
+		return nil, errors.New("create pod tracker: Docker client, event loop and logger are required")
+	}
+	if cfg.ReconcilePeriod <= 0 {
+		cfg.ReconcilePeriod = DefaultReconcilePeriod
+	}
+	return &Tracker{
+		cfg:                cfg,
+		deps:               deps,
+		inspector:          dockerpods.NewInspector(deps.Docker, deps.Log.Warnf),
+		inputs:             make(chan func(context.Context)),
+		announced:          map[api.PodID]api.PodState{},
+		deletedUnannounced: map[api.Pod]bool{},
+	}, nil
+}
+
+// Start starts watching Docker and reconciling. Call it once.
+func (t *Tracker) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.cancel = cancel
+	watcher := dockerpods.NewWatcher(t.deps.Docker, watcherListener{t}, t.deps.Log.Warnf,
+		t.cfg.DockerMinBackoff, t.cfg.DockerMaxBackoff)
+	t.running.Add(2)
+	go func() {
+		defer t.running.Done()
+		watcher.Run(ctx)
+	}()
+	go func() {
+		defer t.running.Done()
+		t.run(ctx)
+	}()
+}
+
+// Close stops both goroutines and waits for them. Events not yet pushed are
+// dropped: the next start announces what is alive then.
+func (t *Tracker) Close() {
+	if t.cancel == nil {
+		return
+	}
+	t.cancel()
+	t.running.Wait()
+}
+
+// ListPods returns the live pods from Docker and kubelet together; an error
+// when either cannot answer. It implements api.PodLister.
+func (t *Tracker) ListPods(ctx context.Context) ([]api.PodState, error) {
+	runtime, err := t.inspector.ListPods(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list live pods: %w", err)
+	}
+	var kubelet []api.PodState
+	if t.deps.Kubelet != nil {
+		if kubelet, err = t.deps.Kubelet.ListPods(ctx); err != nil {
+			return nil, fmt.Errorf("list live pods: %w", err)
+		}
+	}
+	return MergeAll(runtime, kubelet), nil
+}
+
+// Reconcile compares both sources with what was announced, now, and waits
+// until the resulting events are pushed.
+func (t *Tracker) Reconcile(ctx context.Context) error {
+	done := make(chan struct{})
+	if err := t.submit(ctx, func(ctx context.Context) {
+		defer close(done)
+		t.reconcile(ctx)
+	}); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (t *Tracker) run(ctx context.Context) {
+	ticker := time.NewTicker(t.cfg.ReconcilePeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case input := <-t.inputs:
+			input(ctx)
+		case <-ticker.C:
+			t.reconcile(ctx)
+		}
+	}
+}
+
+// submit hands work to the run goroutine.
+func (t *Tracker) submit(ctx context.Context, work func(context.Context)) error {
+	select {
+	case t.inputs <- work:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// reconcile compares both complete listings with what was announced.
+func (t *Tracker) reconcile(ctx context.Context) {
+	runtime, err := t.inspector.ListPods(ctx)
+	if err != nil {
+		t.deps.Log.Warnf("pod reconciliation skipped: %v", err)
+		return
+	}
+	t.compareAll(ctx, runtime)
+}
+
+// compareAll compares the runtime's complete listing, and kubelet's, with
+// what was announced. Without kubelet's answer no pod is deleted.
+func (t *Tracker) compareAll(ctx context.Context, runtime []api.PodState) {
+	kubelet, kubeletKnown := []api.PodState(nil), true
+	if t.deps.Kubelet != nil {
+		var err error
+		if kubelet, err = t.deps.Kubelet.ListPods(ctx); err != nil {
+			t.deps.Log.Warnf("pods that left Docker are kept until kubelet answers: %v", err)
+			kubeletKnown = false
+		}
+	}
+	live := map[api.PodID]api.PodState{}
+	for _, state := range MergeAll(runtime, kubelet) {
+		live[state.Pod.ID] = state
+	}
+	for id, state := range live {
+		t.apply(ctx, id, &state)
+	}
+	if !kubeletKnown {
+		return
+	}
+	for id := range t.announced {
+		if _, alive := live[id]; !alive {
+			t.apply(ctx, id, nil)
+		}
+	}
+	clear(t.deletedUnannounced)
+}
+
+// podChanged re-decides one pod after a Docker event about it.
+func (t *Tracker) podChanged(ctx context.Context, pod api.Pod, runtime *api.PodState) {
+	kubelet, err := t.kubeletPod(ctx, pod.ID)
+	if err != nil && runtime == nil {
+		t.deps.Log.Warnf("pod %s left Docker; it is kept until kubelet answers: %v", pod, err)
+		return
+	}
+	live := Merge(runtime, kubelet)
+	if live == nil {
+		if _, announced := t.announced[pod.ID]; !announced {
+			t.deleteUnannounced(ctx, pod)
+			return
+		}
+	}
+	t.apply(ctx, pod.ID, live)
+}
+
+// kubeletPod returns what kubelet knows of the pod: nil when it does not
+// know it (or no kubelet is configured).
+func (t *Tracker) kubeletPod(ctx context.Context, id api.PodID) (*api.PodState, error) {
+	if t.deps.Kubelet == nil {
+		return nil, nil
+	}
+	state, err := t.deps.Kubelet.GetPod(ctx, id)
+	if errors.Is(err, podresources.ErrPodNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &state, nil
+}
+
+// deleteUnannounced pushes DeletePod for a pod whose last container went
+// before it was ever announced (it was listed by nobody), so that whatever
+// a handler bound to it at its own resync is released.
+func (t *Tracker) deleteUnannounced(ctx context.Context, pod api.Pod) {
+	if t.deletedUnannounced[pod] {
+		return
+	}
+	t.deletedUnannounced[pod] = true
+	t.push(ctx, &api.DeletePod{Pod: pod})
+}
+
+// apply decides one pod and pushes the events, in order.
+func (t *Tracker) apply(ctx context.Context, id api.PodID, live *api.PodState) {
+	var announced *api.PodState
+	if state, found := t.announced[id]; found {
+		announced = &state
+	}
+	next, events := Decide(announced, live)
+	if next == nil {
+		delete(t.announced, id)
+	} else {
+		t.announced[id] = *next
+	}
+	for _, event := range events {
+		t.push(ctx, event)
+	}
+}
+
+// push queues event, waiting while the controller's queue is full.
+func (t *Tracker) push(ctx context.Context, event controller.Event) {
+	backoff := pushMinBackoff
+	for {
+		err := t.deps.EventLoop.PushEvent(event)
+		if err == nil {
+			t.deps.Log.Debugf("pushed %s", event)
+			return
+		}
+		if !errors.Is(err, controller.ErrEventQueueFull) {
+			t.deps.Log.Warnf("%s not delivered: %v", event, err)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, pushMaxBackoff)
+	}
+}
+
+// watcherListener hands the Docker watcher's reports to the run goroutine.
+type watcherListener struct{ t *Tracker }
+
+func (l watcherListener) PodsListed(ctx context.Context, pods []api.PodState) {
+	_ = l.t.submit(ctx, func(ctx context.Context) { l.t.compareAll(ctx, pods) })
+}
+
+func (l watcherListener) PodChanged(ctx context.Context, pod api.Pod, state api.PodState, exists bool) {
+	var runtime *api.PodState
+	if exists {
+		runtime = &state
+	}
+	_ = l.t.submit(ctx, func(ctx context.Context) { l.t.podChanged(ctx, pod, runtime) })
+}

@@ -1,0 +1,383 @@
+package podtracker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	docker "github.com/fsouza/go-dockerclient"
+	"google.golang.org/grpc"
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
+)
+
+const (
+	memif       = "contivpp.io/memif"
+	waitTimeout = 60 * time.Second
+)
+
+// fakeKubeletPodResources serves kubelet's pod-resources API from a list the
+// test changes; the real kubelet server is driven in the test/kubelet module.
+type fakeKubeletPodResources struct {
+	podresourcesv1.UnimplementedPodResourcesListerServer
+	mu   sync.Mutex
+	pods []*podresourcesv1.PodResources
+}
+
+func (f *fakeKubeletPodResources) set(pods ...*podresourcesv1.PodResources) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pods = pods
+}
+
+func (f *fakeKubeletPodResources) List(context.Context, *podresourcesv1.ListPodResourcesRequest) (*podresourcesv1.ListPodResourcesResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &podresourcesv1.ListPodResourcesResponse{PodResources: f.pods}, nil
+}
+
+func (f *fakeKubeletPodResources) Get(_ context.Context, request *podresourcesv1.GetPodResourcesRequest) (*podresourcesv1.GetPodResourcesResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, pod := range f.pods {
+		if pod.Name == request.PodName && pod.Namespace == request.PodNamespace {
+			return &podresourcesv1.GetPodResourcesResponse{PodResources: pod}, nil
+		}
+	}
+	return nil, fmt.Errorf("pod %s in namespace %s not found", request.PodName, request.PodNamespace)
+}
+
+func admitted(name, container string, deviceIDs ...string) *podresourcesv1.PodResources {
+	return &podresourcesv1.PodResources{Name: name, Namespace: "default", Containers: []*podresourcesv1.ContainerResources{{
+		Name:    container,
+		Devices: []*podresourcesv1.ContainerDevices{{ResourceName: memif, DeviceIds: deviceIDs}},
+	}}}
+}
+
+// recordingHandler is a controller event handler that keeps every pod event
+// the real event loop gives it.
+type recordingHandler struct {
+	mu     sync.Mutex
+	events []controller.Event
+	added  chan struct{}
+}
+
+func newRecordingHandler() *recordingHandler {
+	return &recordingHandler{added: make(chan struct{}, 1)}
+}
+
+func (h *recordingHandler) String() string { return "recording-handler" }
+
+func (h *recordingHandler) HandlesEvent(event controller.Event) bool {
+	switch event.(type) {
+	case *api.AddPod, *api.DeletePod:
+		return true
+	}
+	return false
+}
+
+func (h *recordingHandler) Resync(controller.Event, controller.KubeStateData, int, controller.EventOperations) error {
+	return nil
+}
+
+func (h *recordingHandler) Update(event controller.Event, _ controller.EventOperations) (string, error) {
+	h.mu.Lock()
+	h.events = append(h.events, event)
+	h.mu.Unlock()
+	select {
+	case h.added <- struct{}{}:
+	default:
+	}
+	return "", nil
+}
+
+func (h *recordingHandler) Revert(controller.Event) error { return nil }
+
+// waitFor waits until an event matches; it returns it.
+func (h *recordingHandler) waitFor(t *testing.T, what string, match func(controller.Event) bool) controller.Event {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	seen := 0
+	for {
+		h.mu.Lock()
+		events := h.events[seen:]
+		seen = len(h.events)
+		h.mu.Unlock()
+		for _, event := range events {
+			if match(event) {
+				return event
+			}
+		}
+		select {
+		case <-h.added:
+		case <-deadline:
+			t.Fatalf("no %s among the pod events", what)
+		}
+	}
+}
+
+// count returns how many recorded events match.
+func (h *recordingHandler) count(match func(controller.Event) bool) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, event := range h.events {
+		if match(event) {
+			n++
+		}
+	}
+	return n
+}
+
+func isAdd(uid string, match func(*api.AddPod) bool) func(controller.Event) bool {
+	return func(event controller.Event) bool {
+		add, ok := event.(*api.AddPod)
+		return ok && add.Pod.UID == uid && match(add)
+	}
+}
+
+func isDelete(name string) func(controller.Event) bool {
+	return func(event controller.Event) bool {
+		deletion, ok := event.(*api.DeletePod)
+		return ok && deletion.Pod.ID.Name == name
+	}
+}
+
+// fakeKVScheduler accepts every commit: no vswitch runs in these tests.
+type fakeKVScheduler struct{}
+
+func (fakeKVScheduler) Commit(context.Context, eventloop.CommitRequest) error { return nil }
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Debugf(format string, args ...any) { l.t.Logf(format, args...) }
+func (l testLog) Warnf(format string, args ...any)  { l.t.Logf("WARN "+format, args...) }
+
+type fixture struct {
+	docker  *docker.Client
+	daemon  *dockerd.Daemon
+	image   string
+	kubelet *fakeKubeletPodResources
+	handler *recordingHandler
+	loop    *eventloop.Loop
+	tracker *podtracker.Tracker
+}
+
+// newFixture starts dockerd, a pod-resources server, the real event loop
+// with a recording handler, and a tracker; startLoop false leaves the loop
+// stopped so pushes pile up in its queue.
+func newFixture(t *testing.T, queueSize int, startLoop bool) *fixture {
+	t.Helper()
+	f := &fixture{daemon: dockerd.Start(t), kubelet: &fakeKubeletPodResources{}, handler: newRecordingHandler()}
+	f.docker = f.daemon.Client(t)
+	f.image = dockerd.ImportSleeperImage(t, f.docker)
+	socket := filepath.Join(t.TempDir(), "kubelet.sock")
+	serveKubelet(t, socket, f.kubelet)
+	kubeletClient, err := podresources.New(socket, 5*time.Second)
+	if err != nil {
+		t.Fatalf("pod-resources client: %v", err)
+	}
+	t.Cleanup(func() { kubeletClient.Close() })
+
+	cfg := eventloop.DefaultConfig()
+	cfg.QueueSize = queueSize
+	f.loop, err = eventloop.New(cfg, eventloop.Deps{Handlers: []controller.EventHandler{f.handler}, Committer: fakeKVScheduler{}})
+	if err != nil {
+		t.Fatalf("event loop: %v", err)
+	}
+	t.Cleanup(func() { f.loop.Close() })
+	if startLoop {
+		f.loop.Start()
+	}
+	f.tracker, err = podtracker.New(
+		podtracker.Config{ReconcilePeriod: time.Hour, DockerMinBackoff: 20 * time.Millisecond, DockerMaxBackoff: 200 * time.Millisecond},
+		podtracker.Deps{Docker: f.docker, Kubelet: kubeletClient, EventLoop: f.loop, Log: testLog{t}})
+	if err != nil {
+		t.Fatalf("tracker: %v", err)
+	}
+	f.tracker.Start()
+	t.Cleanup(f.tracker.Close)
+	return f
+}
+
+func serveKubelet(t *testing.T, socket string, server podresourcesv1.PodResourcesListerServer) {
+	t.Helper()
+	listener, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatalf("listen on %s: %v", socket, err)
+	}
+	grpcServer := grpc.NewServer()
+	podresourcesv1.RegisterPodResourcesListerServer(grpcServer, server)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = grpcServer.Serve(listener)
+	}()
+	t.Cleanup(func() {
+		grpcServer.Stop()
+		<-done
+	})
+}
+
+func memifSpec(image, name, uid, hostDir string, autoRemove bool) dockerd.PodSpec {
+	return dockerd.PodSpec{
+		Namespace: "default", Name: name, UID: uid, Image: image, AutoRemove: autoRemove,
+		Containers: []dockerd.ContainerSpec{{
+			Name:   "app",
+			Mounts: []dockerd.Mount{{HostPath: hostDir, ContainerPath: "/run/vpp"}},
+		}},
+	}
+}
+
+func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
+	f := newFixture(t, 100, true)
+	ctx := context.Background()
+	f.kubelet.set(admitted("web", "app", "memif-001"))
+
+	if err := f.tracker.Reconcile(ctx); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	t.Run("admitted pod is added with kubelet's device IDs", func(t *testing.T) {
+		event := f.handler.waitFor(t, "AddPod of the admitted pod", isAdd("", func(*api.AddPod) bool { return true }))
+		add := event.(*api.AddPod)
+		want := []api.PodContainer{{Name: "app", DeviceIDs: map[string][]string{memif: {"memif-001"}}}}
+		if add.Pod.ID.Name != "web" || !reflect.DeepEqual(add.Containers, want) {
+			t.Errorf("AddPod = %v %+v, want web with %+v", add.Pod, add.Containers, want)
+		}
+	})
+	hostDir := t.TempDir()
+	pod := dockerd.CreatePod(t, f.docker, memifSpec(f.image, "web", "uid-web", hostDir, false))
+	t.Run("created container adds its mount to the evidence", func(t *testing.T) {
+		f.handler.waitFor(t, "AddPod with the mount and the devices", isAdd("uid-web", func(add *api.AddPod) bool {
+			return len(add.Containers) == 1 && reflect.DeepEqual(add.Containers[0].MountSources, []string{hostDir}) &&
+				reflect.DeepEqual(add.Containers[0].DeviceIDs[memif], []string{"memif-001"})
+		}))
+	})
+	pod.StartContainers(t, f.docker)
+	t.Run("pod kubelet still lists is kept after its containers go", func(t *testing.T) {
+		pod.Remove(t, f.docker)
+		if err := f.tracker.Reconcile(ctx); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		if n := f.handler.count(isDelete("web")); n != 0 {
+			t.Errorf("%d DeletePod while kubelet still lists the pod, want 0", n)
+		}
+	})
+	t.Run("pod gone from both is deleted", func(t *testing.T) {
+		f.kubelet.set()
+		if err := f.tracker.Reconcile(ctx); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		event := f.handler.waitFor(t, "DeletePod of web", isDelete("web"))
+		if uid := event.(*api.DeletePod).Pod.UID; uid != "uid-web" {
+			t.Errorf("DeletePod uid = %q, want uid-web", uid)
+		}
+	})
+}
+
+func TestTrackerDeletesOnDockerEvents(t *testing.T) {
+	f := newFixture(t, 100, true)
+	pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
+	f.handler.waitFor(t, "AddPod with the container", isAdd("uid-web", func(add *api.AddPod) bool { return len(add.Containers) == 1 }))
+	pod.Remove(t, f.docker)
+	f.handler.waitFor(t, "DeletePod of web", isDelete("web"))
+	if n := f.handler.count(isDelete("web")); n != 1 {
+		t.Errorf("%d DeletePod events for one pod, want 1", n)
+	}
+}
+
+// TestTrackerSeesDeleteMissedWhileDockerWasDown removes a pod while dockerd
+// is down: Docker removes auto-remove containers it finds stopped at start,
+// so only the listing after reconnecting can tell.
+func TestTrackerSeesDeleteMissedWhileDockerWasDown(t *testing.T) {
+	f := newFixture(t, 100, true)
+	dockerd.RunPod(t, f.docker, memifSpec(f.image, "kept", "uid-kept", t.TempDir(), false))
+	dockerd.RunPod(t, f.docker, memifSpec(f.image, "gone", "uid-gone", t.TempDir(), true))
+	for _, uid := range []string{"uid-kept", "uid-gone"} {
+		f.handler.waitFor(t, "AddPod of "+uid, isAdd(uid, func(add *api.AddPod) bool { return len(add.Containers) == 1 }))
+	}
+
+	f.daemon.Restart(t)
+
+	f.handler.waitFor(t, "DeletePod of the pod removed during the restart", isDelete("gone"))
+	if err := f.tracker.Reconcile(context.Background()); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if n := f.handler.count(isDelete("kept")); n != 0 {
+		t.Errorf("%d DeletePod for the pod that survived the restart, want 0", n)
+	}
+}
+
+// TestTrackerWaitsForAFullQueue starts with a controller queue of one event
+// and the loop stopped, so most pushes meet ErrEventQueueFull; once the loop
+// runs, every pod must still be added.
+func TestTrackerWaitsForAFullQueue(t *testing.T) {
+	f := newFixture(t, 1, false)
+	const pods = 5
+	for i := range pods {
+		dockerd.CreatePod(t, f.docker, dockerd.PodSpec{Namespace: "default", Name: fmt.Sprintf("p%d", i), UID: fmt.Sprintf("uid-%d", i), Image: f.image})
+	}
+	// Fill the queue ourselves, so the tracker's pushes meet a full queue.
+	for {
+		err := f.loop.PushEvent(queueFiller{})
+		if errors.Is(err, controller.ErrEventQueueFull) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("push queue filler: %v", err)
+		}
+	}
+	f.loop.Start()
+	for i := range pods {
+		uid := fmt.Sprintf("uid-%d", i)
+		f.handler.waitFor(t, "AddPod of "+uid, isAdd(uid, func(*api.AddPod) bool { return true }))
+	}
+}
+
+// queueFiller is an event no handler wants.
+type queueFiller struct{}
+
+func (queueFiller) GetName() string                                   { return "QueueFiller" }
+func (queueFiller) String() string                                    { return "QueueFiller" }
+func (queueFiller) Method() controller.EventMethodType                { return controller.Update }
+func (queueFiller) IsBlocking() bool                                  { return false }
+func (queueFiller) Done(error)                                        {}
+func (queueFiller) TransactionType() controller.UpdateTransactionType { return controller.BestEffort }
+func (queueFiller) Direction() controller.UpdateDirectionType         { return controller.Forward }
+
+func TestListPodsNeedsBothSources(t *testing.T) {
+	f := newFixture(t, 100, true)
+	dockerd.CreatePod(t, f.docker, dockerd.PodSpec{Namespace: "default", Name: "running", UID: "uid-running", Image: f.image})
+	f.kubelet.set(admitted("admitted", "app", "memif-002"))
+	ctx := context.Background()
+
+	pods, err := f.tracker.ListPods(ctx)
+	if err != nil {
+		t.Fatalf("ListPods: %v", err)
+	}
+	var names []string
+	for _, pod := range pods {
+		names = append(names, pod.Pod.ID.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"admitted", "running"}) {
+		t.Errorf("ListPods = %v, want [admitted running]", names)
+	}
+
+	f.daemon.Stop(t)
+	if _, err := f.tracker.ListPods(ctx); err == nil || !strings.Contains(err.Error(), "docker") {
+		t.Errorf("ListPods with dockerd down = %v, want an error naming docker", err)
+	}
+}
