@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/contivpp/memif-agent/plugins/controller"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/ligato/cn-infra/agent"
 	"github.com/ligato/cn-infra/config"
 	"github.com/ligato/cn-infra/health/probe"
@@ -58,6 +60,7 @@ type memifAgent struct {
 	Probe       *probe.Plugin
 	Prometheus  *prometheus.Plugin
 	KVScheduler *kvscheduler.Scheduler
+	Controller  *controller.Plugin
 }
 
 func newMemifAgent() *memifAgent {
@@ -82,6 +85,13 @@ func newMemifAgent() *memifAgent {
 	scheduler := kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) {
 		deps.HTTPHandlers = httpServer
 	}))
+	eventLoop := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
+		deps.KVScheduler = scheduler
+		deps.HTTPHandlers = httpServer
+		deps.StatusCheck = statusCheck
+		deps.Prometheus = metrics
+		deps.EventHandlers = []controllerapi.EventHandler{}
+	}))
 	return &memifAgent{
 		LogManager:  logManager,
 		HTTP:        httpServer,
@@ -89,6 +99,7 @@ func newMemifAgent() *memifAgent {
 		Probe:       healthProbe,
 		Prometheus:  metrics,
 		KVScheduler: scheduler,
+		Controller:  eventLoop,
 	}
 }
 
