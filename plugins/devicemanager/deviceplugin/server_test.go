@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -258,4 +259,31 @@ func TestAllocateFailures(t *testing.T) {
 
 func contains(s, sub string) bool {
 	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
+}
+
+// TestStopLeavesNoGoroutines: after Stop, and kubelet's side gone, every
+// goroutine the server started (serving, supervision, ListAndWatch) ended.
+func TestStopLeavesNoGoroutines(t *testing.T) {
+	dir := t.TempDir()
+	loop := startLoop(t)
+	before := runtime.NumGoroutine()
+	registry, err := fakekubelet.Start(dir, "kubelet.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := startServer(t, dir, loop, deviceplugin.Hooks{})
+	r := nextRegistration(t, registry)
+	nextDevices(t, r)
+	if err := os.Remove(filepath.Join(dir, "memif.sock")); err != nil {
+		t.Fatal(err)
+	}
+	nextDevices(t, nextRegistration(t, registry))
+	server.Stop()
+	registry.Stop()
+	for deadline := time.Now().Add(waitLimit); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines left, %d before start:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+	}
 }
