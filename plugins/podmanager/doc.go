@@ -1,0 +1,25 @@
+// Package podmanager is the cn-infra plugin that tells the rest of the agent
+// which pods live on the node. It turns the container runtime's pod
+// lifecycle into AddPod and DeletePod events in the controller event loop
+// and implements api.PodLister, from Docker (package dockerpods) and
+// kubelet's pod-resources API (package podresources) together.
+//
+// It is a thin adapter over package podtracker: it reads podmanager.conf
+// (flag -podmanager-config), creates the Docker and pod-resources clients,
+// starts the tracker in AfterInit and stops it in Close. It owns no
+// allocation state and pushes events only; handlers decide what a pod means
+// to them.
+//
+// Example (main):
+//
+//	podManager := podmanager.NewPlugin(podmanager.UseDeps(func(deps *podmanager.Deps) {
+//		deps.EventLoop = controllerPlugin
+//	}))
+//	deviceManager := devicemanager.NewPlugin(devicemanager.UseDeps(func(deps *devicemanager.Deps) {
+//		deps.EventLoop = controllerPlugin
+//		deps.PodLister = podManager
+//	}))
+//
+// ListPods works from Init on, so a handler may call it in the controller's
+// startup resync; events are pushed from AfterInit on.
+package podmanager

@@ -1,0 +1,90 @@
+package podmanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ligato/cn-infra/infra"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
+)
+
+// Plugin is the pod manager in the agent. It implements api.PodLister.
+type Plugin struct {
+	Deps
+	kubelet *podresources.Client
+	tracker *podtracker.Tracker
+}
+
+// Deps are the plugin's dependencies; EventLoop is required.
+type Deps struct {
+	infra.PluginDeps
+	EventLoop controller.EventLoop
+}
+
+var _ api.PodLister = (*Plugin)(nil)
+
+// Init reads the config and creates the clients and the tracker; nothing is
+// dialled yet. An invalid config stops the agent with the key named.
+func (p *Plugin) Init() error {
+	if p.EventLoop == nil {
+		return errors.New("podmanager plugin: no EventLoop dependency given")
+	}
+	cfg, err := loadConfig(p.Cfg.GetConfigName())
+	if err != nil {
+		return fmt.Errorf("podmanager plugin: %w", err)
+	}
+	client, err := dockerpods.NewClient(cfg.DockerEndpoint)
+	if err != nil {
+		return fmt.Errorf("podmanager plugin: %w", err)
+	}
+	if cfg.PodResourcesSocket != "" {
+		p.kubelet, err = podresources.New(cfg.PodResourcesSocket, cfg.PodResourcesTimeout.Duration())
+		if err != nil {
+			return fmt.Errorf("podmanager plugin: %w", err)
+		}
+	} else {
+		p.Log.Warnf("pod-resources disabled: Docker alone tells which pods live")
+	}
+	p.tracker, err = podtracker.New(podtracker.Config{
+		ReconcilePeriod:  cfg.ReconcilePeriod.Duration(),
+		DockerMinBackoff: cfg.DockerReconnectMinBackoff.Duration(),
+		DockerMaxBackoff: cfg.DockerReconnectMaxBackoff.Duration(),
+	}, podtracker.Deps{Docker: client, Kubelet: p.kubelet, EventLoop: p.EventLoop, Log: p.Log})
+	if err != nil {
+		return fmt.Errorf("podmanager plugin: %w", err)
+	}
+	p.Log.Infof("watching Docker at %s, pod-resources at %q, reconciling every %s",
+		client.Endpoint(), cfg.PodResourcesSocket, cfg.ReconcilePeriod.Duration())
+	return nil
+}
+
+// AfterInit starts watching Docker and reconciling.
+func (p *Plugin) AfterInit() error {
+	p.tracker.Start()
+	return nil
+}
+
+// Close stops the tracker's goroutines and closes the kubelet connection.
+func (p *Plugin) Close() error {
+	if p.tracker != nil {
+		p.tracker.Close()
+	}
+	if p.kubelet != nil {
+		return p.kubelet.Close()
+	}
+	return nil
+}
+
+// ListPods implements api.PodLister.
+func (p *Plugin) ListPods(ctx context.Context) ([]api.PodState, error) {
+	if p.tracker == nil {
+		return nil, errors.New("list pods before the podmanager plugin's Init")
+	}
+	return p.tracker.ListPods(ctx)
+}
