@@ -106,7 +106,8 @@ func (d *DeviceManager) ListAllocations() []devapi.MemifInfo {
 }
 
 // WatchAllocations implements devapi.DeviceManagerAPI: it registers the
-// watcher and returns; the registration ends when ctx does.
+// watcher and returns. When ctx ends, or the watcher is dropped for falling
+// behind, changes is closed.
 func (d *DeviceManager) WatchAllocations(ctx context.Context, changes chan<- devapi.AllocationChange) {
 	d.mu.Lock()
 	d.watchers[changes] = struct{}{}
@@ -114,8 +115,15 @@ func (d *DeviceManager) WatchAllocations(ctx context.Context, changes chan<- dev
 	context.AfterFunc(ctx, func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		delete(d.watchers, changes)
+		d.dropLocked(changes)
 	})
+}
+
+func (d *DeviceManager) dropLocked(watcher chan<- devapi.AllocationChange) {
+	if _, ok := d.watchers[watcher]; ok {
+		delete(d.watchers, watcher)
+		close(watcher)
+	}
 }
 
 func (d *DeviceManager) notifyLocked(change devapi.AllocationChange) {
@@ -123,8 +131,7 @@ func (d *DeviceManager) notifyLocked(change devapi.AllocationChange) {
 		select {
 		case watcher <- change:
 		default:
-			delete(d.watchers, watcher)
-			close(watcher)
+			d.dropLocked(watcher)
 		}
 	}
 }

@@ -16,6 +16,11 @@ type AddPod struct {
 // GetName implements api.Event.
 func (e *AddPod) GetName() string { return "AddPod" }
 
+// GetPod returns the pod. Handlers that match pod events by name and this
+// method also handle events that embed *AddPod to change how it is
+// processed (for example its transaction type).
+func (e *AddPod) GetPod() Pod { return e.Pod }
+
 // String implements api.Event.
 func (e *AddPod) String() string { return "AddPod " + e.Pod.String() }
 
@@ -44,6 +49,9 @@ type DeletePod struct {
 
 // GetName implements api.Event.
 func (e *DeletePod) GetName() string { return "DeletePod" }
+
+// GetPod returns the pod; see AddPod.GetPod.
+func (e *DeletePod) GetPod() Pod { return e.Pod }
 
 // String implements api.Event.
 func (e *DeletePod) String() string { return "DeletePod " + e.Pod.String() }

@@ -1,0 +1,23 @@
+// Package memifwiring is the cn-infra plugin that wires the vswitch side of
+// every pod's memifs: it is a controller event handler that, on AddPod and at
+// every resync, puts one vpp-agent MEMIF interface (master, on the
+// allocation's host socket, with its secret) per memif into the event's
+// transaction, and deletes them on DeletePod. The controller commits them to
+// the vpp-agent KV scheduler.
+//
+// The plugin is a thin adapter: configuration (memifwiring.conf) and
+// lifecycle over package wiring, which does the work. It reads the device
+// manager and never changes allocations.
+//
+// Register it in the controller's handler list after the device manager, so
+// that AddPod binds the allocations before they are wired and DeletePod
+// (which visits handlers in reverse) removes the interfaces before the
+// allocation is released:
+//
+//	wiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
+//		deps.DeviceManager = deviceManager
+//	}))
+//	controller := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
+//		deps.EventHandlers = []api.EventHandler{deviceManager, wiring}
+//	}))
+package memifwiring

@@ -1,0 +1,60 @@
+package memifwiring
+
+import (
+	"fmt"
+
+	"github.com/ligato/cn-infra/infra"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
+)
+
+// Deps are the plugin's dependencies.
+type Deps struct {
+	infra.PluginDeps
+	// DeviceManager tells which memifs each pod holds.
+	DeviceManager devapi.DeviceManagerAPI
+}
+
+// Plugin is the memif wiring event handler in the agent.
+type Plugin struct {
+	Deps
+	handler *wiring.Handler
+}
+
+var _ controller.EventHandler = (*Plugin)(nil)
+
+// Init reads memifwiring.conf. The controller calls the handler only after
+// every plugin's Init.
+func (p *Plugin) Init() error {
+	if p.DeviceManager == nil {
+		return fmt.Errorf("memifwiring plugin: DeviceManager dependency is not set")
+	}
+	cfg, err := loadConfig(p.Cfg.GetConfigName())
+	if err != nil {
+		return err
+	}
+	p.handler = wiring.NewHandler(p.DeviceManager, cfg)
+	return nil
+}
+
+// Close implements infra.Plugin; the interfaces stay on the vswitch so that
+// pods keep their data path while the agent restarts.
+func (p *Plugin) Close() error { return nil }
+
+// HandlesEvent implements controller.EventHandler.
+func (p *Plugin) HandlesEvent(event controller.Event) bool { return p.handler.HandlesEvent(event) }
+
+// Resync implements controller.EventHandler.
+func (p *Plugin) Resync(event controller.Event, kubeState controller.KubeStateData, resyncCount int, txn controller.EventOperations) error {
+	return p.handler.Resync(event, kubeState, resyncCount, txn)
+}
+
+// Update implements controller.EventHandler.
+func (p *Plugin) Update(event controller.Event, txn controller.EventOperations) (string, error) {
+	return p.handler.Update(event, txn)
+}
+
+// Revert implements controller.EventHandler.
+func (p *Plugin) Revert(event controller.Event) error { return p.handler.Revert(event) }

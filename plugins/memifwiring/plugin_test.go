@@ -1,0 +1,370 @@
+package memifwiring_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gogo/protobuf/proto"
+	"github.com/ligato/cn-infra/config"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+	"github.com/ligato/vpp-agent/plugins/kvscheduler"
+	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
+
+	"github.com/contivpp/memif-agent/plugins/controller"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/plugins/memifwiring"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// waitLimit only bounds a wait for something that should happen; no test
+// asserts how long anything takes.
+const waitLimit = 20 * time.Second
+
+// configFile is a config.PluginConfig reading one YAML file, as cn-infra
+// does with -<plugin>-config.
+type configFile string
+
+func (f configFile) LoadValue(value interface{}) (bool, error) {
+	return true, config.ParseConfigFromYamlFile(string(f), value)
+}
+
+func (f configFile) GetConfigName() string { return string(f) }
+
+type testLogger struct{ t *testing.T }
+
+func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
+func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
+func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
+func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
+
+// failingSibling is another handler of pod events that fails while armed.
+type failingSibling struct{ armed bool }
+
+var errSiblingFailed = errors.New("sibling handler failed")
+
+func (h *failingSibling) String() string                        { return "failing-sibling" }
+func (h *failingSibling) HandlesEvent(controllerapi.Event) bool { return true }
+func (h *failingSibling) Revert(controllerapi.Event) error      { return nil }
+func (h *failingSibling) Update(controllerapi.Event, controllerapi.EventOperations) (string, error) {
+	if h.armed {
+		return "", errSiblingFailed
+	}
+	return "", nil
+}
+func (h *failingSibling) Resync(controllerapi.Event, controllerapi.KubeStateData, int, controllerapi.EventOperations) error {
+	return nil
+}
+
+// testAgent is the real controller, KV scheduler, device manager and memif
+// wiring in-process; only VPP is stood in for.
+type testAgent struct {
+	controller *controller.Plugin
+	scheduler  *kvscheduler.Scheduler
+	devices    *manager.Manager
+	vswitch    *vswitchStandIn
+	sibling    *failingSibling
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func startAgent(t *testing.T) *testAgent {
+	t.Helper()
+	dir := t.TempDir()
+	a := &testAgent{vswitch: newVswitchStandIn(), sibling: &failingSibling{}}
+	// The scheduler's transaction summary prints values, memif secrets
+	// included; the agent turns it off the same way.
+	schedulerConf := writeFile(t, dir, "kvscheduler.conf", "print-txn-summary: false\n")
+	a.scheduler = kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) {
+		deps.HTTPHandlers = nil
+		deps.Cfg = configFile(schedulerConf)
+	}))
+	if err := a.scheduler.Init(); err != nil {
+		t.Fatalf("scheduler Init: %v", err)
+	}
+	t.Cleanup(func() { a.scheduler.Close() })
+	if err := a.scheduler.RegisterKVDescriptor(a.vswitch.descriptor()); err != nil {
+		t.Fatal(err)
+	}
+
+	dmCfg := dmconfig.Default()
+	dmCfg.DeviceCount = 8
+	dmCfg.PluginDir = filepath.Join(dir, "device-plugins")
+	dmCfg.SocketRoot = filepath.Join(dir, "memif")
+	dmCfg.CheckpointPath = filepath.Join(dir, "state", "checkpoint.json")
+	devices, err := manager.New(dmCfg, manager.Options{Log: testLogger{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.devices = devices
+
+	wiringConf := writeFile(t, dir, "memifwiring.conf", "mtu: 9000\nrx-mode: polling\n")
+	wiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
+		deps.DeviceManager = devices
+		deps.Cfg = configFile(wiringConf)
+	}))
+	controllerConf := writeFile(t, dir, "controller.conf", "healing-delay: 10ms\nhealing-max-delay: 100ms\n")
+	a.controller = controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
+		deps.KVScheduler = a.scheduler
+		deps.Cfg = configFile(controllerConf)
+		deps.EventHandlers = []controllerapi.EventHandler{a.sibling, devices, wiring}
+	}))
+	for _, step := range []struct {
+		name string
+		run  func() error
+	}{
+		{"memifwiring Init", wiring.Init}, {"controller Init", a.controller.Init}, {"controller AfterInit", a.controller.AfterInit},
+	} {
+		if err := step.run(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+	}
+	t.Cleanup(func() { a.controller.Close() })
+	a.barrier(t)
+	return a
+}
+
+// barrier is a blocking event no handler wants: once it is done, every
+// event pushed before it has been processed.
+type barrier struct{ *controllerapi.Result }
+
+func (barrier) GetName() string                       { return "TestBarrier" }
+func (barrier) String() string                        { return "test barrier" }
+func (barrier) Method() controllerapi.EventMethodType { return controllerapi.Update }
+func (barrier) IsBlocking() bool                      { return true }
+func (barrier) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.BestEffortIgnoreErrors
+}
+func (barrier) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
+
+func (a *testAgent) push(t *testing.T, event controllerapi.Event) {
+	t.Helper()
+	if err := a.controller.PushEvent(event); err != nil {
+		t.Fatalf("push %s: %v", event, err)
+	}
+}
+
+func (a *testAgent) barrier(t *testing.T) {
+	t.Helper()
+	event := barrier{controllerapi.NewResult()}
+	a.push(t, event)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if err := event.Wait(ctx); err != nil {
+		t.Fatalf("wait for the events before the barrier: %v", err)
+	}
+}
+
+// allocate does what kubelet's Allocate does for one container.
+func (a *testAgent) allocate(t *testing.T, deviceIDs ...string) *dmapi.AllocateDevice {
+	t.Helper()
+	event := dmapi.NewAllocateDevice(dmapi.DefaultResourceName, deviceIDs)
+	a.push(t, event)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if err := event.Wait(ctx); err != nil {
+		t.Fatalf("allocate %v: %v", deviceIDs, err)
+	}
+	return event
+}
+
+// container is what the runtime shows of a container that got allocation.
+func container(name string, allocation *dmapi.AllocateDevice) podapi.PodContainer {
+	return podapi.PodContainer{Name: name, Annotations: allocation.Annotations}
+}
+
+// schedulerInterfaces is the KV scheduler's view of the vpp interfaces.
+func (a *testAgent) schedulerInterfaces(t *testing.T) map[string]*vpp_interfaces.Interface {
+	t.Helper()
+	values, err := a.scheduler.DumpValuesByKeyPrefix(vpp_interfaces.ModelInterface.KeyPrefix(), kvs.CachedView)
+	if err != nil {
+		t.Fatalf("dump scheduler: %v", err)
+	}
+	interfaces := map[string]*vpp_interfaces.Interface{}
+	for _, kv := range values {
+		iface := kv.Value.(*vpp_interfaces.Interface)
+		interfaces[iface.Name] = iface
+	}
+	return interfaces
+}
+
+func names(interfaces map[string]*vpp_interfaces.Interface) []string {
+	return slices.Sorted(maps.Keys(interfaces))
+}
+
+// withoutSecret keeps secrets out of test logs.
+func withoutSecret(iface *vpp_interfaces.Interface) *vpp_interfaces.Interface {
+	masked := proto.Clone(iface).(*vpp_interfaces.Interface)
+	if link := masked.GetMemif(); link != nil && link.Secret != "" {
+		link.Secret = "***"
+	}
+	return masked
+}
+
+func (a *testAgent) addWebPod(t *testing.T) (podapi.Pod, *dmapi.AllocateDevice, *dmapi.AllocateDevice) {
+	t.Helper()
+	app := a.allocate(t, "memif-000")
+	sidecar := a.allocate(t, "memif-001")
+	pod := podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "web"}, UID: "uid-web"}
+	a.push(t, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{container("app", app), container("sidecar", sidecar)}})
+	a.barrier(t)
+	return pod, app, sidecar
+}
+
+const (
+	appInterface     = "memif_default_web_app_0"
+	sidecarInterface = "memif_default_web_sidecar_0"
+)
+
+var webInterfaces = []string{appInterface, sidecarInterface}
+
+func TestPodMemifsAreWiredThenRemoved(t *testing.T) {
+	a := startAgent(t)
+	pod, app, sidecar := a.addWebPod(t)
+	a.push(t, &podapi.AddPod{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "no-memif"}, UID: "uid-2"}})
+	a.barrier(t)
+
+	interfaces := a.schedulerInterfaces(t)
+	for _, tc := range []struct {
+		name       string
+		allocation *dmapi.AllocateDevice
+	}{
+		{appInterface, app},
+		{sidecarInterface, sidecar},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			iface := interfaces[tc.name]
+			link := iface.GetMemif()
+			wantSocket := tc.allocation.Annotations[dmapi.AnnotationSocketHost]
+			wantSecret := tc.allocation.Envs[dmapi.EnvMemifSecret]
+			if iface.GetType() != vpp_interfaces.Interface_MEMIF || !iface.GetEnabled() || !link.GetMaster() ||
+				link.GetSocketFilename() != wantSocket || link.GetSecret() != wantSecret || link.GetId() != 0 {
+				t.Errorf("scheduler holds %v (secret matches: %v), want an enabled memif master on %s with the allocation's secret",
+					withoutSecret(iface), link.GetSecret() == wantSecret, wantSocket)
+			}
+			if iface.GetMtu() != 9000 {
+				t.Errorf("MTU = %d, want 9000 from memifwiring.conf", iface.GetMtu())
+			}
+			if state := a.scheduler.GetValueStatus(vpp_interfaces.InterfaceKey(tc.name)).GetValue().GetState(); state != kvs.ValueState_CONFIGURED {
+				t.Errorf("scheduler state = %s, want CONFIGURED", state)
+			}
+			if got := a.vswitch.get(tc.name); got.GetMemif().GetSocketFilename() != wantSocket {
+				t.Errorf("vswitch was told %v, want the memif on %s", withoutSecret(got), wantSocket)
+			}
+		})
+	}
+	if len(interfaces) != 2 {
+		t.Errorf("scheduler holds %v, want the web pod's 2 interfaces", names(interfaces))
+	}
+
+	a.push(t, &podapi.DeletePod{Pod: pod})
+	a.barrier(t)
+	if interfaces := a.schedulerInterfaces(t); len(interfaces) != 0 {
+		t.Errorf("after DeletePod the scheduler holds %v, want nothing", names(interfaces))
+	}
+	if names := a.vswitch.names(); len(names) != 0 {
+		t.Errorf("after DeletePod the vswitch holds %v, want nothing", names)
+	}
+	if allocations := a.devices.ListAllocations(); len(allocations) != 0 {
+		t.Errorf("after DeletePod the device manager holds %v, want the allocations released", allocations)
+	}
+}
+
+// revertOnFailureDeletePod is a DeletePod that the controller processes
+// under RevertOnFailure and that its pusher waits for.
+type revertOnFailureDeletePod struct {
+	*podapi.DeletePod
+	result *controllerapi.Result
+}
+
+func (e revertOnFailureDeletePod) IsBlocking() bool { return true }
+func (e revertOnFailureDeletePod) Done(err error)   { e.result.Done(err) }
+func (e revertOnFailureDeletePod) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.RevertOnFailure
+}
+
+func TestHandlerFailureUnderRevertOnFailureLeavesSchedulerUnchanged(t *testing.T) {
+	a := startAgent(t)
+	pod, _, _ := a.addWebPod(t)
+	before := a.schedulerInterfaces(t)
+
+	a.sibling.armed = true
+	event := revertOnFailureDeletePod{DeletePod: &podapi.DeletePod{Pod: pod}, result: controllerapi.NewResult()}
+	a.push(t, event)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if err := event.result.Wait(ctx); !errors.Is(err, errSiblingFailed) {
+		t.Fatalf("event error = %v, want the sibling's failure", err)
+	}
+	after := a.schedulerInterfaces(t)
+	if len(after) != len(before) || after[appInterface] == nil || after[sidecarInterface] == nil {
+		t.Errorf("after the reverted event the scheduler holds %v, want it unchanged: %v", names(after), names(before))
+	}
+	if names := a.vswitch.names(); !slices.Equal(names, webInterfaces) {
+		t.Errorf("after the reverted event the vswitch holds %v, want %v", names, webInterfaces)
+	}
+
+	// The handler's own record was reverted too: a real DeletePod still
+	// knows what to remove.
+	a.sibling.armed = false
+	a.push(t, &podapi.DeletePod{Pod: pod})
+	a.barrier(t)
+	if interfaces := a.schedulerInterfaces(t); len(interfaces) != 0 {
+		t.Errorf("after DeletePod the scheduler holds %v, want nothing", names(interfaces))
+	}
+}
+
+func TestVswitchFailureKeepsAllocationAndHeals(t *testing.T) {
+	a := startAgent(t)
+	a.vswitch.refuse(true)
+	pod, _, _ := a.addWebPod(t)
+
+	if names := a.vswitch.names(); len(names) != 0 {
+		t.Fatalf("the refusing vswitch holds %v", names)
+	}
+	memifs, err := a.devices.GetPodMemifs(pod.ID)
+	if err != nil || len(memifs) != 2 {
+		t.Fatalf("after the vswitch failed the pod's memifs are %v (%v), want both allocations kept", memifs, err)
+	}
+
+	a.vswitch.refuse(false)
+	deadline := time.Now().Add(waitLimit)
+	for !slices.Equal(a.vswitch.names(), webInterfaces) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the healing resync never wired the pod: vswitch holds %v, want %v", a.vswitch.names(), webInterfaces)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestResyncRewiresFromTheDeviceManager(t *testing.T) {
+	a := startAgent(t)
+	a.addWebPod(t)
+	resync := eventloop.NewResyncEvent(eventloop.RequestedResyncName, controllerapi.FullResync)
+	a.push(t, resync)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if err := resync.Wait(ctx); err != nil {
+		t.Fatalf("resync: %v", err)
+	}
+	interfaces := a.schedulerInterfaces(t)
+	if len(interfaces) != 2 || interfaces[appInterface] == nil || interfaces[sidecarInterface] == nil {
+		t.Errorf("after a full resync the scheduler holds %v, want the web pod's interfaces", names(interfaces))
+	}
+}

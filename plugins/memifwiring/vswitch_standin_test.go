@@ -1,0 +1,97 @@
+package memifwiring_test
+
+import (
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/gogo/protobuf/proto"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
+)
+
+var errVswitchRefused = errors.New("vswitch stand-in refuses to create interfaces")
+
+// vswitchStandIn stands in for VPP's interface descriptor, because VPP
+// cannot run here. Registered with the real KV scheduler, it is told what
+// VPP would be told, and keeps the interfaces it was told to create.
+type vswitchStandIn struct {
+	mu         sync.Mutex
+	interfaces map[string]*vpp_interfaces.Interface
+	refusing   bool
+}
+
+func newVswitchStandIn() *vswitchStandIn {
+	return &vswitchStandIn{interfaces: map[string]*vpp_interfaces.Interface{}}
+}
+
+func (v *vswitchStandIn) descriptor() *kvs.KVDescriptor {
+	model := vpp_interfaces.ModelInterface
+	return &kvs.KVDescriptor{
+		Name:          "vswitchStandIn-vpp-interface",
+		NBKeyPrefix:   model.KeyPrefix(),
+		ValueTypeName: model.ProtoName(),
+		KeySelector:   model.IsKeyValid,
+		KeyLabel:      model.StripKeyPrefix,
+		Create:        v.create,
+		Delete:        v.delete,
+		Retrieve:      v.retrieve,
+	}
+}
+
+// refuse makes every later Create fail until refuse(false).
+func (v *vswitchStandIn) refuse(refusing bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.refusing = refusing
+}
+
+// names returns the names of the interfaces the vswitch holds, sorted.
+func (v *vswitchStandIn) names() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var names []string
+	for name := range v.interfaces {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (v *vswitchStandIn) get(name string) *vpp_interfaces.Interface {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.interfaces[name]
+}
+
+func (v *vswitchStandIn) create(_ string, value proto.Message) (kvs.Metadata, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.refusing {
+		return nil, errVswitchRefused
+	}
+	iface := value.(*vpp_interfaces.Interface)
+	v.interfaces[iface.Name] = proto.Clone(iface).(*vpp_interfaces.Interface)
+	return nil, nil
+}
+
+func (v *vswitchStandIn) delete(_ string, value proto.Message, _ kvs.Metadata) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.interfaces, value.(*vpp_interfaces.Interface).Name)
+	return nil
+}
+
+func (v *vswitchStandIn) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var values []kvs.KVWithMetadata
+	for _, iface := range v.interfaces {
+		values = append(values, kvs.KVWithMetadata{
+			Key:    vpp_interfaces.InterfaceKey(iface.Name),
+			Value:  proto.Clone(iface),
+			Origin: kvs.FromNB,
+		})
+	}
+	return values, nil
+}

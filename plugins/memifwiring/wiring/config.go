@@ -1,0 +1,62 @@
+package wiring
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+)
+
+// Config is what the vswitch side of every memif gets besides what the
+// allocation defines. The zero value leaves everything to the vswitch's
+// defaults. The JSON names are the keys of memifwiring.conf.
+type Config struct {
+	// MTU of every memif interface; 0: the vswitch default.
+	MTU uint32 `json:"mtu"`
+	// VRF table of every memif interface; 0: the default table.
+	VRF uint32 `json:"vrf"`
+	// RxMode of every memif interface: "polling", "interrupt", "adaptive",
+	// or empty for the vswitch default.
+	RxMode string `json:"rx-mode"`
+	// IPAddresses gives the vswitch-side addresses of a container's memifs:
+	// keyed by "namespace/pod/container", one list entry per memif ID (the
+	// first entry is memif 0). Each entry is an address with its prefix
+	// length, for example "10.10.1.1/24".
+	IPAddresses map[string][]string `json:"ip-addresses"`
+}
+
+var rxModes = map[string]vpp_interfaces.Interface_RxMode_Type{
+	"polling":   vpp_interfaces.Interface_RxMode_POLLING,
+	"interrupt": vpp_interfaces.Interface_RxMode_INTERRUPT,
+	"adaptive":  vpp_interfaces.Interface_RxMode_ADAPTIVE,
+}
+
+// Validate reports the first invalid key, by its config-file name.
+func (c Config) Validate() error {
+	if _, ok := rxModes[c.RxMode]; c.RxMode != "" && !ok {
+		return fmt.Errorf("invalid rx-mode %q in memifwiring config: want polling, interrupt, adaptive or empty", c.RxMode)
+	}
+	for container, addresses := range c.IPAddresses {
+		parts := strings.Split(container, "/")
+		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+			return fmt.Errorf("invalid ip-addresses key %q in memifwiring config: want namespace/pod/container", container)
+		}
+		for _, address := range addresses {
+			if _, err := netip.ParsePrefix(address); err != nil {
+				return fmt.Errorf("invalid ip-addresses entry %q for %s in memifwiring config: want an address with prefix length such as 10.10.1.1/24: %w", address, container, err)
+			}
+		}
+	}
+	return nil
+}
+
+// addressOf returns the configured address of memif memifID of container,
+// or nil.
+func (c Config) addressOf(namespace, pod, container string, memifID int) []string {
+	addresses := c.IPAddresses[namespace+"/"+pod+"/"+container]
+	if memifID >= len(addresses) {
+		return nil
+	}
+	return []string{addresses[memifID]}
+}

@@ -1,0 +1,22 @@
+// Package wiring renders the vswitch side of every pod's memifs as
+// vpp-agent interface models, and is the controller event handler that puts
+// them into event transactions.
+//
+// For each memif allocation bound to a pod, the socket carries one memif per
+// device; each becomes one vpp_interfaces.Interface of type MEMIF, enabled,
+// in the master role, listening on the allocation's host socket with its
+// secret and the memif ID of the device (0..n-1, unique on that socket).
+// Addresses, VRF, MTU and rx-mode come from Config.
+//
+// Interface names are derived from the pod: "memif_<namespace>_<pod>_
+// <container>_<memif ID>". The separator "_" cannot occur in Kubernetes
+// names, so distinct pods never share a name. vpp-agent keeps the name in
+// the VPP interface tag, which holds at most 63 characters; a longer name is
+// cut to 54 characters and ends with "_" and 8 hex digits of its SHA-256, so
+// it stays unique.
+//
+// The handler owns its record of which interface keys it put for which pod.
+// It is touched only from the controller event loop. It reads the device
+// manager and never changes allocations: when the vswitch side fails, the
+// allocation stays and the healing resync wires it again.
+package wiring

@@ -1,0 +1,199 @@
+package wiring
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gogo/protobuf/proto"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// Event names the handler reacts to, besides resyncs.
+const (
+	addPodEvent    = "AddPod"
+	deletePodEvent = "DeletePod"
+)
+
+// podEvent is an AddPod or DeletePod event, or one that embeds it.
+type podEvent interface {
+	controller.Event
+	GetPod() podapi.Pod
+}
+
+// wiredPod is what the handler put into transactions for one pod.
+type wiredPod struct {
+	uid  string
+	keys []string
+}
+
+// undo restores the record of one pod as it was before an Update.
+type undo struct {
+	event   controller.Event
+	pod     podapi.PodID
+	before  wiredPod
+	existed bool
+}
+
+// Handler is the controller event handler of the vswitch-side memif
+// interfaces. Its methods are called only from the controller event loop.
+type Handler struct {
+	devices devapi.DeviceManagerAPI
+	config  Config
+	wired   map[podapi.PodID]wiredPod
+	last    *undo
+}
+
+var _ controller.EventHandler = (*Handler)(nil)
+
+// NewHandler returns a handler reading devices; config must be valid.
+func NewHandler(devices devapi.DeviceManagerAPI, config Config) *Handler {
+	return &Handler{devices: devices, config: config, wired: map[podapi.PodID]wiredPod{}}
+}
+
+// String implements controller.EventHandler.
+func (h *Handler) String() string { return "memifwiring" }
+
+// HandlesEvent implements controller.EventHandler: resyncs, AddPod and
+// DeletePod.
+func (h *Handler) HandlesEvent(event controller.Event) bool {
+	if event.Method().IsResync() {
+		return true
+	}
+	_, isPodEvent := event.(podEvent)
+	name := event.GetName()
+	return isPodEvent && (name == addPodEvent || name == deletePodEvent)
+}
+
+// Resync implements controller.EventHandler: it wires every allocation
+// bound to a pod and forgets every other interface it put.
+func (h *Handler) Resync(_ controller.Event, _ controller.KubeStateData, _ int, txn controller.EventOperations) error {
+	byPod := map[podapi.PodID][]devapi.MemifInfo{}
+	for _, memif := range h.devices.ListAllocations() {
+		if memif.Pod.Name != "" {
+			byPod[memif.Pod] = append(byPod[memif.Pod], memif)
+		}
+	}
+	wired := make(map[podapi.PodID]wiredPod, len(byPod))
+	for pod, memifs := range byPod {
+		values := Render(pod, memifs, h.config)
+		putAll(txn, values)
+		wired[pod] = wiredPod{uid: memifs[0].PodUID, keys: slices.Sorted(maps.Keys(values))}
+	}
+	for pod, old := range h.wired {
+		deleteStale(txn, old.keys, wired[pod].keys)
+	}
+	h.wired = wired
+	h.last = nil
+	return nil
+}
+
+// Update implements controller.EventHandler.
+func (h *Handler) Update(event controller.Event, txn controller.EventOperations) (string, error) {
+	podEvent, ok := event.(podEvent)
+	if !ok {
+		return "", fmt.Errorf("memif wiring got event %s it does not handle", event.GetName())
+	}
+	pod := podEvent.GetPod()
+	h.remember(event, pod.ID)
+	if event.GetName() == deletePodEvent {
+		return h.unwire(pod, txn), nil
+	}
+	return h.wire(pod, txn)
+}
+
+// Revert implements controller.EventHandler: it restores the record of the
+// pod the reverted Update changed. The transaction itself is discarded by
+// the controller.
+func (h *Handler) Revert(event controller.Event) error {
+	if h.last == nil || h.last.event != event {
+		return nil
+	}
+	if h.last.existed {
+		h.wired[h.last.pod] = h.last.before
+	} else {
+		delete(h.wired, h.last.pod)
+	}
+	h.last = nil
+	return nil
+}
+
+func (h *Handler) remember(event controller.Event, pod podapi.PodID) {
+	before, existed := h.wired[pod]
+	h.last = &undo{event: event, pod: pod, before: before, existed: existed}
+}
+
+func (h *Handler) wire(pod podapi.Pod, txn controller.EventOperations) (string, error) {
+	memifs, err := h.podMemifs(pod)
+	if err != nil {
+		return "", err
+	}
+	values := Render(pod.ID, memifs, h.config)
+	keys := slices.Sorted(maps.Keys(values))
+	deleteStale(txn, h.wired[pod.ID].keys, keys)
+	putAll(txn, values)
+	if len(keys) == 0 {
+		delete(h.wired, pod.ID)
+		return "", nil
+	}
+	h.wired[pod.ID] = wiredPod{uid: pod.UID, keys: keys}
+	return "put " + interfaceNames(keys), nil
+}
+
+// unwire deletes what was put for pod, unless it was put for another
+// incarnation of the same name (a late DeletePod of a replaced pod).
+func (h *Handler) unwire(pod podapi.Pod, txn controller.EventOperations) string {
+	wired, ok := h.wired[pod.ID]
+	if !ok || (pod.UID != "" && wired.uid != "" && pod.UID != wired.uid) {
+		return ""
+	}
+	for _, key := range wired.keys {
+		txn.Delete(key)
+	}
+	delete(h.wired, pod.ID)
+	return "deleted " + interfaceNames(wired.keys)
+}
+
+// podMemifs returns the pod's memifs bound to this incarnation of it; a pod
+// without a memif has nothing to wire.
+func (h *Handler) podMemifs(pod podapi.Pod) ([]devapi.MemifInfo, error) {
+	memifs, err := h.devices.GetPodMemifs(pod.ID)
+	if errors.Is(err, devapi.ErrNoMemif) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get memifs of pod %s: %w", pod, err)
+	}
+	return slices.DeleteFunc(memifs, func(memif devapi.MemifInfo) bool {
+		return pod.UID != "" && memif.PodUID != "" && memif.PodUID != pod.UID
+	}), nil
+}
+
+func putAll(txn controller.Transaction, values map[string]proto.Message) {
+	for key, value := range values {
+		txn.Put(key, value)
+	}
+}
+
+// deleteStale deletes the keys of old that are not in current (sorted).
+func deleteStale(txn controller.Transaction, old, current []string) {
+	for _, key := range old {
+		if _, found := slices.BinarySearch(current, key); !found {
+			txn.Delete(key)
+		}
+	}
+}
+
+func interfaceNames(keys []string) string {
+	names := make([]string, len(keys))
+	for i, key := range keys {
+		names[i] = vpp_interfaces.ModelInterface.StripKeyPrefix(key)
+	}
+	return strings.Join(names, ", ")
+}

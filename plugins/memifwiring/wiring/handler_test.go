@@ -1,0 +1,130 @@
+package wiring_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/gogo/protobuf/proto"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+
+	"github.com/contivpp/memif-agent/internal/devicemanagerstandin"
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// recordingTxn is the event's transaction as one handler sees it: what it
+// put and deleted.
+type recordingTxn struct {
+	changes map[string]proto.Message
+}
+
+func newRecordingTxn() *recordingTxn { return &recordingTxn{changes: map[string]proto.Message{}} }
+
+func (r *recordingTxn) Put(key string, value proto.Message) { r.changes[key] = value }
+func (r *recordingTxn) Delete(key string)                   { r.changes[key] = nil }
+func (r *recordingTxn) Get(key string) proto.Message        { return r.changes[key] }
+func (r *recordingTxn) PushFollowUp(controller.Event) error { return nil }
+
+// summary lists "+name" for each put and "-name" for each delete, sorted.
+func (r *recordingTxn) summary() []string {
+	var out []string
+	for key, value := range r.changes {
+		sign := "+"
+		if value == nil {
+			sign = "-"
+		}
+		out = append(out, sign+vpp_interfaces.ModelInterface.StripKeyPrefix(key))
+	}
+	slices.Sort(out)
+	return out
+}
+
+var (
+	web      = podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "web"}, UID: "uid-1"}
+	webAgain = podapi.Pod{ID: web.ID, UID: "uid-2"}
+)
+
+func boundMemif(id string, pod podapi.Pod, container string, devices ...string) devapi.MemifInfo {
+	return devapi.MemifInfo{AllocationID: id, DeviceIDs: devices, Pod: pod.ID, PodUID: pod.UID,
+		ContainerName: container, HostSocket: "/run/memif/" + id + "/memif.sock", Secret: "s-" + id}
+}
+
+type fullResync struct{}
+
+func (fullResync) GetName() string                    { return "FullResync" }
+func (fullResync) String() string                     { return "full resync" }
+func (fullResync) Method() controller.EventMethodType { return controller.FullResync }
+func (fullResync) IsBlocking() bool                   { return false }
+func (fullResync) Done(error)                         {}
+
+func TestHandlerUpdates(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		memifs []devapi.MemifInfo
+		// events run in order; want is the last event's transaction.
+		events []controller.Event
+		want   []string
+	}{
+		{
+			name:   "add pod with two devices on one socket",
+			memifs: []devapi.MemifInfo{boundMemif("a1", web, "app", "d1", "d2")},
+			events: []controller.Event{&podapi.AddPod{Pod: web}},
+			want:   []string{"+memif_default_web_app_0", "+memif_default_web_app_1"},
+		},
+		{
+			name:   "pod without memif has nothing to wire",
+			events: []controller.Event{&podapi.AddPod{Pod: web}},
+		},
+		{
+			name:   "delete pod removes what add put",
+			memifs: []devapi.MemifInfo{boundMemif("a1", web, "app", "d1")},
+			events: []controller.Event{&podapi.AddPod{Pod: web}, &podapi.DeletePod{Pod: web}},
+			want:   []string{"-memif_default_web_app_0"},
+		},
+		{
+			name:   "late delete of a replaced pod keeps the new one",
+			memifs: []devapi.MemifInfo{boundMemif("a2", webAgain, "app", "d1")},
+			events: []controller.Event{&podapi.AddPod{Pod: webAgain}, &podapi.DeletePod{Pod: web}},
+		},
+		{
+			name:   "memifs of another incarnation are not wired",
+			memifs: []devapi.MemifInfo{boundMemif("a1", web, "app", "d1")},
+			events: []controller.Event{&podapi.AddPod{Pod: webAgain}},
+		},
+		{
+			name:   "resync puts every bound memif",
+			memifs: []devapi.MemifInfo{boundMemif("a1", web, "app", "d1"), {AllocationID: "unbound", DeviceIDs: []string{"d2"}}},
+			events: []controller.Event{fullResync{}},
+			want:   []string{"+memif_default_web_app_0"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			devices := devicemanagerstandin.New()
+			for _, memif := range tc.memifs {
+				devices.Allocate(memif)
+			}
+			handler := wiring.NewHandler(devices, wiring.Config{})
+			var txn *recordingTxn
+			for _, event := range tc.events {
+				txn = newRecordingTxn()
+				if !handler.HandlesEvent(event) {
+					t.Fatalf("handler does not handle %s", event)
+				}
+				var err error
+				if event.Method().IsResync() {
+					err = handler.Resync(event, controller.KubeStateData{}, 1, txn)
+				} else {
+					_, err = handler.Update(event, txn)
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", event, err)
+				}
+			}
+			if got := txn.summary(); !slices.Equal(got, tc.want) {
+				t.Errorf("transaction = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

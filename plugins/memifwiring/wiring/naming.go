@@ -1,0 +1,33 @@
+package wiring
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+const (
+	// MaxInterfaceNameLength is what the VPP interface tag holds (64 bytes
+	// with the terminating NUL).
+	MaxInterfaceNameLength = 63
+	// nameHashLength is how many hex digits of SHA-256 end a cut name.
+	nameHashLength = 8
+	// nameSeparator cannot occur in Kubernetes names.
+	nameSeparator = "_"
+)
+
+// InterfaceName names the vswitch-side interface of memif memifID of the
+// socket that owner (a container name, or the allocation ID when the
+// container is unknown) of pod holds.
+func InterfaceName(pod podapi.PodID, owner string, memifID int) string {
+	name := strings.Join([]string{"memif", pod.Namespace, pod.Name, owner, strconv.Itoa(memifID)}, nameSeparator)
+	if len(name) <= MaxInterfaceNameLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	keep := MaxInterfaceNameLength - len(nameSeparator) - nameHashLength
+	return name[:keep] + nameSeparator + hex.EncodeToString(sum[:])[:nameHashLength]
+}

@@ -1,0 +1,62 @@
+package wiring
+
+import (
+	"github.com/gogo/protobuf/proto"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+
+	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// Render returns the vswitch-side interfaces of one pod's memifs, keyed by
+// their KV-scheduler keys.
+func Render(pod podapi.PodID, memifs []devapi.MemifInfo, config Config) map[string]proto.Message {
+	owners := ownerNames(memifs)
+	values := make(map[string]proto.Message)
+	for i, memif := range memifs {
+		for memifID := range memif.DeviceIDs {
+			iface := renderInterface(InterfaceName(pod, owners[i], memifID), memif, memifID, config)
+			iface.IpAddresses = config.addressOf(pod.Namespace, pod.Name, memif.ContainerName, memifID)
+			values[vpp_interfaces.InterfaceKey(iface.Name)] = iface
+		}
+	}
+	return values
+}
+
+func renderInterface(name string, memif devapi.MemifInfo, memifID int, config Config) *vpp_interfaces.Interface {
+	iface := &vpp_interfaces.Interface{
+		Name:    name,
+		Type:    vpp_interfaces.Interface_MEMIF,
+		Enabled: true,
+		Mtu:     config.MTU,
+		Vrf:     config.VRF,
+		Link: &vpp_interfaces.Interface_Memif{Memif: &vpp_interfaces.MemifLink{
+			Mode:           vpp_interfaces.MemifLink_ETHERNET,
+			Master:         true,
+			Id:             uint32(memifID),
+			SocketFilename: memif.HostSocket,
+			Secret:         memif.Secret,
+		}},
+	}
+	if mode, ok := rxModes[config.RxMode]; ok {
+		iface.RxModes = []*vpp_interfaces.Interface_RxMode{{DefaultMode: true, Mode: mode}}
+	}
+	return iface
+}
+
+// ownerNames names each memif by its container, or by its allocation ID
+// when the container is unknown or holds more than one allocation.
+func ownerNames(memifs []devapi.MemifInfo) []string {
+	perContainer := map[string]int{}
+	for _, memif := range memifs {
+		perContainer[memif.ContainerName]++
+	}
+	owners := make([]string, len(memifs))
+	for i, memif := range memifs {
+		owners[i] = memif.ContainerName
+		if memif.ContainerName == "" || perContainer[memif.ContainerName] > 1 {
+			owners[i] = memif.AllocationID
+		}
+	}
+	return owners
+}
