@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -11,12 +12,38 @@ var _ dmapi.DeviceManagerAPI = (*Manager)(nil)
 
 // GetPodMemifInfo implements dmapi.DeviceManagerAPI.
 func (m *Manager) GetPodMemifInfo(pod podapi.PodID) (dmapi.MemifInfo, error) {
-	return m.state.PodMemifInfo(pod)
+	infos, err := m.GetPodMemifs(pod)
+	if err != nil {
+		return dmapi.MemifInfo{}, err
+	}
+	return infos[0], nil
 }
 
 // GetPodMemifs implements dmapi.DeviceManagerAPI.
 func (m *Manager) GetPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
-	return m.state.PodMemifs(pod)
+	infos, err := m.state.PodMemifs(pod)
+	if errors.Is(err, dmapi.ErrNoMemif) && m.opts.PodResolver != nil {
+		if admitted := m.resolveAdmitted(pod); len(admitted) > 0 {
+			return admitted, nil
+		}
+	}
+	return infos, err
+}
+
+// resolveAdmitted asks the resolver what is known of a pod the event loop
+// has not bound yet and returns the unbound allocations it proves to hold.
+func (m *Manager) resolveAdmitted(pod podapi.PodID) []dmapi.MemifInfo {
+	ctx, cancel := context.WithTimeout(context.Background(), m.opts.PodListTimeout)
+	defer cancel()
+	state, found, err := m.opts.PodResolver.ResolvePod(ctx, pod)
+	if err != nil {
+		m.log.Warnf("resolve pod %s for its memifs: %v", pod, err)
+		return nil
+	}
+	if !found {
+		return nil
+	}
+	return m.state.Resolve(state.Pod, state.Containers)
 }
 
 // ListAllocations implements dmapi.DeviceManagerAPI.

@@ -27,6 +27,10 @@ type Options struct {
 	// allocations of gone pods are collected. Without it resyncs collect
 	// nothing.
 	PodLister podapi.PodLister
+	// PodResolver, when set, answers GetPodMemifInfo and GetPodMemifs for a
+	// pod that holds no bound allocation yet (just admitted by kubelet):
+	// unbound allocations its evidence proves are returned, not bound.
+	PodResolver podapi.PodResolver
 	// Metrics is where the manager registers its metrics; nil: none.
 	Metrics prometheus.Registerer
 	// PodListTimeout bounds one PodLister call; default 10s.

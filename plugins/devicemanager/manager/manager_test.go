@@ -25,12 +25,19 @@ import (
 
 const waitLimit = 20 * time.Second
 
-type testLogger struct{ t *testing.T }
+type testLogger struct{ t testing.TB }
 
 func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
 func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
 func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
 func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
+
+type discardLogger struct{}
+
+func (discardLogger) Debugf(string, ...interface{}) {}
+func (discardLogger) Infof(string, ...interface{})  {}
+func (discardLogger) Warnf(string, ...interface{})  {}
+func (discardLogger) Errorf(string, ...interface{}) {}
 
 // acceptingCommitter takes every transaction: the device manager puts no
 // vswitch values, and no vswitch runs in these tests.
@@ -44,7 +51,7 @@ type fixedPodLister struct{ pods []podapi.PodState }
 
 func (l *fixedPodLister) ListPods(context.Context) ([]podapi.PodState, error) { return l.pods, nil }
 
-func testConfig(t *testing.T) config.Config {
+func testConfig(t testing.TB) config.Config {
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.DeviceCount = 8
@@ -63,12 +70,16 @@ type agent struct {
 	kubelet  pluginapi.DevicePluginClient
 }
 
-func startAgent(t *testing.T, cfg config.Config, lister podapi.PodLister) *agent {
+func startAgent(t testing.TB, cfg config.Config, lister podapi.PodLister) *agent {
 	t.Helper()
 	if err := os.MkdirAll(cfg.PluginDir, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	opts := manager.Options{Log: testLogger{t}}
+	var log manager.Logger = testLogger{t}
+	if _, benchmark := t.(*testing.B); benchmark {
+		log = discardLogger{} // a line per allocation would drown the figures
+	}
+	opts := manager.Options{Log: log}
 	if lister != nil {
 		opts.PodLister = lister
 	}
@@ -309,7 +320,7 @@ func TestPodBindingAndRelease(t *testing.T) {
 
 // push runs a non-blocking event and then a resync, which the loop runs
 // after it: when the resync is done, so is the event.
-func push(t *testing.T, a *agent, event controller.Event) {
+func push(t testing.TB, a *agent, event controller.Event) {
 	t.Helper()
 	if err := a.loop.PushEvent(event); err != nil {
 		t.Fatal(err)
