@@ -24,13 +24,16 @@ type Plugin struct {
 	dm *manager.Manager
 }
 
-// Deps are the plugin's dependencies. EventLoop is required; PodLister and
-// Prometheus are optional.
+// Deps are the plugin's dependencies. EventLoop is required; PodLister,
+// PodResolver and Prometheus are optional.
 type Deps struct {
 	infra.PluginDeps
-	EventLoop  controller.EventLoop
-	PodLister  podapi.PodLister
-	Prometheus cnprometheus.API
+	EventLoop controller.EventLoop
+	PodLister podapi.PodLister
+	// PodResolver answers GetPodMemifInfo for a pod kubelet has just
+	// admitted; optional.
+	PodResolver podapi.PodResolver
+	Prometheus  cnprometheus.API
 }
 
 var (
@@ -48,7 +51,7 @@ func (p *Plugin) Init() error {
 	if err != nil {
 		return err
 	}
-	opts := manager.Options{Log: p.Log, PodLister: p.PodLister}
+	opts := manager.Options{Log: p.Log, PodLister: p.PodLister, PodResolver: p.PodResolver}
 	if p.Prometheus != nil {
 		opts.Metrics = registryAt{plugin: p.Prometheus, path: cnprometheus.DefaultRegistry}
 	}

@@ -1,7 +1,7 @@
 // Package podmanager is the cn-infra plugin that tells the rest of the agent
 // which pods live on the node. It turns the container runtime's pod
 // lifecycle into AddPod and DeletePod events in the controller event loop
-// and implements api.PodLister, from Docker (package dockerpods) and
+// and implements api.PodLister and api.PodResolver, from Docker (package dockerpods) and
 // kubelet's pod-resources API (package podresources) together.
 //
 // It is a thin adapter over package podtracker: it reads podmanager.conf
@@ -18,6 +18,7 @@
 //	deviceManager := devicemanager.NewPlugin(devicemanager.UseDeps(func(deps *devicemanager.Deps) {
 //		deps.EventLoop = controllerPlugin
 //		deps.PodLister = podManager
+//		deps.PodResolver = podManager
 //	}))
 //
 // ListPods works from Init on, so a handler may call it in the controller's

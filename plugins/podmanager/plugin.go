@@ -14,7 +14,8 @@ import (
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 )
 
-// Plugin is the pod manager in the agent. It implements api.PodLister.
+// Plugin is the pod manager in the agent. It implements api.PodLister and
+// api.PodResolver.
 type Plugin struct {
 	Deps
 	kubelet *podresources.Client
@@ -27,7 +28,10 @@ type Deps struct {
 	EventLoop controller.EventLoop
 }
 
-var _ api.PodLister = (*Plugin)(nil)
+var (
+	_ api.PodLister   = (*Plugin)(nil)
+	_ api.PodResolver = (*Plugin)(nil)
+)
 
 // Init reads the config and creates the clients and the tracker; nothing is
 // dialled yet. An invalid config stops the agent with the key named.
@@ -87,4 +91,12 @@ func (p *Plugin) ListPods(ctx context.Context) ([]api.PodState, error) {
 		return nil, errors.New("list pods before the podmanager plugin's Init")
 	}
 	return p.tracker.ListPods(ctx)
+}
+
+// ResolvePod implements api.PodResolver.
+func (p *Plugin) ResolvePod(ctx context.Context, pod api.PodID) (api.PodState, bool, error) {
+	if p.tracker == nil {
+		return api.PodState{}, false, errors.New("resolve a pod before the podmanager plugin's Init")
+	}
+	return p.tracker.ResolvePod(ctx, pod)
 }

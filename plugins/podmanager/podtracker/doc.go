@@ -26,8 +26,9 @@
 //
 // One goroutine owns the announced state and pushes events, in order,
 // retrying while the controller's queue is full; Docker's watcher runs in a
-// second one. Close stops both. ListPods (the api.PodLister) asks both sources
-// directly, so it is safe to call from inside the event loop.
+// second one. Close stops both. ListPods (api.PodLister) and ResolvePod
+// (api.PodResolver) ask both sources directly, so they are safe to call from
+// inside the event loop.
 //
 // Known gap: a pod deleted after the device manager's startup resync but
 // before the tracker's first listing is neither listed nor announced; the

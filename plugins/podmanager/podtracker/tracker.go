@@ -69,7 +69,10 @@ type Tracker struct {
 	running sync.WaitGroup
 }
 
-var _ api.PodLister = (*Tracker)(nil)
+var (
+	_ api.PodLister   = (*Tracker)(nil)
+	_ api.PodResolver = (*Tracker)(nil)
+)
 
 // New returns a Tracker; it does nothing until Start.
 func New(cfg Config, deps Deps) (*Tracker, error) {
@@ -130,6 +133,28 @@ func (t *Tracker) ListPods(ctx context.Context) ([]api.PodState, error) {
 		}
 	}
 	return MergeAll(runtime, kubelet), nil
+}
+
+// ResolvePod returns what Docker and kubelet know of one pod now; found is
+// false when neither knows it. It implements api.PodResolver.
+func (t *Tracker) ResolvePod(ctx context.Context, id api.PodID) (api.PodState, bool, error) {
+	var runtime *api.PodState
+	state, exists, err := t.inspector.GetPod(ctx, id)
+	if err != nil {
+		return api.PodState{}, false, fmt.Errorf("resolve pod %s: %w", id, err)
+	}
+	if exists {
+		runtime = &state
+	}
+	kubelet, err := t.kubeletPod(ctx, id)
+	if err != nil {
+		return api.PodState{}, false, fmt.Errorf("resolve pod %s: %w", id, err)
+	}
+	live := Merge(runtime, kubelet)
+	if live == nil {
+		return api.PodState{}, false, nil
+	}
+	return *live, true, nil
 }
 
 // Reconcile compares both sources with what was announced, now, and waits

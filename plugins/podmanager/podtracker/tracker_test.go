@@ -381,3 +381,36 @@ func TestListPodsNeedsBothSources(t *testing.T) {
 		t.Errorf("ListPods with dockerd down = %v, want an error naming docker", err)
 	}
 }
+
+func TestResolvePod(t *testing.T) {
+	f := newFixture(t, 100, true)
+	hostDir := t.TempDir()
+	dockerd.CreatePod(t, f.docker, memifSpec(f.image, "running", "uid-running", hostDir, false))
+	f.kubelet.set(admitted("admitted", "app", "memif-002"), admitted("running", "app", "memif-003"))
+	tests := []struct {
+		name      string
+		pod       string
+		wantFound bool
+		want      []api.PodContainer
+	}{
+		{name: "admitted, no container yet", pod: "admitted", wantFound: true,
+			want: []api.PodContainer{{Name: "app", DeviceIDs: map[string][]string{memif: {"memif-002"}}}}},
+		{name: "running: mounts and devices", pod: "running", wantFound: true,
+			want: []api.PodContainer{{Name: "app", MountSources: []string{hostDir}, DeviceIDs: map[string][]string{memif: {"memif-003"}}}}},
+		{name: "unknown", pod: "unknown"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			state, found, err := f.tracker.ResolvePod(context.Background(), api.PodID{Namespace: "default", Name: test.pod})
+			if err != nil || found != test.wantFound {
+				t.Fatalf("ResolvePod = found %v, err %v; want found %v", found, err, test.wantFound)
+			}
+			for i := range state.Containers {
+				state.Containers[i].RuntimeID = ""
+			}
+			if found && !reflect.DeepEqual(state.Containers, test.want) {
+				t.Errorf("containers\n got %+v\nwant %+v", state.Containers, test.want)
+			}
+		})
+	}
+}
