@@ -57,7 +57,7 @@ func (h eventHistory) EventHistory(query server.HistoryQuery) []server.EventReco
 }
 
 var testHistory = eventHistory{
-	{Seq: 1, Name: "FullResync", Description: "startup resync (full-resync)", Method: "full-resync",
+	{Seq: 1, Name: "StartupResync", Description: "StartupResync (full-resync)", Method: "full-resync",
 		StartedAt: testStart, FinishedAt: testStart.Add(1500 * time.Microsecond), Committed: 2,
 		Handlers: []server.HandlerRecord{{Handler: "devicemanager", Action: "resync"}}},
 	{Seq: 2, Name: "AddPod", Description: "AddPod default/web (uid uid-web)", Method: "update",
@@ -65,9 +65,10 @@ var testHistory = eventHistory{
 		StartedAt: testStart.Add(time.Second), FinishedAt: testStart.Add(time.Second + 3*time.Millisecond),
 		Handlers: []server.HandlerRecord{
 			{Handler: "devicemanager", Action: "update", Change: "bound alloc-1 to default/web"},
-			{Handler: "memifwiring", Action: "update", Error: "vswitch refused memif-default-web"},
+			{Handler: "memifwiring", Action: "update", Change: "put memif_default_web_app_0"},
 		},
-		Error: "memifwiring: vswitch refused memif-default-web"},
+		Committed: 1,
+		Error:     "commit 1 values of event AddPod: vswitch refused memif_default_web_app_0"},
 }
 
 // startAgentAPI serves the real node API over a temp Unix socket.
