@@ -1,0 +1,214 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// agentStopTimeout bounds the agent's shutdown after SIGTERM.
+const agentStopTimeout = 30 * time.Second
+
+// agent is the real memif-agent binary, run with a demo config.
+type agent struct {
+	binDir     string
+	configDir  string
+	socketRoot string
+	apiSocket  string
+	httpAddr   string
+	logPath    string
+	cmd        *exec.Cmd
+	exited     chan struct{}
+	waitErr    error
+}
+
+// agentConfig is where the agent keeps its state: everything under dir,
+// except kubelet's directories, which are the real paths in the private
+// mount namespace.
+type agentConfig struct {
+	dir                string
+	deviceCount        int
+	podResourcesSocket string
+	dockerHost         string
+}
+
+func newAgent(binDir string, cfg agentConfig) (*agent, error) {
+	a := &agent{
+		binDir:     binDir,
+		configDir:  filepath.Join(cfg.dir, "config"),
+		socketRoot: filepath.Join(cfg.dir, "memif"),
+		apiSocket:  filepath.Join(cfg.dir, "api", "api.sock"),
+		logPath:    filepath.Join(cfg.dir, "memif-agent.log"),
+	}
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	a.httpAddr = net.JoinHostPort("127.0.0.1", port)
+	files := map[string]string{
+		"http.conf": "endpoint: " + a.httpAddr + "\n",
+		"devicemanager.conf": fmt.Sprintf("device-count: %d\nsocket-root: %s\ncheckpoint-path: %s\n",
+			cfg.deviceCount, a.socketRoot, filepath.Join(cfg.dir, "checkpoint", "checkpoint.json")),
+		"nodeapi.conf": "socket-path: " + a.apiSocket + "\n",
+		"podmanager.conf": fmt.Sprintf("docker-endpoint: %s\npod-resources-socket: %s\n",
+			cfg.dockerHost, cfg.podResourcesSocket),
+	}
+	if err := os.MkdirAll(a.configDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create agent config dir: %w", err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(a.configDir, name), []byte(content), 0o600); err != nil {
+			return nil, fmt.Errorf("write agent config %s: %w", name, err)
+		}
+	}
+	return a, nil
+}
+
+// freeLoopbackPort finds a port for the agent's HTTP server, so the demo
+// does not collide with an agent already running on the default port.
+func freeLoopbackPort() (string, error) {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free loopback port: %w", err)
+	}
+	defer listener.Close()
+	_, port, err := net.SplitHostPort(listener.Addr().String())
+	return port, err
+}
+
+// start runs the agent and waits until its readiness probe passes.
+func (a *agent) start(ctx context.Context, dockerHost string) error {
+	logFile, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("create agent log: %w", err)
+	}
+	defer logFile.Close()
+	a.cmd = exec.Command(filepath.Join(a.binDir, "memif-agent"), "--config-dir="+a.configDir)
+	a.cmd.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost)
+	a.cmd.Stdout, a.cmd.Stderr = logFile, logFile
+	if err := a.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w (build it with make build)", a.cmd.Path, err)
+	}
+	a.exited = make(chan struct{})
+	go func() {
+		a.waitErr = a.cmd.Wait()
+		close(a.exited)
+	}()
+	return a.waitReady(ctx)
+}
+
+func (a *agent) waitReady(ctx context.Context) error {
+	client := http.Client{Timeout: time.Second}
+	url := "http://" + a.httpAddr + "/readiness"
+	for {
+		response, err := client.Get(url)
+		if err == nil {
+			response.Body.Close()
+			if response.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-a.exited:
+			return fmt.Errorf("memif-agent exited at start (%v); %s ends with:\n%s", a.waitErr, a.logPath, logTail(a.logPath, 15))
+		case <-ctx.Done():
+			return fmt.Errorf("memif-agent not ready at %s: %w; see %s", url, context.Cause(ctx), a.logPath)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// stop sends SIGTERM and waits; a kill after agentStopTimeout is an error.
+func (a *agent) stop() error {
+	if a.cmd == nil || a.cmd.Process == nil {
+		return nil
+	}
+	select {
+	case <-a.exited:
+		return nil
+	default:
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.exited:
+		return nil
+	case <-time.After(agentStopTimeout):
+		_ = a.cmd.Process.Kill()
+		<-a.exited
+		return fmt.Errorf("memif-agent ignored SIGTERM for %s and was killed", agentStopTimeout)
+	}
+}
+
+// memifctlAllocation is one allocation in `memifctl -o json` output.
+type memifctlAllocation struct {
+	AllocationID    string   `json:"allocationId"`
+	DeviceIDs       []string `json:"deviceIds"`
+	PodNamespace    string   `json:"podNamespace"`
+	PodName         string   `json:"podName"`
+	ContainerName   string   `json:"containerName"`
+	HostSocket      string   `json:"hostSocket"`
+	HostDir         string   `json:"hostDir"`
+	ContainerSocket string   `json:"containerSocket"`
+	Secret          string   `json:"secret"`
+}
+
+// memifctl runs the real memifctl against the agent's API and decodes its
+// JSON output.
+func (a *agent) memifctl(ctx context.Context, args ...string) ([]memifctlAllocation, error) {
+	full := append([]string{"-socket", a.apiSocket, "-o", "json"}, args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(a.binDir, "memifctl"), full...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("memifctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	var allocations []memifctlAllocation
+	if err := json.Unmarshal(out, &allocations); err != nil {
+		return nil, fmt.Errorf("decode memifctl %s output %q: %w", strings.Join(args, " "), out, err)
+	}
+	return allocations, nil
+}
+
+// waitPodMemif polls `memifctl get` until the agent has bound an allocation
+// to the pod.
+func (a *agent) waitPodMemif(ctx context.Context, namespace, name string) (memifctlAllocation, error) {
+	var lastErr error
+	for {
+		allocations, err := a.memifctl(ctx, "--show-secrets", "get", namespace+"/"+name)
+		if err == nil && len(allocations) > 0 {
+			return allocations[0], nil
+		}
+		if err == nil {
+			err = errors.New("no allocation listed")
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return memifctlAllocation{}, fmt.Errorf("agent never reported a memif for pod %s/%s: %w (last: %v)", namespace, name, context.Cause(ctx), lastErr)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func logTail(path string, n int) string {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(content), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,161 @@
+package demo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+
+	docker "github.com/fsouza/go-dockerclient"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
+
+	"github.com/contivpp/memif-agent/internal/testpmd"
+)
+
+// podImage is the image every demo container runs: the pod-side rootfs
+// skeleton, with the host's /usr bind-mounted.
+const podImage = "memif-demo-pod:latest"
+
+// kubelet's dockershim labels, which the agent's pod tracking reads.
+const (
+	labelPodName       = "io.kubernetes.pod.name"
+	labelPodNamespace  = "io.kubernetes.pod.namespace"
+	labelPodUID        = "io.kubernetes.pod.uid"
+	labelContainerName = "io.kubernetes.container.name"
+	labelDockerType    = "io.kubernetes.docker.type"
+	labelSandboxID     = "io.kubernetes.sandbox.id"
+	annotationPrefix   = "annotation."
+)
+
+// dockerPod is a pod made in Docker: a sandbox and one app container.
+type dockerPod struct {
+	pod       *v1.Pod
+	sandboxID string
+	appID     string
+}
+
+// importPodImage makes podImage from testpmd's pod-side rootfs.
+func importPodImage(client *docker.Client) error {
+	rootfs, err := testpmd.PodRootfs()
+	if err != nil {
+		return err
+	}
+	err = client.ImportImage(docker.ImportImageOptions{
+		Repository: "memif-demo-pod", Tag: "latest", Source: "-",
+		InputStream: bytes.NewReader(rootfs), OutputStream: &bytes.Buffer{},
+	})
+	if err != nil {
+		return fmt.Errorf("import the pod image %s: %w", podImage, err)
+	}
+	return nil
+}
+
+// createDockerPod starts the pod's sandbox and creates, without starting,
+// its app container with what kubelet's device manager returned for it.
+func createDockerPod(client *docker.Client, pod *v1.Pod, container string, opts *devicemanager.DeviceRunContainerOptions) (*dockerPod, error) {
+	p := &dockerPod{pod: pod}
+	sandbox, err := client.CreateContainer(docker.CreateContainerOptions{
+		Name: dockerName(pod, "POD"),
+		Config: &docker.Config{
+			Image:  podImage,
+			Cmd:    []string{"/bin/sleep", "infinity"},
+			Labels: podLabels(pod, "POD", "podsandbox"),
+		},
+		HostConfig: &docker.HostConfig{NetworkMode: "none", Binds: testpmd.PodBinds()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create sandbox of pod %s: %w", pod.Name, err)
+	}
+	p.sandboxID = sandbox.ID
+	if err := client.StartContainer(sandbox.ID, nil); err != nil {
+		return p, fmt.Errorf("start sandbox of pod %s: %w", pod.Name, err)
+	}
+	app, err := client.CreateContainer(appContainerOptions(pod, container, sandbox.ID, opts))
+	if err != nil {
+		return p, fmt.Errorf("create container %s of pod %s: %w", container, pod.Name, err)
+	}
+	p.appID = app.ID
+	return p, nil
+}
+
+// appContainerOptions is the container as dockershim makes it: kubelet's
+// labels, envs and bind mounts from the device manager, its annotations as
+// "annotation.<key>" labels, the pod side's command, no network.
+func appContainerOptions(pod *v1.Pod, container, sandboxID string, opts *devicemanager.DeviceRunContainerOptions) docker.CreateContainerOptions {
+	labels := podLabels(pod, container, "container")
+	labels[labelSandboxID] = sandboxID
+	for _, annotation := range opts.Annotations {
+		labels[annotationPrefix+annotation.Name] = annotation.Value
+	}
+	env := make([]string, 0, len(opts.Envs))
+	for _, e := range opts.Envs {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	sort.Strings(env)
+	binds := testpmd.PodBinds()
+	for _, mount := range opts.Mounts {
+		bind := mount.HostPath + ":" + mount.ContainerPath
+		if mount.ReadOnly {
+			bind += ":ro"
+		}
+		binds = append(binds, bind)
+	}
+	return docker.CreateContainerOptions{
+		Name: dockerName(pod, container),
+		Config: &docker.Config{
+			Image:  podImage,
+			Cmd:    testpmd.PodCommand(),
+			Env:    env,
+			Labels: labels,
+		},
+		HostConfig: &docker.HostConfig{NetworkMode: "none", Binds: binds},
+	}
+}
+
+func podLabels(pod *v1.Pod, container, dockerType string) map[string]string {
+	return map[string]string{
+		labelPodName:       pod.Name,
+		labelPodNamespace:  pod.Namespace,
+		labelPodUID:        string(pod.UID),
+		labelContainerName: container,
+		labelDockerType:    dockerType,
+	}
+}
+
+// dockerName is dockershim's container name.
+func dockerName(pod *v1.Pod, container string) string {
+	return fmt.Sprintf("k8s_%s_%s_%s_%s_0", container, pod.Name, pod.Namespace, pod.UID)
+}
+
+// startApp starts the pod side.
+func (p *dockerPod) startApp(client *docker.Client) error {
+	if err := client.StartContainer(p.appID, nil); err != nil {
+		return fmt.Errorf("start the memif client of pod %s: %w", p.pod.Name, err)
+	}
+	return nil
+}
+
+// remove force-removes the app container, then the sandbox, as kubelet
+// does when a pod is deleted.
+func (p *dockerPod) remove(client *docker.Client) error {
+	var errs []error
+	for _, id := range []string{p.appID, p.sandboxID} {
+		if id == "" {
+			continue
+		}
+		err := client.RemoveContainer(docker.RemoveContainerOptions{ID: id, Force: true})
+		var missing *docker.NoSuchContainer
+		if err != nil && !errors.As(err, &missing) {
+			errs = append(errs, fmt.Errorf("remove container %.12s of pod %s: %w", id, p.pod.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// logs returns the app container's output (the pod side's testpmd).
+func (p *dockerPod) logs(client *docker.Client) string {
+	var out bytes.Buffer
+	_ = client.Logs(docker.LogsOptions{Container: p.appID, Stdout: true, Stderr: true, OutputStream: &out, ErrorStream: &out, Tail: "40"})
+	return out.String()
+}
