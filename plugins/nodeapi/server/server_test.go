@@ -54,7 +54,7 @@ func (h historyRecords) EventHistory(query server.HistoryQuery) []server.EventRe
 	return out
 }
 
-func startAPI(t *testing.T, devices devapi.DeviceManagerAPI, history server.EventHistory, config server.Config) memifv1.MemifAgentClient {
+func startAPI(t testing.TB, devices devapi.DeviceManagerAPI, history server.EventHistory, config server.Config) memifv1.MemifAgentClient {
 	t.Helper()
 	if config.SocketPath == "" {
 		config.SocketPath = filepath.Join(t.TempDir(), "api", "api.sock")
