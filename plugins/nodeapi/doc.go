@@ -11,6 +11,6 @@
 //
 //	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
 //		deps.DeviceManager = deviceManager
-//		deps.Controller = controller // History() *eventloop.History
+//		deps.Controller = controllerPlugin // has History() *eventloop.History
 //	}))
 package nodeapi

@@ -5,19 +5,32 @@ import (
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
 
-// LoopHistory serves the controller event loop's history to the API.
-func LoopHistory(history *eventloop.History) server.EventHistory {
-	return loopHistory{history: history}
+// HistorySource is what the API needs of the controller: its event loop's
+// history (the controller plugin and *eventloop.Loop have it).
+type HistorySource interface {
+	// History returns the loop's history; nil while there is no loop yet.
+	History() *eventloop.History
+}
+
+// LoopHistory serves the controller event loop's history to the API. The
+// source is asked at every request, so it may be given before the
+// controller has created its loop.
+func LoopHistory(source HistorySource) server.EventHistory {
+	return loopHistory{source: source}
 }
 
 type loopHistory struct {
-	history *eventloop.History
+	source HistorySource
 }
 
 // EventHistory implements server.EventHistory.
 func (h loopHistory) EventHistory(query server.HistoryQuery) []server.EventRecord {
+	history := h.source.History()
+	if history == nil {
+		return nil
+	}
 	var records []server.EventRecord
-	for _, rec := range h.history.All() {
+	for _, rec := range history.All() {
 		if rec.SeqNum > query.SinceSeq {
 			records = append(records, toEventRecord(rec))
 		}

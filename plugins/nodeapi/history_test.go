@@ -32,7 +32,7 @@ func TestEventHistoryOfTheRealLoopOverTheAPI(t *testing.T) {
 
 	socket := filepath.Join(t.TempDir(), "api.sock")
 	srv, err := server.Start(server.Config{SocketPath: socket},
-		server.NewService(devicemanagerstandin.New(), LoopHistory(loop.History()), 0))
+		server.NewService(devicemanagerstandin.New(), LoopHistory(loop), 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/ligato/cn-infra/infra"
 
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
@@ -16,23 +15,17 @@ type Deps struct {
 	// DeviceManager is read for allocations and watched for changes.
 	DeviceManager devapi.DeviceManagerAPI
 	// Controller gives the event history to GetEventHistory; nil answers
-	// it UNAVAILABLE. It is read in Init, after the controller's own Init.
+	// it UNAVAILABLE.
 	Controller HistorySource
-}
-
-// HistorySource is what the plugin needs of the controller: its event
-// loop's history (the controller plugin and *eventloop.Loop have it).
-type HistorySource interface {
-	History() *eventloop.History
 }
 
 // Plugin serves the node-local API from AfterInit until Close.
 type Plugin struct {
 	Deps
 
-	config  Config
-	service *server.Service
-	server  *server.Server
+	serverConfig server.Config
+	service      *server.Service
+	server       *server.Server
 }
 
 // Init reads nodeapi.conf.
@@ -40,29 +33,26 @@ func (p *Plugin) Init() error {
 	if p.DeviceManager == nil {
 		return fmt.Errorf("nodeapi plugin: DeviceManager dependency is not set")
 	}
-	if _, err := p.Cfg.LoadValue(&p.config); err != nil {
+	var cfg Config
+	if _, err := p.Cfg.LoadValue(&cfg); err != nil {
 		return fmt.Errorf("load nodeapi config %s: %w", p.Cfg.GetConfigName(), err)
 	}
-	if _, err := p.config.serverConfig(); err != nil {
+	serverConfig, err := cfg.serverConfig()
+	if err != nil {
 		return err
 	}
+	p.serverConfig = serverConfig
 	var history server.EventHistory
 	if p.Controller != nil {
-		if loopHistory := p.Controller.History(); loopHistory != nil {
-			history = LoopHistory(loopHistory)
-		}
+		history = LoopHistory(p.Controller)
 	}
-	p.service = server.NewService(p.DeviceManager, history, p.config.WatchBuffer)
+	p.service = server.NewService(p.DeviceManager, history, cfg.WatchBuffer)
 	return nil
 }
 
 // AfterInit starts serving, once the device manager has loaded its state.
 func (p *Plugin) AfterInit() error {
-	cfg, err := p.config.serverConfig()
-	if err != nil {
-		return err
-	}
-	srv, err := server.Start(cfg, p.service)
+	srv, err := server.Start(p.serverConfig, p.service)
 	if err != nil {
 		return fmt.Errorf("start node API: %w", err)
 	}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 
 	"google.golang.org/grpc"
@@ -130,9 +129,4 @@ func (s *Service) GetEventHistory(_ context.Context, req *memifv1.GetEventHistor
 		resp.Events = append(resp.Events, toEventRecord(record))
 	}
 	return resp, nil
-}
-
-// String names the service in logs.
-func (s *Service) String() string {
-	return fmt.Sprintf("memif-agent node API (watch buffer %d)", s.watchBuffer)
 }
