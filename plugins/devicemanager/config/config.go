@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os/user"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +31,7 @@ const (
 	DefaultCheckpointPath     = "/var/lib/memif-agent/checkpoint.json"
 	DefaultDirMode            = DirMode(0o770)
 	DefaultUnboundGracePeriod = Duration(10 * time.Minute)
+	DefaultReconcilePeriod    = Duration(time.Minute)
 
 	// MaxDeviceCount bounds device-count: kubelet keeps every device in
 	// memory and in its own checkpoint.
@@ -64,10 +68,14 @@ type Config struct {
 	// DirGroup, when set, is the group (name or numeric ID) that owns each
 	// allocation directory, so that a non-root pod process in that group can
 	// reach the socket.
-	DirGroup string `json:"dir-group,omitempty"`
+	DirGroup Group `json:"dir-group,omitempty"`
 	// UnboundGracePeriod is how long an allocation that no pod has been seen
 	// holding is kept before a resync collects it ("10m").
 	UnboundGracePeriod Duration `json:"unbound-grace-period"`
+	// ReconcilePeriod is how often allocations are checked against the live
+	// pods between resyncs ("1m"), so that a missed pod deletion does not
+	// leak a directory or devices.
+	ReconcilePeriod Duration `json:"reconcile-period"`
 }
 
 // Default returns the configuration with every default applied.
@@ -84,6 +92,7 @@ func Default() Config {
 		CheckpointPath:     DefaultCheckpointPath,
 		DirMode:            DefaultDirMode,
 		UnboundGracePeriod: DefaultUnboundGracePeriod,
+		ReconcilePeriod:    DefaultReconcilePeriod,
 	}
 }
 
@@ -99,15 +108,59 @@ func Parse(content []byte) (Config, error) {
 	if len(bytes.TrimSpace(jsonContent)) == 0 || string(bytes.TrimSpace(jsonContent)) == "null" {
 		return cfg, nil
 	}
-	decoder := json.NewDecoder(bytes.NewReader(jsonContent))
-	decoder.DisallowUnknownFields()
-	if err := decoder.Decode(&cfg); err != nil {
-		return Config{}, fmt.Errorf("device manager config: %w", err)
+	var values map[string]json.RawMessage
+	if err := json.Unmarshal(jsonContent, &values); err != nil {
+		return Config{}, fmt.Errorf("device manager config must be a map of keys to values: %w", err)
+	}
+	if err := cfg.setValues(values); err != nil {
+		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// fields maps every key to the field it sets.
+func (c *Config) fields() map[string]any {
+	return map[string]any{
+		"resource-name": &c.ResourceName, "device-count": &c.DeviceCount,
+		"plugin-dir": &c.PluginDir, "plugin-socket": &c.PluginSocket, "kubelet-socket": &c.KubeletSocket,
+		"socket-root": &c.SocketRoot, "container-dir": &c.ContainerDir, "socket-name": &c.SocketName,
+		"checkpoint-path": &c.CheckpointPath, "dir-mode": &c.DirMode, "dir-group": &c.DirGroup,
+		"unbound-grace-period": &c.UnboundGracePeriod, "reconcile-period": &c.ReconcilePeriod,
+	}
+}
+
+// setValues decodes each key on its own, so that a value of the wrong type
+// is reported with its key; unknown keys are refused.
+func (c *Config) setValues(values map[string]json.RawMessage) error {
+	fields := c.fields()
+	var problems []error
+	for _, key := range slices.Sorted(maps.Keys(values)) {
+		field, known := fields[key]
+		if !known {
+			problems = append(problems, &KeyError{Key: key, Reason: "unknown key; the keys are " + strings.Join(slices.Sorted(maps.Keys(fields)), ", ")})
+			continue
+		}
+		if err := json.Unmarshal(values[key], field); err != nil {
+			problems = append(problems, &KeyError{Key: key, Reason: valueProblem(err)})
+		}
+	}
+	return errors.Join(problems...)
+}
+
+// valueProblem words a decoding error without Go type names where it can.
+func valueProblem(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		want := "string"
+		if typeErr.Type.Kind() == reflect.Int {
+			want = "whole number"
+		}
+		return fmt.Sprintf("must be a %s, got a %s value", want, typeErr.Value)
+	}
+	return err.Error()
 }
 
 // KeyError is an invalid value of one key.
@@ -148,6 +201,9 @@ func (c Config) Validate() error {
 	if c.UnboundGracePeriod <= 0 {
 		check("unbound-grace-period", fmt.Sprintf("must be a positive duration such as \"10m\", got %s", time.Duration(c.UnboundGracePeriod)))
 	}
+	if c.ReconcilePeriod <= 0 {
+		check("reconcile-period", fmt.Sprintf("must be a positive duration such as \"1m\", got %s", time.Duration(c.ReconcilePeriod)))
+	}
 	return errors.Join(problems...)
 }
 
@@ -157,10 +213,10 @@ func (c Config) ResolveGroup() (int, error) {
 	if c.DirGroup == "" {
 		return -1, nil
 	}
-	if gid, err := strconv.Atoi(c.DirGroup); err == nil {
+	if gid, err := strconv.Atoi(string(c.DirGroup)); err == nil {
 		return gid, nil
 	}
-	group, err := user.LookupGroup(c.DirGroup)
+	group, err := user.LookupGroup(string(c.DirGroup))
 	if err != nil {
 		return 0, &KeyError{Key: "dir-group", Reason: fmt.Sprintf("group %q not found on this host: %v", c.DirGroup, err)}
 	}
@@ -261,18 +317,30 @@ func checkDirMode(mode DirMode) string {
 	return ""
 }
 
-func checkGroupSyntax(group string) string {
+func checkGroupSyntax(group Group) string {
 	if group == "" {
 		return ""
 	}
-	if gid, err := strconv.Atoi(group); err == nil {
+	if gid, err := strconv.Atoi(string(group)); err == nil {
 		if gid < 0 {
 			return fmt.Sprintf("must be a group name or a non-negative ID, got %q", group)
 		}
 		return ""
 	}
-	if strings.ContainsAny(group, ":/\n\x00 ") {
+	if !isGroupName(string(group)) {
 		return fmt.Sprintf("must be a group name or a numeric ID, got %q", group)
 	}
 	return ""
+}
+
+// isGroupName follows the shadow-utils rule: a letter or '_' first, then
+// letters, digits, '_', '-' or '.'.
+func isGroupName(name string) bool {
+	for i, r := range name {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return len(name) <= 32
 }

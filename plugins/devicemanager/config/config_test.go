@@ -35,6 +35,7 @@ checkpoint-path: /tmp/state/cp.json
 dir-mode: "0750"
 dir-group: "1234"
 unbound-grace-period: 90s
+reconcile-period: 30s
 `
 	cfg, err := Parse([]byte(content))
 	if err != nil {
@@ -45,6 +46,7 @@ unbound-grace-period: 90s
 		PluginSocket: "other.sock", KubeletSocket: "k.sock", SocketRoot: "/tmp/memif",
 		ContainerDir: "/memif", SocketName: "s.sock", CheckpointPath: "/tmp/state/cp.json",
 		DirMode: 0o750, DirGroup: "1234", UnboundGracePeriod: Duration(90 * time.Second),
+		ReconcilePeriod: Duration(30 * time.Second),
 	}
 	if cfg != want {
 		t.Errorf("Parse = %+v, want %+v", cfg, want)
@@ -101,8 +103,13 @@ func TestParseRejects(t *testing.T) {
 		{"dir mode bare number", `dir-mode: 0770`, "dir-mode", "quoted octal"},
 		{"dir group with colon", `dir-group: "a:b"`, "dir-group", "group name"},
 		{"negative dir group", `dir-group: "-1"`, "dir-group", "non-negative"},
+		{"fractional dir group", "dir-group: 1.5", "dir-group", "group name or a numeric ID"},
 		{"grace period zero", `unbound-grace-period: 0s`, "unbound-grace-period", "positive"},
 		{"grace period garbage", `unbound-grace-period: soon`, "unbound-grace-period", "duration"},
+		{"grace period a number", `unbound-grace-period: 600`, "unbound-grace-period", "duration string"},
+		{"reconcile period negative", `reconcile-period: -1m`, "reconcile-period", "positive"},
+		{"device count a word", `device-count: many`, "device-count", "must be a whole number, got a string value"},
+		{"misspelt key", `device-cuont: 3`, "device-cuont", "unknown key; the keys are"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,11 +128,11 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
-func TestParseRejectsUnknownKeyAndBadYAML(t *testing.T) {
+func TestParseRejectsBadYAML(t *testing.T) {
 	cases := []struct{ name, content, wantMsg string }{
-		{"misspelt key", "device-cuont: 3", `unknown field "device-cuont"`},
 		{"not yaml", "device-count: [", "not valid YAML"},
-		{"wrong type", "device-count: many", "device-count"},
+		{"a list, not a map", "- device-count\n", "must be a map"},
+		{"a number for a path", "socket-root: 5", `config key "socket-root": must be a string, got a number value`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,7 +171,7 @@ func TestResolveGroup(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Default()
-			cfg.DirGroup = tc.group
+			cfg.DirGroup = Group(tc.group)
 			gid, err := cfg.ResolveGroup()
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("ResolveGroup(%q) error = %v, want error %v", tc.group, err, tc.wantErr)

@@ -25,11 +25,11 @@ func (m DirMode) MarshalJSON() ([]byte, error) {
 func (m *DirMode) UnmarshalJSON(data []byte) error {
 	var text string
 	if err := json.Unmarshal(data, &text); err != nil {
-		return &KeyError{Key: "dir-mode", Reason: fmt.Sprintf("must be a quoted octal string such as \"0770\", got %s", data)}
+		return fmt.Errorf("must be a quoted octal string such as \"0770\", got %s", data)
 	}
 	value, err := strconv.ParseUint(text, 8, 32)
 	if err != nil {
-		return &KeyError{Key: "dir-mode", Reason: fmt.Sprintf("must be a quoted octal string such as \"0770\", got %q", text)}
+		return fmt.Errorf("must be a quoted octal string such as \"0770\", got %q", text)
 	}
 	*m = DirMode(value)
 	return nil
@@ -37,6 +37,9 @@ func (m *DirMode) UnmarshalJSON(data []byte) error {
 
 // Duration is a time.Duration written in the config as "10m", "90s".
 type Duration time.Duration
+
+// String formats the duration like time.Duration.
+func (d Duration) String() string { return time.Duration(d).String() }
 
 // MarshalJSON writes the duration as a string.
 func (d Duration) MarshalJSON() ([]byte, error) {
@@ -47,11 +50,11 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 func (d *Duration) UnmarshalJSON(data []byte) error {
 	var text string
 	if err := json.Unmarshal(data, &text); err != nil {
-		return &KeyError{Key: "unbound-grace-period", Reason: fmt.Sprintf("must be a duration string such as \"10m\", got %s", data)}
+		return fmt.Errorf("must be a duration string such as \"10m\", got %s", data)
 	}
 	value, err := time.ParseDuration(text)
 	if err != nil {
-		return &KeyError{Key: "unbound-grace-period", Reason: fmt.Sprintf("must be a duration string such as \"10m\", got %q", text)}
+		return fmt.Errorf("must be a duration string such as \"10m\", got %q", text)
 	}
 	*d = Duration(value)
 	return nil
@@ -59,3 +62,22 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 
 // Duration returns the value as a time.Duration.
 func (d Duration) Duration() time.Duration { return time.Duration(d) }
+
+// Group is a group name or numeric group ID; the config may write an ID
+// as a bare number.
+type Group string
+
+// UnmarshalJSON reads a string or a whole number.
+func (g *Group) UnmarshalJSON(data []byte) error {
+	var number json.Number
+	if err := json.Unmarshal(data, &number); err == nil {
+		*g = Group(number.String())
+		return nil
+	}
+	var text string
+	if err := json.Unmarshal(data, &text); err != nil {
+		return fmt.Errorf("must be a group name or a numeric ID, got %s", data)
+	}
+	*g = Group(text)
+	return nil
+}

@@ -57,9 +57,9 @@ func (s *Server) PreStartContainer(context.Context, *pluginapi.PreStartContainer
 }
 
 // Allocate answers every container request through the event loop. If one
-// fails, the call fails; allocations already made for earlier containers of
-// the same call are never handed out and are collected by the resync grace
-// period.
+// fails, the call fails and the allocations already made for it are
+// reported Abandoned, so that nothing is held for a container that will
+// never get it.
 func (s *Server) Allocate(ctx context.Context, request *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
 	start := time.Now()
 	response, err := s.allocate(ctx, request)
@@ -77,12 +77,16 @@ func (s *Server) allocate(ctx context.Context, request *pluginapi.AllocateReques
 		return nil, status.Errorf(codes.InvalidArgument, "allocate %s: the request holds no container request", s.cfg.ResourceName)
 	}
 	response := &pluginapi.AllocateResponse{}
+	var made []string
 	for i, containerRequest := range request.GetContainerRequests() {
-		containerResponse, err := s.allocateContainer(ctx, containerRequest.GetDevicesIds())
+		containerResponse, allocationID, err := s.allocateContainer(ctx, containerRequest.GetDevicesIds())
 		if err != nil {
-			return nil, status.Errorf(statusCode(err), "allocate %s for container request %d of %d (devices %v): %v",
+			err = status.Errorf(statusCode(err), "allocate %s for container request %d of %d (devices %v): %v",
 				s.cfg.ResourceName, i+1, len(request.GetContainerRequests()), containerRequest.GetDevicesIds(), err)
+			s.abandon(made, err.Error())
+			return nil, err
 		}
+		made = append(made, allocationID)
 		response.ContainerResponses = append(response.ContainerResponses, containerResponse)
 	}
 	return response, nil
@@ -92,16 +96,19 @@ func (s *Server) allocate(ctx context.Context, request *pluginapi.AllocateReques
 // an allocation, so there is nothing to hand to the container.
 var errNotAllocated = errors.New("no handler made the allocation: the device manager is not among the event loop's handlers")
 
-func (s *Server) allocateContainer(ctx context.Context, deviceIDs []string) (*pluginapi.ContainerAllocateResponse, error) {
+func (s *Server) allocateContainer(ctx context.Context, deviceIDs []string) (*pluginapi.ContainerAllocateResponse, string, error) {
 	event := dmapi.NewAllocateDevice(s.cfg.ResourceName, deviceIDs)
 	if err := s.loop.PushEvent(event); err != nil {
-		return nil, fmt.Errorf("queue the allocation: %w", err)
+		return nil, "", fmt.Errorf("queue the allocation: %w", err)
 	}
 	if err := event.Wait(ctx); err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			s.abandonWhenDone(event)
+		}
+		return nil, "", err
 	}
 	if event.AllocationID == "" || len(event.Mounts) == 0 || len(event.Envs) == 0 {
-		return nil, errNotAllocated
+		return nil, "", errNotAllocated
 	}
 	containerResponse := &pluginapi.ContainerAllocateResponse{Envs: event.Envs, Annotations: event.Annotations}
 	for _, mount := range event.Mounts {
@@ -109,7 +116,33 @@ func (s *Server) allocateContainer(ctx context.Context, deviceIDs []string) (*pl
 			HostPath: mount.HostPath, ContainerPath: mount.ContainerPath, ReadOnly: mount.ReadOnly,
 		})
 	}
-	return containerResponse, nil
+	return containerResponse, event.AllocationID, nil
+}
+
+func (s *Server) abandon(allocationIDs []string, reason string) {
+	if s.hooks.Abandoned == nil {
+		return
+	}
+	for _, id := range allocationIDs {
+		s.hooks.Abandoned(id, reason)
+	}
+}
+
+// abandonWhenDone waits, until Stop, for an allocation kubelet stopped
+// waiting for, and abandons it if it was made.
+func (s *Server) abandonWhenDone(event *dmapi.AllocateDevice) {
+	s.lateMu.Lock()
+	defer s.lateMu.Unlock()
+	if s.lifetime.Err() != nil {
+		return
+	}
+	s.pendingLate.Add(1)
+	go func() {
+		defer s.pendingLate.Done()
+		if event.Wait(s.lifetime) == nil && event.AllocationID != "" {
+			s.abandon([]string{event.AllocationID}, "kubelet stopped waiting for it")
+		}
+	}()
 }
 
 // statusCode maps an allocation failure to the gRPC code kubelet sees.

@@ -45,9 +45,13 @@ type Logger interface {
 	Errorf(format string, args ...interface{})
 }
 
-// Hooks are called on notable outcomes, for metrics; any may be nil. They
-// are called from the server's goroutines and must not block.
+// Hooks are called on notable outcomes; any may be nil. They are called
+// from the server's goroutines and must not block.
 type Hooks struct {
+	// Abandoned is called with the ID of an allocation that was made but
+	// never handed to kubelet: a later container request of the same call
+	// failed, or kubelet stopped waiting. The owner of the state releases it.
+	Abandoned func(allocationID, reason string)
 	// Registered is called after each successful registration; again is
 	// false for the first one.
 	Registered func(again bool)
@@ -75,6 +79,13 @@ type Server struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	stopped chan struct{} // closed by Stop: ListAndWatch streams return
+
+	// lifetime ends at Stop; late allocations are awaited within it by
+	// goroutines counted in pendingLate.
+	lateMu      sync.Mutex // orders pendingLate.Add before Stop's Wait
+	lifetime    context.Context
+	endLifetime context.CancelFunc
+	pendingLate sync.WaitGroup
 }
 
 // New checks cfg and returns a server that has not started.
@@ -90,8 +101,10 @@ func New(cfg Config, loop controller.EventLoop, log Logger, hooks Hooks) (*Serve
 	cfg.RegisterTimeout = cmp(cfg.RegisterTimeout, 5*time.Second)
 	cfg.MinBackoff = cmp(cfg.MinBackoff, 100*time.Millisecond)
 	cfg.MaxBackoff = max(cmp(cfg.MaxBackoff, 5*time.Second), cfg.MinBackoff)
+	lifetime, endLifetime := context.WithCancel(context.Background())
 	return &Server{
 		cfg: cfg, loop: loop, log: log, hooks: hooks,
+		lifetime: lifetime, endLifetime: endLifetime,
 		devices:        slices.Clone(cfg.Devices),
 		devicesChanged: make(chan struct{}),
 		stopped:        make(chan struct{}),
@@ -165,6 +178,10 @@ func (s *Server) Stop() {
 	close(s.stopped)
 	s.cancel()
 	<-s.done
+	s.lateMu.Lock()
+	s.endLifetime()
+	s.lateMu.Unlock()
+	s.pendingLate.Wait()
 }
 
 // listen serves a fresh gRPC server on the plugin socket. The listener does
@@ -184,7 +201,8 @@ func (s *Server) listen() (*grpc.Server, <-chan error, error) {
 		listener.Close()
 		return nil, nil, fmt.Errorf("restrict device plugin socket %s to mode 0600: %w", path, err)
 	}
-	server := grpc.NewServer()
+	// Stopping waits for handlers, so no Allocate outlives its server.
+	server := grpc.NewServer(grpc.WaitForHandlers(true))
 	pluginapi.RegisterDevicePluginServer(server, s)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- server.Serve(listener) }()

@@ -88,5 +88,5 @@ func (m *Manager) removeDir(a allocation.Allocation) error {
 
 func (m *Manager) underSocketRoot(dir string) bool {
 	rel, err := filepath.Rel(m.cfg.SocketRoot, dir)
-	return err == nil && filepath.IsLocal(rel) && !filepath.IsAbs(rel) && filepath.Dir(rel) == "."
+	return err == nil && filepath.IsLocal(rel) && filepath.Dir(rel) == "."
 }

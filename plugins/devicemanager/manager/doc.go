@@ -8,6 +8,12 @@
 // that into the event's transaction) nor find pods itself: pod evidence
 // comes in AddPod events and from the optional PodLister at resync.
 //
+// What is released, and when: a pod's allocations at its DeletePod; an
+// allocation made for a kubelet call that then failed (ReleaseAllocation);
+// and, at every resync and every reconcile-period (ReconcileAllocations),
+// what the PodLister shows no live pod holding: allocations of gone pods,
+// and unbound ones older than unbound-grace-period.
+//
 // The handler runs on the controller event loop; allocation state is
 // behind the allocation package's lock, so the DeviceManagerAPI methods are
 // safe from any goroutine. Every change is in the checkpoint before the

@@ -24,7 +24,7 @@ func (m *Manager) HandlesEvent(event controller.Event) bool {
 		return true
 	}
 	switch event.(type) {
-	case *dmapi.AllocateDevice, *podapi.AddPod, *podapi.DeletePod:
+	case *dmapi.AllocateDevice, *podapi.AddPod, *podapi.DeletePod, *ReleaseAllocation, *ReconcileAllocations:
 		return true
 	}
 	return false
@@ -39,6 +39,10 @@ func (m *Manager) Update(event controller.Event, _ controller.EventOperations) (
 		return m.bindPod(ev)
 	case *podapi.DeletePod:
 		return m.releasePod(ev.Pod)
+	case *ReleaseAllocation:
+		return m.releaseAbandoned(ev)
+	case *ReconcileAllocations:
+		return m.collect()
 	}
 	return "", nil
 }
@@ -156,8 +160,8 @@ func (m *Manager) Resync(_ controller.Event, _ controller.KubeStateData, _ int, 
 		m.load()
 		m.loaded = true
 	}
-	m.collect()
-	var errs []error
+	_, collectErr := m.collect()
+	errs := []error{collectErr}
 	for _, a := range m.state.List() {
 		if err := m.ensureDir(a); err != nil {
 			errs = append(errs, err)
@@ -188,27 +192,41 @@ func (m *Manager) load() {
 	m.log.Infof("restored %d allocations from %s", len(m.state.List()), m.cfg.CheckpointPath)
 }
 
-func (m *Manager) collect() {
+// collect releases what no live pod holds, when the pod lister answers.
+func (m *Manager) collect() (string, error) {
 	if m.opts.PodLister == nil {
-		return
+		return "", nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), m.opts.PodListTimeout)
 	defer cancel()
 	live, err := m.opts.PodLister.ListPods(ctx)
 	if err != nil {
 		m.log.Warnf("list live pods for collection (collecting nothing this time): %v", err)
-		return
+		return "", nil
 	}
 	bindings, collected := m.state.Collect(live, m.opts.Now(), m.cfg.UnboundGracePeriod.Duration())
 	for _, b := range bindings {
 		m.log.Infof("bound %s to pod %s by %s", b.Allocation, b.Allocation.Pod, b.Evidence)
 	}
+	var errs []error
 	for _, c := range collected {
 		m.log.Infof("collected %s: %s", c.Allocation, c.Reason)
-		if err := m.removeDir(c.Allocation); err != nil {
-			m.log.Errorf("%v", err)
-		}
+		errs = append(errs, m.removeDir(c.Allocation))
 	}
+	if len(bindings) == 0 && len(collected) == 0 {
+		return "", errors.Join(errs...)
+	}
+	errs = append(errs, m.persist())
+	return fmt.Sprintf("bound %d, collected %d allocations", len(bindings), len(collected)), errors.Join(errs...)
+}
+
+func (m *Manager) releaseAbandoned(ev *ReleaseAllocation) (string, error) {
+	a, err := m.state.Remove(ev.AllocationID)
+	if errors.Is(err, allocation.ErrUnknownAllocation) {
+		return "", nil // already released, for example by a resync
+	}
+	m.log.Infof("released %s: %s", a, ev.Reason)
+	return fmt.Sprintf("released %s", a.ID), errors.Join(m.removeDir(a), m.persist())
 }
 
 func (m *Manager) persist() error {

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -55,6 +56,10 @@ type Manager struct {
 
 	serverMu sync.Mutex
 	server   *deviceplugin.Server
+	// stopReconcile ends the reconciliation goroutine; reconcileDone is
+	// closed when it has ended.
+	stopReconcile context.CancelFunc
+	reconcileDone chan struct{}
 }
 
 // New validates cfg and returns a manager holding no allocation; the
@@ -97,13 +102,19 @@ func (m *Manager) Start(loop controller.EventLoop) error {
 	if m.server != nil {
 		return errors.New("start device manager: already started")
 	}
+	hooks := m.metrics.hooks()
+	hooks.Abandoned = func(allocationID, reason string) {
+		if err := loop.PushEvent(&ReleaseAllocation{AllocationID: allocationID, Reason: reason}); err != nil {
+			m.log.Warnf("release abandoned allocation %s later, at collection: %v", allocationID, err)
+		}
+	}
 	server, err := deviceplugin.New(deviceplugin.Config{
 		ResourceName:  m.cfg.ResourceName,
 		PluginDir:     m.cfg.PluginDir,
 		PluginSocket:  m.cfg.PluginSocket,
 		KubeletSocket: m.cfg.KubeletSocket,
 		Devices:       m.state.Devices(),
-	}, loop, m.log, m.metrics.hooks())
+	}, loop, m.log, hooks)
 	if err != nil {
 		return err
 	}
@@ -111,7 +122,33 @@ func (m *Manager) Start(loop controller.EventLoop) error {
 		return err
 	}
 	m.server = server
+	m.startReconciling(loop)
 	return nil
+}
+
+// startReconciling pushes ReconcileAllocations every reconcile-period, when
+// there is a pod lister to reconcile with.
+func (m *Manager) startReconciling(loop controller.EventLoop) {
+	if m.opts.PodLister == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopReconcile, m.reconcileDone = cancel, make(chan struct{})
+	go func() {
+		defer close(m.reconcileDone)
+		ticker := time.NewTicker(m.cfg.ReconcilePeriod.Duration())
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+				if err := loop.PushEvent(&ReconcileAllocations{}); err != nil {
+					m.log.Warnf("skip this allocation reconciliation: %v", err)
+				}
+			}
+		}
+	}()
 }
 
 // Stop stops serving kubelet. Allocations, their directories and the
@@ -119,6 +156,11 @@ func (m *Manager) Start(loop controller.EventLoop) error {
 func (m *Manager) Stop() {
 	m.serverMu.Lock()
 	defer m.serverMu.Unlock()
+	if m.stopReconcile != nil {
+		m.stopReconcile()
+		<-m.reconcileDone
+		m.stopReconcile = nil
+	}
 	if m.server != nil {
 		m.server.Stop()
 		m.server = nil

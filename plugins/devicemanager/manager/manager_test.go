@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -362,5 +363,72 @@ func TestResyncCollectsGonePods(t *testing.T) {
 	}
 	if _, err := os.Stat(goneDir); !os.IsNotExist(err) {
 		t.Errorf("gone pod's directory %s: %v, want it removed", goneDir, err)
+	}
+}
+
+func TestFailedCallReleasesEarlierContainers(t *testing.T) {
+	cfg := testConfig(t)
+	a := startAgent(t, cfg, nil)
+	_, err := allocate(a, []string{"memif-000"}, []string{"memif-999"})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "container request 2 of 2") {
+		t.Fatalf("Allocate = %v, want InvalidArgument for the second container", err)
+	}
+	push(t, a, &manager.ReconcileAllocations{}) // runs after the release
+	if list := a.dm.ListAllocations(); len(list) != 0 {
+		t.Errorf("the first container's allocation outlived the failed call: %v", list)
+	}
+	if entries, _ := os.ReadDir(cfg.SocketRoot); len(entries) != 0 {
+		t.Errorf("socket root still holds %d directories", len(entries))
+	}
+	if _, err := allocate(a, []string{"memif-000"}); err != nil {
+		t.Errorf("the device of the failed call cannot be allocated: %v", err)
+	}
+}
+
+func TestPeriodicReconciliationCollectsMissedDeletes(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.ReconcilePeriod = config.Duration(20 * time.Millisecond)
+	lister := &lockedPodLister{}
+	a := startAgent(t, cfg, lister)
+	response, err := allocate(a, []string{"memif-000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "web"}, UID: "u"}
+	hostDir := response.ContainerResponses[0].Mounts[0].HostPath
+	lister.set([]podapi.PodState{{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{hostDir}}}}})
+	waitFor(t, "the pod is bound", func() bool { _, err := a.dm.GetPodMemifInfo(pod.ID); return err == nil })
+	lister.set(nil) // the pod went away and its DeletePod was missed
+	waitFor(t, "the allocation is collected", func() bool { _, err := a.dm.GetPodMemifInfo(pod.ID); return err != nil })
+	if _, err := os.Stat(hostDir); !os.IsNotExist(err) {
+		t.Errorf("directory %s after collection: %v, want it removed", hostDir, err)
+	}
+}
+
+// lockedPodLister stands in for the runtime and pod-resources; a test
+// changes its pods while the manager reads them.
+type lockedPodLister struct {
+	mu   sync.Mutex
+	pods []podapi.PodState
+}
+
+func (l *lockedPodLister) set(pods []podapi.PodState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pods = pods
+}
+
+func (l *lockedPodLister) ListPods(context.Context) ([]podapi.PodState, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pods, nil
+}
+
+func waitFor(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(waitLimit); !done(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting until %s", what)
+		}
 	}
 }
