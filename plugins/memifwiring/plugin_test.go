@@ -73,6 +73,7 @@ type testAgent struct {
 	devices    *manager.Manager
 	vswitch    *vswitchStandIn
 	sibling    *failingSibling
+	rest       *restRouter
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -87,12 +88,12 @@ func writeFile(t *testing.T, dir, name, content string) string {
 func startAgent(t *testing.T) *testAgent {
 	t.Helper()
 	dir := t.TempDir()
-	a := &testAgent{vswitch: newVswitchStandIn(), sibling: &failingSibling{}}
+	a := &testAgent{vswitch: newVswitchStandIn(), sibling: &failingSibling{}, rest: newRESTRouter()}
 	// The scheduler's transaction summary prints values, memif secrets
 	// included; the agent turns it off the same way.
 	schedulerConf := writeFile(t, dir, "kvscheduler.conf", "print-txn-summary: false\n")
 	a.scheduler = kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) {
-		deps.HTTPHandlers = nil
+		deps.HTTPHandlers = a.rest
 		deps.Cfg = configFile(schedulerConf)
 	}))
 	if err := a.scheduler.Init(); err != nil {
@@ -240,7 +241,7 @@ func TestPodMemifsAreWiredThenRemoved(t *testing.T) {
 	a.push(t, &podapi.AddPod{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "no-memif"}, UID: "uid-2"}})
 	a.barrier(t)
 
-	interfaces := a.schedulerInterfaces(t)
+	interfaces := a.restDumpInterfaces(t)
 	for _, tc := range []struct {
 		name       string
 		allocation *dmapi.AllocateDevice
@@ -275,7 +276,7 @@ func TestPodMemifsAreWiredThenRemoved(t *testing.T) {
 
 	a.push(t, &podapi.DeletePod{Pod: pod})
 	a.barrier(t)
-	if interfaces := a.schedulerInterfaces(t); len(interfaces) != 0 {
+	if interfaces := a.restDumpInterfaces(t); len(interfaces) != 0 {
 		t.Errorf("after DeletePod the scheduler holds %v, want nothing", names(interfaces))
 	}
 	if names := a.vswitch.names(); len(names) != 0 {
