@@ -10,16 +10,22 @@
 //   - manager: the event handler and DeviceManagerAPI over them.
 //
 // The plugin is an event handler: main lists it among the controller's
-// EventHandlers, and gives it the controller as its EventLoop:
+// EventHandlers and then gives it the controller as its EventLoop (the two
+// refer to each other, so one of them is set after both exist):
 //
 //	deviceManager := devicemanager.NewPlugin(devicemanager.UseDeps(func(deps *devicemanager.Deps) {
-//		deps.EventLoop = controllerPlugin
-//		deps.PodLister = podManager      // optional: resyncs collect gone pods
-//		deps.Prometheus = &prometheus.DefaultPlugin
+//		deps.PodLister = podManager // optional: resyncs collect gone pods
+//		deps.Prometheus = metrics   // optional
 //	}))
-//	controllerPlugin := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
-//		deps.EventHandlers = []api.EventHandler{deviceManager, memifWiring}
+//	eventLoop := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
+//		deps.EventHandlers = []controllerapi.EventHandler{deviceManager, memifWiring}
 //	}))
+//	deviceManager.EventLoop = eventLoop
+//
+// List the plugin after the controller in the agent, so the loop has
+// started when kubelet's first Allocate arrives (earlier ones would wait in
+// the queue anyway). The config file is devicemanager.conf (flag
+// -devicemanager-config); a missing file means the defaults.
 //
 // To run the device manager without cn-infra (tests, benchmarks, the
 // kubelet end-to-end harness), use manager.New and Manager.Start; the
