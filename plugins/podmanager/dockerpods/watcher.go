@@ -3,6 +3,7 @@ package dockerpods
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -146,6 +147,11 @@ func (w *Watcher) subscribe(ctx context.Context) (*http.Response, error) {
 	}
 	response, err := w.client.HTTPClient.Do(request)
 	if err != nil {
+		// The request URL (filters, since) would only bury the reason.
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			err = urlErr.Err
+		}
 		return nil, fmt.Errorf("subscribe to docker events at %s: %w", w.client.Endpoint(), err)
 	}
 	if response.StatusCode != http.StatusOK {

@@ -1,0 +1,281 @@
+package podtracking_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	docker "github.com/fsouza/go-dockerclient"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
+	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+)
+
+const (
+	resource    = dmapi.DefaultResourceName
+	deviceCount = 32
+	// waitTimeout bounds every wait; it is a failure deadline, not an
+	// asserted duration.
+	waitTimeout = 90 * time.Second
+)
+
+// env is one node: the kubelet's device manager and pod-resources server, a
+// private dockerd, and the directories the agent keeps its state in.
+type env struct {
+	ctx                context.Context
+	kubelet            *kubelettest.Kubelet
+	daemon             *dockerd.Daemon
+	docker             *docker.Client
+	image              string
+	podResourcesSocket string
+	socketRoot         string
+	checkpointPath     string
+}
+
+func newEnv(tb testing.TB) *env {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	e := &env{ctx: ctx, daemon: dockerd.Start(tb)}
+	e.docker = e.daemon.Client(tb)
+	e.image = dockerd.ImportSleeperImage(tb, e.docker)
+	// Short paths: unix sockets must fit in 108 bytes.
+	dir, err := os.MkdirTemp("", "pt")
+	if err != nil {
+		tb.Fatalf("create state directory: %v", err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	e.podResourcesSocket = filepath.Join(dir, "pod-resources.sock")
+	e.socketRoot = filepath.Join(dir, "memif")
+	e.checkpointPath = filepath.Join(dir, "checkpoint.json")
+	e.kubelet, err = kubelettest.Start(ctx, e.podResourcesSocket)
+	if err != nil {
+		tb.Fatalf("start kubelet: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := e.kubelet.Stop(); err != nil {
+			tb.Errorf("stop kubelet: %v", err)
+		}
+	})
+	return e
+}
+
+// agent is the memif-agent's pod tracking run framework-free, the way main
+// wires the plugins: the controller event loop with the device manager as
+// handler, the pod tracker pushing into it and serving its pod lister and
+// resolver.
+type agent struct {
+	loop    *eventloop.Loop
+	dm      *manager.Manager
+	tracker *podtracker.Tracker
+	kubelet *podresources.Client
+}
+
+// lateLoop lets the tracker be created before the loop that has the device
+// manager (which needs the tracker) as a handler.
+type lateLoop struct{ loop *eventloop.Loop }
+
+func (l *lateLoop) PushEvent(event controller.Event) error { return l.loop.PushEvent(event) }
+
+// fakeKVScheduler accepts every commit: no vswitch runs in these tests, and
+// the device manager puts nothing into transactions.
+type fakeKVScheduler struct{}
+
+func (fakeKVScheduler) Commit(context.Context, eventloop.CommitRequest) error { return nil }
+
+// testLog passes warnings and errors to the test log.
+type testLog struct{ tb testing.TB }
+
+func (testLog) Debugf(string, ...any)               {}
+func (testLog) Infof(string, ...any)                {}
+func (l testLog) Warnf(format string, args ...any)  { l.tb.Logf("WARN "+format, args...) }
+func (l testLog) Errorf(format string, args ...any) { l.tb.Logf("ERROR "+format, args...) }
+
+// startAgent starts the agent and waits until kubelet sees its devices. The
+// agent is stopped at the end of the test unless stopped before.
+func (e *env) startAgent(tb testing.TB) *agent {
+	tb.Helper()
+	a := &agent{}
+	var err error
+	if a.kubelet, err = podresources.New(e.podResourcesSocket, 5*time.Second); err != nil {
+		tb.Fatalf("pod-resources client: %v", err)
+	}
+	late := &lateLoop{}
+	a.tracker, err = podtracker.New(
+		podtracker.Config{ReconcilePeriod: time.Hour, DockerMinBackoff: 20 * time.Millisecond, DockerMaxBackoff: 500 * time.Millisecond},
+		podtracker.Deps{Docker: e.docker, Kubelet: a.kubelet, EventLoop: late, Log: testLog{tb}})
+	if err != nil {
+		tb.Fatalf("pod tracker: %v", err)
+	}
+	cfg := config.Default()
+	cfg.DeviceCount = deviceCount
+	cfg.SocketRoot = e.socketRoot
+	cfg.CheckpointPath = e.checkpointPath
+	a.dm, err = manager.New(cfg, manager.Options{Log: testLog{tb}, PodLister: a.tracker, PodResolver: a.tracker})
+	if err != nil {
+		tb.Fatalf("device manager: %v", err)
+	}
+	a.loop, err = eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
+		Handlers:  []controller.EventHandler{a.dm},
+		Committer: fakeKVScheduler{},
+	})
+	if err != nil {
+		tb.Fatalf("event loop: %v", err)
+	}
+	late.loop = a.loop
+	a.loop.Start()
+	if err := a.dm.Start(a.loop); err != nil {
+		tb.Fatalf("start device manager: %v", err)
+	}
+	a.tracker.Start()
+	tb.Cleanup(a.stop)
+	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
+	defer cancel()
+	if err := e.kubelet.WaitForCapacity(ctx, resource, deviceCount); err != nil {
+		tb.Fatalf("agent did not register with kubelet: %v", err)
+	}
+	return a
+}
+
+// stop stops the agent as its plugins' Close would; later calls do nothing.
+func (a *agent) stop() {
+	if a.loop == nil {
+		return
+	}
+	a.tracker.Close()
+	a.dm.Stop()
+	a.loop.Close()
+	a.kubelet.Close()
+	a.loop = nil
+}
+
+// kubePod is a pod admitted by kubelet and made in Docker.
+type kubePod struct {
+	spec   *v1.Pod
+	docker *dockerd.Pod
+	// env is the envs kubelet's device manager handed the runtime.
+	env map[string]string
+}
+
+// admit admits a pod asking one memif in container c0, as kubelet does.
+func (e *env) admit(tb testing.TB, name string) *v1.Pod {
+	tb.Helper()
+	pod := kubelettest.NewPod(name, resource, 1)
+	if err := e.kubelet.AllocatePod(e.ctx, pod); err != nil {
+		tb.Fatalf("admit pod %s: %v", name, err)
+	}
+	return pod
+}
+
+// createContainers makes the admitted pod in Docker with what kubelet's
+// device manager hands the runtime: envs, annotations (stored as labels, as
+// dockershim does) and mounts. The containers are created, not started.
+func (e *env) createContainers(tb testing.TB, pod *v1.Pod, autoRemove bool) *kubePod {
+	tb.Helper()
+	options, err := e.kubelet.ContainerOptions(e.ctx, pod)
+	if err != nil {
+		tb.Fatalf("container options of %s: %v", pod.Name, err)
+	}
+	spec := dockerd.PodSpec{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Image: e.image, AutoRemove: autoRemove}
+	created := &kubePod{spec: pod, env: map[string]string{}}
+	for _, container := range pod.Spec.Containers {
+		opts := options[container.Name]
+		c := dockerd.ContainerSpec{Name: container.Name, Env: map[string]string{}, Annotations: map[string]string{}}
+		for _, env := range opts.Envs {
+			c.Env[env.Name] = env.Value
+			created.env[env.Name] = env.Value
+		}
+		for _, annotation := range opts.Annotations {
+			c.Annotations[annotation.Name] = annotation.Value
+		}
+		for _, mount := range opts.Mounts {
+			c.Mounts = append(c.Mounts, dockerd.Mount{HostPath: mount.HostPath, ContainerPath: mount.ContainerPath, ReadOnly: mount.ReadOnly})
+		}
+		spec.Containers = append(spec.Containers, c)
+	}
+	created.docker = dockerd.CreatePod(tb, e.docker, spec)
+	return created
+}
+
+// runPod admits a pod and runs it in Docker.
+func (e *env) runPod(tb testing.TB, name string, autoRemove bool) *kubePod {
+	tb.Helper()
+	pod := e.createContainers(tb, e.admit(tb, name), autoRemove)
+	pod.docker.StartContainers(tb, e.docker)
+	return pod
+}
+
+// deletePod deletes the pod as kubelet does: the pod leaves the active
+// pods, then its containers are removed.
+func (e *env) deletePod(tb testing.TB, pod *kubePod) {
+	tb.Helper()
+	e.kubelet.RemovePod(pod.spec.UID)
+	pod.docker.Remove(tb, e.docker)
+}
+
+func podID(name string) podapi.PodID {
+	return podapi.PodID{Namespace: kubelettest.PodNamespace, Name: name}
+}
+
+// eventually polls check until it succeeds or waitTimeout passes.
+func eventually(tb testing.TB, what string, check func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// boundMemif waits until the agent has bound the pod's memif to the pod's
+// UID and returns it.
+func boundMemif(tb testing.TB, a *agent, pod *v1.Pod) dmapi.MemifInfo {
+	tb.Helper()
+	var info dmapi.MemifInfo
+	eventually(tb, "memif of "+pod.Name+" bound", func() error {
+		for _, allocation := range a.dm.ListAllocations() {
+			if allocation.Pod == podID(pod.Name) && allocation.PodUID == string(pod.UID) {
+				info = allocation
+				return nil
+			}
+		}
+		return fmt.Errorf("no allocation bound to %s (uid %s)", pod.Name, pod.UID)
+	})
+	return info
+}
+
+// released waits until no allocation holds the given one's devices and its
+// directory is gone.
+func released(tb testing.TB, a *agent, info dmapi.MemifInfo) {
+	tb.Helper()
+	eventually(tb, "allocation "+info.AllocationID+" released", func() error {
+		for _, allocation := range a.dm.ListAllocations() {
+			if allocation.AllocationID == info.AllocationID {
+				return errors.New("allocation still listed")
+			}
+		}
+		if _, err := os.Stat(info.HostDir); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("directory %s still there (%v)", info.HostDir, err)
+		}
+		return nil
+	})
+}
