@@ -103,6 +103,15 @@ func (p *Plugin) Health() eventloop.Health {
 	return p.loop.Health()
 }
 
+// History returns the event loop's history, nil before Init. The node API
+// serves it (GetEventHistory, memifctl events).
+func (p *Plugin) History() *eventloop.History {
+	if p.loop == nil {
+		return nil
+	}
+	return p.loop.History()
+}
+
 func (p *Plugin) registerHTTPHandlers() {
 	if p.HTTPHandlers == nil {
 		return
