@@ -1,0 +1,122 @@
+package kubelettest
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"k8s.io/klog/v2"
+)
+
+const (
+	// KubeletRoot is the directory the tmpfs covers in the private mount
+	// namespace.
+	KubeletRoot = "/var/lib/kubelet"
+
+	// inNamespaceEnv marks the re-executed test binary.
+	inNamespaceEnv = "KUBELETTEST_IN_PRIVATE_MOUNT_NAMESPACE"
+	// verbosityEnv turns kubelet logs on (klog -v level) for debugging.
+	verbosityEnv = "KUBELETTEST_V"
+)
+
+// Main runs the tests of m in a private mount namespace with a fresh tmpfs
+// over KubeletRoot and returns the exit code for os.Exit. Call it from
+// TestMain. It needs root; without root it fails with a message that says so.
+func Main(m *testing.M) int {
+	if os.Getenv(inNamespaceEnv) == "" {
+		return runInPrivateMountNamespace()
+	}
+	if err := mountKubeletRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := configureKlog(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// runInPrivateMountNamespace re-executes this binary with the same
+// arguments in a new mount namespace (Go marks its mounts private) and
+// forwards the signals go test sends, so a timeout dumps the goroutines of
+// the process that runs the tests.
+func runInPrivateMountNamespace() int {
+	if os.Geteuid() != 0 {
+		fmt.Fprintf(os.Stderr, "kubelettest: these tests run kubelet's device manager at %s and need root "+
+			"for a private mount namespace; run them as root (for example with sudo)\n", KubeletRoot)
+		return 1
+	}
+	cmd := exec.Command("/proc/self/exe", os.Args[1:]...)
+	cmd.Env = append(os.Environ(), inNamespaceEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+	defer signal.Stop(signals)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "kubelettest: start the tests in a private mount namespace: %v\n", err)
+		return 1
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for {
+		select {
+		case sig := <-signals:
+			_ = cmd.Process.Signal(sig)
+		case err := <-exited:
+			return exitCode(err)
+		}
+	}
+}
+
+func exitCode(err error) int {
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exitErr) && exitErr.ExitCode() > 0:
+		return exitErr.ExitCode()
+	default:
+		fmt.Fprintf(os.Stderr, "kubelettest: tests in the private mount namespace: %v\n", err)
+		return 1
+	}
+}
+
+// mountKubeletRoot covers KubeletRoot with an empty tmpfs. The mount point
+// is created on the host if it is missing (an empty directory, as kubelet
+// itself would create).
+func mountKubeletRoot() error {
+	if err := os.MkdirAll(KubeletRoot, 0o755); err != nil {
+		return fmt.Errorf("kubelettest: create mount point %s: %w", KubeletRoot, err)
+	}
+	if err := syscall.Mount("tmpfs", KubeletRoot, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=0755,size=64m"); err != nil {
+		return fmt.Errorf("kubelettest: mount a tmpfs over %s in the private mount namespace: %w", KubeletRoot, err)
+	}
+	return nil
+}
+
+// configureKlog keeps the kubelet's info logs out of test output; errors
+// still reach stderr. KUBELETTEST_V=N shows everything up to level N.
+func configureKlog() error {
+	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(flags)
+	if level := os.Getenv(verbosityEnv); level != "" {
+		if _, err := strconv.Atoi(level); err != nil {
+			return fmt.Errorf("kubelettest: %s=%q: want a klog verbosity number: %w", verbosityEnv, level, err)
+		}
+		return flags.Parse([]string{"-logtostderr=true", "-v=" + level})
+	}
+	if err := flags.Parse([]string{"-logtostderr=false", "-stderrthreshold=ERROR"}); err != nil {
+		return fmt.Errorf("kubelettest: configure klog: %w", err)
+	}
+	klog.SetOutput(io.Discard)
+	return nil
+}
