@@ -6,12 +6,12 @@
 # temporary directory (scripts/dockerd.sh) and stopped afterwards. Either way
 # the image is also saved as a tarball for `docker load` or `ctr image import`.
 #
-# Environment: IMAGE (default memif-agent:dev), OUT_DIR (default _output).
+# Environment: IMAGE (default memif-agent:dev), OUT_DIR (default _out).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 image=${IMAGE:-memif-agent:dev}
-out=$(realpath -m "${OUT_DIR:-$root/_output}")
+out=$(realpath -m "${OUT_DIR:-$root/_out}")
 binaries=(memif-agent memifctl)
 
 ctx=$(mktemp -d "${TMPDIR:-/tmp}/memif-image.XXXXXX")
