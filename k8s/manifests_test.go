@@ -20,6 +20,7 @@ import (
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
+	"github.com/contivpp/memif-agent/plugins/podmanager"
 )
 
 // kustomization is the part of kustomize's Kustomization the manifests use;
@@ -252,6 +253,7 @@ func TestDaemonSetHostPaths(t *testing.T) {
 		{"memif socket root", dmConfig.SocketRoot},
 		{"checkpoint directory", filepath.Dir(dmConfig.CheckpointPath)},
 		{"node API socket directory", filepath.Dir(nodeAPIConfig(t, m).SocketPath)},
+		{"pod-resources socket directory", filepath.Dir(podManagerConfig(t, m).PodResourcesSocket)},
 	}
 	for _, tc := range samePath {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,7 +267,10 @@ func TestDaemonSetHostPaths(t *testing.T) {
 		})
 	}
 	t.Run("docker socket", func(t *testing.T) {
-		dockerHost := envValue(container, "DOCKER_HOST")
+		dockerHost := podManagerConfig(t, m).DockerEndpoint
+		if dockerHost == "" {
+			dockerHost = envValue(container, "DOCKER_HOST")
+		}
 		socket, found := strings.CutPrefix(dockerHost, "unix://")
 		if !found {
 			t.Fatalf("DOCKER_HOST = %q, want a unix:// socket", dockerHost)
@@ -307,6 +312,15 @@ func nodeAPIConfig(t *testing.T, m *manifests) nodeapi.Config {
 	var cfg nodeapi.Config
 	if err := yaml.UnmarshalStrict([]byte(content), &cfg); err != nil {
 		t.Fatalf("configmap's nodeapi.conf: %v", err)
+	}
+	return cfg
+}
+
+func podManagerConfig(t *testing.T, m *manifests) podmanager.Config {
+	t.Helper()
+	cfg, err := podmanager.ParseConfig([]byte(m.configMap.Data["podmanager.conf"]))
+	if err != nil {
+		t.Fatalf("configmap's podmanager.conf: %v", err)
 	}
 	return cfg
 }
