@@ -233,9 +233,12 @@ func TestDaemonSetHostPaths(t *testing.T) {
 			continue
 		}
 		t.Run(volume.Name, func(t *testing.T) {
-			kind := volume.HostPath.Type
-			if kind == nil || (*kind != corev1.HostPathDirectory && *kind != corev1.HostPathDirectoryOrCreate) {
-				t.Errorf("host path %s has type %v, want Directory or DirectoryOrCreate: a socket bind-mounted as a file goes stale when its server restarts", volume.HostPath.Path, kind)
+			var kind corev1.HostPathType
+			if volume.HostPath.Type != nil {
+				kind = *volume.HostPath.Type
+			}
+			if kind != corev1.HostPathDirectory && kind != corev1.HostPathDirectoryOrCreate {
+				t.Errorf("host path %s has type %q, want Directory or DirectoryOrCreate: a socket bind-mounted as a file goes stale when its server restarts", volume.HostPath.Path, kind)
 			}
 			if _, mounted := mounts[volume.Name]; !mounted {
 				t.Errorf("volume %s is not mounted in the agent container", volume.Name)
