@@ -67,7 +67,7 @@ func (s *Server) Allocate(ctx context.Context, request *pluginapi.AllocateReques
 		s.hooks.Allocated(time.Since(start), err)
 	}
 	if err != nil {
-		s.log.Warnf("allocate %s: %v", s.cfg.ResourceName, err)
+		s.log.Warnf("kubelet's Allocate failed (%s): %s", status.Code(err), status.Convert(err).Message())
 	}
 	return response, err
 }

@@ -56,10 +56,13 @@ func (m *Manager) setDirAccess(dir string) error {
 // ensureDir re-creates a kept allocation's directory when it is missing
 // (for example after a reboot emptied /var/run).
 func (m *Manager) ensureDir(a allocation.Allocation) error {
-	if !m.underSocketRoot(a.HostDir) {
-		return fmt.Errorf("%w: %s of allocation %s is not under socket root %s; leaving it alone", errDir, a.HostDir, a.ID, m.cfg.SocketRoot)
-	}
 	if _, err := os.Stat(a.HostDir); err == nil {
+		return nil
+	}
+	if !m.underSocketRoot(a.HostDir) {
+		// socket-root changed since the allocation was made: the pod may
+		// still use the old path, which is not ours to create any more.
+		m.log.Warnf("directory %s of %s is missing and not under socket root %s; not re-creating it", a.HostDir, a, m.cfg.SocketRoot)
 		return nil
 	}
 	if err := os.MkdirAll(m.cfg.SocketRoot, socketRootMode); err != nil {

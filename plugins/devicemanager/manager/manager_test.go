@@ -71,7 +71,8 @@ type agent struct {
 	kubelet  pluginapi.DevicePluginClient
 }
 
-func startAgent(t testing.TB, cfg config.Config, lister podapi.PodLister) *agent {
+// startAgent runs the manager first among handlers, then the extra ones.
+func startAgent(t testing.TB, cfg config.Config, lister podapi.PodLister, extra ...controller.EventHandler) *agent {
 	t.Helper()
 	if err := os.MkdirAll(cfg.PluginDir, 0o750); err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func startAgent(t testing.TB, cfg config.Config, lister podapi.PodLister) *agent
 	if err != nil {
 		t.Fatal(err)
 	}
-	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: []controller.EventHandler{dm}, Committer: acceptingCommitter{}})
+	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: append([]controller.EventHandler{dm}, extra...), Committer: acceptingCommitter{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,5 +431,42 @@ func waitFor(t *testing.T, what string, done func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("gave up waiting until %s", what)
 		}
+	}
+}
+
+// failingWiring stands in for a sibling handler (the vswitch wiring) that
+// fails every AllocateDevice after the device manager made the allocation.
+type failingWiring struct{}
+
+var errWiring = errors.New("vswitch refused the memif")
+
+func (failingWiring) String() string { return "failing-wiring" }
+func (failingWiring) HandlesEvent(event controller.Event) bool {
+	_, allocate := event.(*dmapi.AllocateDevice)
+	return allocate
+}
+func (failingWiring) Resync(controller.Event, controller.KubeStateData, int, controller.EventOperations) error {
+	return nil
+}
+func (failingWiring) Update(controller.Event, controller.EventOperations) (string, error) {
+	return "", errWiring
+}
+func (failingWiring) Revert(controller.Event) error { return nil }
+
+func TestRevertRemovesTheAllocation(t *testing.T) {
+	cfg := testConfig(t)
+	a := startAgent(t, cfg, nil, failingWiring{})
+	_, err := allocate(a, []string{"memif-000"})
+	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), errWiring.Error()) {
+		t.Fatalf("Allocate = %v, want Internal with the sibling's error", err)
+	}
+	if list := a.dm.ListAllocations(); len(list) != 0 {
+		t.Errorf("a reverted allocation is still held: %v", list)
+	}
+	if entries, _ := os.ReadDir(cfg.SocketRoot); len(entries) != 0 {
+		t.Errorf("a reverted allocation left %d directories", len(entries))
+	}
+	if persisted, err := checkpoint.Load(cfg.CheckpointPath); err != nil || len(persisted.Allocations) != 0 {
+		t.Errorf("checkpoint after revert = %+v, %v; want no allocation", persisted, err)
 	}
 }
