@@ -15,6 +15,10 @@ type Config struct {
 	// SocketMode is the socket's permission bits in octal, for example
 	// "0600" (root only, the default) or "0660" (root and the socket's group).
 	SocketMode string `json:"socket-mode"`
+	// SocketGroup is the group of the socket and of the directory the
+	// agent creates for it, by name or numeric ID; empty keeps the agent's
+	// group. With socket-mode "0660" its members may use the API.
+	SocketGroup string `json:"socket-group"`
 	// WatchBuffer is how many changes a watcher may lag behind before it is
 	// dropped.
 	WatchBuffer int `json:"watch-buffer"`
@@ -22,13 +26,16 @@ type Config struct {
 
 // serverConfig validates c and returns the server's configuration.
 func (c Config) serverConfig() (server.Config, error) {
-	cfg := server.Config{SocketPath: c.SocketPath}
+	cfg := server.Config{SocketPath: c.SocketPath, SocketGroup: c.SocketGroup}
 	if c.SocketMode != "" {
 		mode, err := strconv.ParseUint(c.SocketMode, 8, 32)
 		if err != nil || mode > 0o777 {
 			return server.Config{}, fmt.Errorf("invalid socket-mode %q in nodeapi config: want octal permission bits such as \"0600\"", c.SocketMode)
 		}
 		cfg.SocketMode = fs.FileMode(mode)
+	}
+	if _, err := server.ResolveGroup(c.SocketGroup); err != nil {
+		return server.Config{}, fmt.Errorf("invalid socket-group in nodeapi config: %w", err)
 	}
 	if c.WatchBuffer < 0 {
 		return server.Config{}, fmt.Errorf("invalid watch-buffer %d in nodeapi config: want a positive number, or 0 for the default", c.WatchBuffer)

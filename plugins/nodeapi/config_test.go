@@ -24,6 +24,25 @@ func TestExampleConfigIsTheDefaults(t *testing.T) {
 	}
 }
 
+func TestConfigSocketGroup(t *testing.T) {
+	for _, tc := range []struct {
+		group   string
+		wantErr bool
+	}{
+		{"", false},
+		{"nogroup", false},
+		{"65534", false},
+		{"no-such-group-here", true},
+	} {
+		t.Run(tc.group, func(t *testing.T) {
+			_, err := Config{SocketGroup: tc.group}.serverConfig()
+			if (err != nil) != tc.wantErr {
+				t.Errorf("serverConfig(socket-group %q) = %v, want error: %v", tc.group, err, tc.wantErr)
+			}
+		})
+	}
+}
+
 func TestConfigSocketMode(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

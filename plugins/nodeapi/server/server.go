@@ -17,6 +17,9 @@ type Config struct {
 	SocketPath string
 	// SocketMode is the socket's permission bits; 0 means DefaultSocketMode.
 	SocketMode fs.FileMode
+	// SocketGroup is the socket's group, by name or numeric ID, for a mode
+	// that lets a group in; empty keeps the agent's group.
+	SocketGroup string
 }
 
 // Server serves a Service on a Unix socket until Close.
@@ -38,7 +41,11 @@ func Start(config Config, service *Service) (*Server, error) {
 	if mode == 0 {
 		mode = DefaultSocketMode
 	}
-	listener, err := ListenUnix(path, mode)
+	gid, err := ResolveGroup(config.SocketGroup)
+	if err != nil {
+		return nil, err
+	}
+	listener, err := ListenUnix(path, mode, gid)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -222,30 +224,49 @@ func TestSocketModeIsWhatConfigSays(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		mode        fs.FileMode
+		group       string
 		wantSocket  fs.FileMode
 		wantDirMode fs.FileMode
+		// wantGID is the group of the socket and its directory; -1: the
+		// agent's own.
+		wantGID int
 	}{
-		{"default", 0, 0o600, 0o700},
-		{"group", 0o660, 0o660, 0o750},
+		{"default", 0, "", 0o600, 0o700, -1},
+		{"group by mode only", 0o660, "", 0o660, 0o750, -1},
+		{"group by name", 0o660, "nogroup", 0o660, 0o750, 65534},
+		{"group by number", 0o660, "65534", 0o660, 0o750, 65534},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.wantGID >= 0 && os.Geteuid() != 0 {
+				t.Skip("giving a socket to another group needs root")
+			}
 			path := filepath.Join(t.TempDir(), "run", "api.sock")
-			startAPI(t, devicemanagerstandin.New(), nil, server.Config{SocketPath: path, SocketMode: tc.mode})
-			socket, err := os.Stat(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if socket.Mode().Type() != fs.ModeSocket || socket.Mode().Perm() != tc.wantSocket {
-				t.Errorf("socket mode = %v, want socket %v", socket.Mode(), tc.wantSocket)
-			}
-			dir, err := os.Stat(filepath.Dir(path))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if dir.Mode().Perm() != tc.wantDirMode {
-				t.Errorf("directory mode = %v, want %v", dir.Mode().Perm(), tc.wantDirMode)
+			startAPI(t, devicemanagerstandin.New(), nil, server.Config{SocketPath: path, SocketMode: tc.mode, SocketGroup: tc.group})
+			for _, want := range []struct {
+				path string
+				mode fs.FileMode
+			}{{path, tc.wantSocket}, {filepath.Dir(path), tc.wantDirMode}} {
+				info, err := os.Stat(want.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if info.Mode().Perm() != want.mode {
+					t.Errorf("%s mode = %v, want %v", want.path, info.Mode().Perm(), want.mode)
+				}
+				gid := int(info.Sys().(*syscall.Stat_t).Gid)
+				if wantGID := tc.wantGID; wantGID < 0 && gid != os.Getegid() || wantGID >= 0 && gid != wantGID {
+					t.Errorf("%s group = %d, want %d (-1: the agent's, %d)", want.path, gid, tc.wantGID, os.Getegid())
+				}
 			}
 		})
+	}
+}
+
+func TestUnknownSocketGroupIsAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "api.sock")
+	_, err := server.Start(server.Config{SocketPath: path, SocketGroup: "no-such-group-here"}, server.NewService(devicemanagerstandin.New(), nil, 0))
+	if err == nil || !strings.Contains(err.Error(), `API socket group "no-such-group-here"`) {
+		t.Errorf("Start with an unknown group = %v, want an error naming the group", err)
 	}
 }
 
@@ -267,7 +288,7 @@ func TestListenUnixSocketLeftovers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "api.sock")
 			tc.prepare(t, path)
-			listener, err := server.ListenUnix(path, 0o600)
+			listener, err := server.ListenUnix(path, 0o600, server.NoGroup)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("ListenUnix = %v, want error: %v", err, tc.wantErr)
 			}

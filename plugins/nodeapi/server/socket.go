@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
@@ -16,12 +18,36 @@ const (
 	DefaultSocketMode = fs.FileMode(0o600)
 )
 
-// ListenUnix listens on a Unix socket at path with the given mode. A missing
-// parent directory is created with the narrowest mode that still lets the
-// socket's users reach it. A stale socket left by a previous run is removed;
-// a socket that still answers, or a file that is not a socket, is an error.
-func ListenUnix(path string, mode fs.FileMode) (net.Listener, error) {
-	if err := os.MkdirAll(filepath.Dir(path), dirModeFor(mode)); err != nil {
+// NoGroup keeps the group a file is created with.
+const NoGroup = -1
+
+// ResolveGroup returns the ID of group, given by name or number; empty is
+// NoGroup.
+func ResolveGroup(group string) (int, error) {
+	if group == "" {
+		return NoGroup, nil
+	}
+	if gid, err := strconv.Atoi(group); err == nil && gid >= 0 {
+		return gid, nil
+	}
+	found, err := user.LookupGroup(group)
+	if err != nil {
+		return 0, fmt.Errorf("API socket group %q: %w", group, err)
+	}
+	gid, err := strconv.Atoi(found.Gid)
+	if err != nil {
+		return 0, fmt.Errorf("API socket group %q has a non-numeric ID %q", group, found.Gid)
+	}
+	return gid, nil
+}
+
+// ListenUnix listens on a Unix socket at path with the given mode, owned by
+// group gid unless gid is NoGroup. A missing parent directory is created
+// with the narrowest mode that still lets the socket's users reach it, and
+// the same group. A stale socket left by a previous run is removed; a
+// socket that still answers, or a file that is not a socket, is an error.
+func ListenUnix(path string, mode fs.FileMode, gid int) (net.Listener, error) {
+	if err := makeSocketDir(filepath.Dir(path), mode, gid); err != nil {
 		return nil, fmt.Errorf("create API socket directory for %s: %w", path, err)
 	}
 	if err := removeStaleSocket(path); err != nil {
@@ -35,7 +61,23 @@ func ListenUnix(path string, mode fs.FileMode) (net.Listener, error) {
 		listener.Close()
 		return nil, fmt.Errorf("set mode %v on API socket %s: %w", mode, path, err)
 	}
+	if err := os.Lchown(path, -1, gid); err != nil {
+		listener.Close()
+		return nil, fmt.Errorf("set group %d on API socket %s: %w", gid, path, err)
+	}
 	return listener, nil
+}
+
+// makeSocketDir creates dir if it is missing; an existing directory is left
+// as it is, since it may not be the agent's.
+func makeSocketDir(dir string, socketMode fs.FileMode, gid int) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, dirModeFor(socketMode)); err != nil {
+		return err
+	}
+	return os.Chown(dir, -1, gid)
 }
 
 // dirModeFor grants the directory search access to exactly the classes
