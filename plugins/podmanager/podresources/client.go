@@ -29,6 +29,10 @@ const (
 	// maxReconnectDelay keeps reconnection quick after a kubelet restart;
 	// gRPC's default grows to two minutes.
 	maxReconnectDelay = 2 * time.Second
+	// Backoff while kubelet's rate limiter refuses calls: one token comes
+	// every 10 ms.
+	rateLimitMinBackoff = 10 * time.Millisecond
+	rateLimitMaxBackoff = 200 * time.Millisecond
 )
 
 // ErrPodNotFound is matched by the error of GetPod for a pod kubelet does not
@@ -83,7 +87,11 @@ func (c *Client) Close() error { return c.conn.Close() }
 func (c *Client) ListPods(ctx context.Context) ([]api.PodState, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
-	response, err := c.lister.List(ctx, &podresourcesv1.ListPodResourcesRequest{})
+	var response *podresourcesv1.ListPodResourcesResponse
+	err := retryRateLimited(ctx, func() (err error) {
+		response, err = c.lister.List(ctx, &podresourcesv1.ListPodResourcesRequest{})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list pod resources at %s (is kubelet running?): %w", c.socket, err)
 	}
@@ -120,7 +128,11 @@ func (c *Client) GetPod(ctx context.Context, pod api.PodID) (api.PodState, error
 func (c *Client) get(ctx context.Context, pod api.PodID) (api.PodState, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
-	response, err := c.lister.Get(ctx, &podresourcesv1.GetPodResourcesRequest{PodName: pod.Name, PodNamespace: pod.Namespace})
+	var response *podresourcesv1.GetPodResourcesResponse
+	err := retryRateLimited(ctx, func() (err error) {
+		response, err = c.lister.Get(ctx, &podresourcesv1.GetPodResourcesRequest{PodName: pod.Name, PodNamespace: pod.Namespace})
+		return err
+	})
 	if isNotFound(err) {
 		return api.PodState{}, fmt.Errorf("pod %s: %w", pod, ErrPodNotFound)
 	}
@@ -128,6 +140,25 @@ func (c *Client) get(ctx context.Context, pod api.PodID) (api.PodState, error) {
 		return api.PodState{}, fmt.Errorf("get pod resources of %s at %s: %w", pod, c.socket, err)
 	}
 	return podState(response.GetPodResources()), nil
+}
+
+// retryRateLimited runs call again while kubelet refuses it with
+// ResourceExhausted (its pod-resources server admits 100 calls a second,
+// bursts of 10), until ctx ends.
+func retryRateLimited(ctx context.Context, call func() error) error {
+	backoff := rateLimitMinBackoff
+	for {
+		err := call()
+		if status.Code(err) != codes.ResourceExhausted {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, rateLimitMaxBackoff)
+	}
 }
 
 // isNotFound recognises kubelet's answer for an unknown pod, which (up to

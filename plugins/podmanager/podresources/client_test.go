@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -196,4 +197,56 @@ func TestClientReconnectsAfterKubeletRestart(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// fakeRateLimitedKubelet refuses the first calls the way kubelet's
+// pod-resources rate limiter does, then answers.
+type fakeRateLimitedKubelet struct {
+	fakeKubeletPodResources
+	mu      sync.Mutex
+	refusal int
+}
+
+func (f *fakeRateLimitedKubelet) refuse() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.refusal == 0 {
+		return false
+	}
+	f.refusal--
+	return true
+}
+
+func (f *fakeRateLimitedKubelet) List(ctx context.Context, request *podresourcesv1.ListPodResourcesRequest) (*podresourcesv1.ListPodResourcesResponse, error) {
+	if f.refuse() {
+		return nil, status.Error(codes.ResourceExhausted, "rejected by rate limit")
+	}
+	return f.fakeKubeletPodResources.List(ctx, request)
+}
+
+func (f *fakeRateLimitedKubelet) Get(ctx context.Context, request *podresourcesv1.GetPodResourcesRequest) (*podresourcesv1.GetPodResourcesResponse, error) {
+	if f.refuse() {
+		return nil, status.Error(codes.ResourceExhausted, "rejected by rate limit")
+	}
+	return f.fakeKubeletPodResources.Get(ctx, request)
+}
+
+func TestClientWaitsOutKubeletRateLimit(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "kubelet.sock")
+	kubelet := &fakeRateLimitedKubelet{fakeKubeletPodResources: fakeKubeletPodResources{pods: kubeletPods()}, refusal: 3}
+	serve(t, socket, kubelet)
+	client := newClient(t, socket)
+	t.Run("List", func(t *testing.T) {
+		if pods, err := client.ListPods(context.Background()); err != nil || len(pods) != 2 {
+			t.Errorf("ListPods = %d pods, %v; want 2 after the refusals", len(pods), err)
+		}
+	})
+	kubelet.mu.Lock()
+	kubelet.refusal = 3
+	kubelet.mu.Unlock()
+	t.Run("Get", func(t *testing.T) {
+		if _, err := client.GetPod(context.Background(), webState.Pod.ID); err != nil {
+			t.Errorf("GetPod after the refusals: %v", err)
+		}
+	})
 }

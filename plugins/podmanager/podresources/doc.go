@@ -7,7 +7,8 @@
 // Get is used where kubelet offers it; a kubelet that answers Unimplemented
 // is asked with List from then on. The gRPC connection to the socket is lazy
 // and reconnects by itself when kubelet restarts; every call has a timeout,
-// so a hung kubelet cannot stall the caller.
+// so a hung kubelet cannot stall the caller. A call kubelet's rate limiter
+// refuses (ResourceExhausted) is retried with backoff within that timeout.
 //
 // The package owns its connection only. The pod-resources API carries no pod
 // UID, so pods it returns have an empty UID.

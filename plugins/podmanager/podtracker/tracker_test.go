@@ -213,7 +213,7 @@ func newFixture(t *testing.T, queueSize int, startLoop bool) *fixture {
 	return f
 }
 
-func serveKubelet(t *testing.T, socket string, server podresourcesv1.PodResourcesListerServer) {
+func serveKubelet(t testing.TB, socket string, server podresourcesv1.PodResourcesListerServer) {
 	t.Helper()
 	listener, err := net.Listen("unix", socket)
 	if err != nil {
