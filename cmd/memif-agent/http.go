@@ -5,33 +5,40 @@ import (
 
 	"github.com/ligato/cn-infra/config"
 	"github.com/ligato/cn-infra/rpc/rest"
+	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 )
 
 // loopbackHTTPHost is where the HTTP server (probes, metrics, event history,
 // scheduler dumps) listens unless http.conf names another endpoint.
 const loopbackHTTPHost = "127.0.0.1"
 
-// loopbackByDefault wraps the HTTP plugin's configuration. cn-infra's HTTP
-// plugin listens on 0.0.0.0 unless its config file says otherwise; a node
-// agent must not expose its endpoints on the node's addresses unless the
-// operator asks for it, so without an http.conf the host becomes loopback
-// (the port, from -http-port or the default, is kept).
-type loopbackByDefault struct {
+// agentDefaults wraps a framework plugin's configuration so that the
+// agent's own defaults apply under whatever the plugin's config file sets.
+type agentDefaults struct {
 	config.PluginConfig
 }
 
-// LoadValue implements config.PluginConfig.
-func (c loopbackByDefault) LoadValue(value interface{}) (found bool, err error) {
-	found, err = c.PluginConfig.LoadValue(value)
-	if err != nil || found {
-		return found, err
-	}
-	if httpConfig, ok := value.(*rest.Config); ok {
+func withAgentDefaults(pluginConfig config.PluginConfig) config.PluginConfig {
+	return agentDefaults{pluginConfig}
+}
+
+// LoadValue implements config.PluginConfig: it sets the agent's defaults on
+// value, then lets the config file override them.
+func (c agentDefaults) LoadValue(value interface{}) (found bool, err error) {
+	switch pluginConfig := value.(type) {
+	case *rest.Config:
+		// cn-infra listens on 0.0.0.0; a node agent must not expose its
+		// endpoints on the node's addresses unless the operator asks for it.
+		// The port (from -http-port or the default) is kept.
 		port := rest.DefaultHTTPPort
-		if _, configuredPort, splitErr := net.SplitHostPort(httpConfig.Endpoint); splitErr == nil && configuredPort != "" {
+		if _, configuredPort, splitErr := net.SplitHostPort(pluginConfig.Endpoint); splitErr == nil && configuredPort != "" {
 			port = configuredPort
 		}
-		httpConfig.Endpoint = net.JoinHostPort(loopbackHTTPHost, port)
+		pluginConfig.Endpoint = net.JoinHostPort(loopbackHTTPHost, port)
+	case *kvscheduler.Config:
+		// The transaction summary prints every value, memif secrets
+		// included, to the log.
+		pluginConfig.PrintTxnSummary = false
 	}
-	return false, nil
+	return c.PluginConfig.LoadValue(value)
 }

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/contivpp/memif-agent/plugins/controller"
-	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/ligato/cn-infra/agent"
 	"github.com/ligato/cn-infra/config"
 	"github.com/ligato/cn-infra/health/probe"
@@ -20,6 +18,13 @@ import (
 	"github.com/ligato/cn-infra/rpc/rest"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	"github.com/namsral/flag"
+
+	"github.com/contivpp/memif-agent/plugins/controller"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager"
+	"github.com/contivpp/memif-agent/plugins/memifwiring"
+	"github.com/contivpp/memif-agent/plugins/nodeapi"
+	"github.com/contivpp/memif-agent/plugins/podmanager"
 )
 
 func main() {
@@ -32,8 +37,7 @@ func main() {
 }
 
 func printUsage() {
-	out := os.Stderr
-	fmt.Fprint(out, `memif-agent gives Kubernetes pods memif interfaces to a userspace vswitch.
+	fmt.Fprint(os.Stderr, `memif-agent gives Kubernetes pods memif interfaces to a userspace vswitch.
 
 It registers the extended resource contivpp.io/memif with kubelet, answers
 Allocate with a per-pod socket directory and secret, tracks which pod holds
@@ -50,25 +54,28 @@ Flags:
 	flag.CommandLine.PrintDefaults()
 }
 
-// memifAgent lists the agent's plugins. cn-infra initializes the fields in
-// order, so the order below is the start order; the controller's
-// EventHandlers list is the order in which events visit the handlers.
+// memifAgent lists the agent's plugins. cn-infra initializes each plugin
+// after the plugins it depends on, in field order otherwise.
 type memifAgent struct {
-	LogManager  *logmanager.Plugin
-	HTTP        *rest.Plugin
-	StatusCheck *statuscheck.Plugin
-	Probe       *probe.Plugin
-	Prometheus  *prometheus.Plugin
-	KVScheduler *kvscheduler.Scheduler
-	Controller  *controller.Plugin
+	LogManager    *logmanager.Plugin
+	HTTP          *rest.Plugin
+	StatusCheck   *statuscheck.Plugin
+	Probe         *probe.Plugin
+	Prometheus    *prometheus.Plugin
+	KVScheduler   *kvscheduler.Scheduler
+	PodManager    *podmanager.Plugin
+	DeviceManager *devicemanager.Plugin
+	MemifWiring   *memifwiring.Plugin
+	Controller    *controller.Plugin
+	NodeAPI       *nodeapi.Plugin
 }
 
 func newMemifAgent() *memifAgent {
 	httpServer := rest.NewPlugin(rest.UseDeps(func(deps *rest.Deps) {
-		deps.Cfg = loopbackByDefault{config.ForPlugin("http", config.WithExtraFlags(func(flags *config.FlagSet) {
+		deps.Cfg = withAgentDefaults(config.ForPlugin("http", config.WithExtraFlags(func(flags *config.FlagSet) {
 			flags.String("http-port", rest.DefaultHTTPPort,
 				"Port of the HTTP server (probes, metrics, event history); it listens on 127.0.0.1 unless http.conf sets another endpoint")
-		}))}
+		})))
 	}))
 	statusCheck := statuscheck.NewPlugin()
 	metrics := prometheus.NewPlugin(prometheus.UseDeps(func(deps *prometheus.Deps) {
@@ -84,22 +91,48 @@ func newMemifAgent() *memifAgent {
 	}))
 	scheduler := kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) {
 		deps.HTTPHandlers = httpServer
+		deps.Cfg = withAgentDefaults(config.ForPlugin("kvscheduler"))
+	}))
+
+	podManager := podmanager.NewPlugin()
+	deviceManager := devicemanager.NewPlugin(devicemanager.UseDeps(func(deps *devicemanager.Deps) {
+		deps.PodLister = podManager
+		deps.PodResolver = podManager
+		deps.Prometheus = metrics
+	}))
+	memifWiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
+		deps.DeviceManager = deviceManager
 	}))
 	eventLoop := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
 		deps.KVScheduler = scheduler
 		deps.HTTPHandlers = httpServer
 		deps.StatusCheck = statusCheck
 		deps.Prometheus = metrics
-		deps.EventHandlers = []controllerapi.EventHandler{}
+		// Update events visit the handlers in this order, Reverse events
+		// (DeletePod) the opposite: the vswitch side is built after the
+		// allocation is bound and removed before it is released.
+		deps.EventHandlers = []controllerapi.EventHandler{deviceManager, memifWiring}
 	}))
+	// The loop and the plugins that push into it refer to each other.
+	podManager.EventLoop = eventLoop
+	deviceManager.EventLoop = eventLoop
+	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
+		deps.DeviceManager = deviceManager
+		deps.Controller = eventLoop
+	}))
+
 	return &memifAgent{
-		LogManager:  logManager,
-		HTTP:        httpServer,
-		StatusCheck: statusCheck,
-		Probe:       healthProbe,
-		Prometheus:  metrics,
-		KVScheduler: scheduler,
-		Controller:  eventLoop,
+		LogManager:    logManager,
+		HTTP:          httpServer,
+		StatusCheck:   statusCheck,
+		Probe:         healthProbe,
+		Prometheus:    metrics,
+		KVScheduler:   scheduler,
+		PodManager:    podManager,
+		DeviceManager: deviceManager,
+		MemifWiring:   memifWiring,
+		Controller:    eventLoop,
+		NodeAPI:       nodeAPI,
 	}
 }
 

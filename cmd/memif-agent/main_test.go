@@ -55,6 +55,32 @@ func freePort(t *testing.T) int {
 	return listener.Addr().(*net.TCPAddr).Port
 }
 
+// agentConfigDir returns a config dir whose files keep every path the agent
+// touches (kubelet's plugin dir, socket root, checkpoint, API socket, Docker
+// and pod-resources endpoints) inside a temp dir; extra files are added.
+func agentConfigDir(t *testing.T, extra map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	files := map[string]string{
+		"devicemanager.conf": fmt.Sprintf("plugin-dir: %[1]s/device-plugins\nsocket-root: %[1]s/memif\ncheckpoint-path: %[1]s/state/checkpoint.json\n", root),
+		"podmanager.conf":    fmt.Sprintf("docker-endpoint: unix://%[1]s/docker.sock\npod-resources-socket: %[1]s/pod-resources/kubelet.sock\n", root),
+		"nodeapi.conf":       fmt.Sprintf("socket-path: %s/api/api.sock\n", root),
+	}
+	for name, content := range extra {
+		files[name] = content
+	}
+	configDir := filepath.Join(root, "config")
+	if err := os.Mkdir(configDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(configDir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return configDir
+}
+
 func startAgent(t *testing.T, configDir string, args ...string) *runningAgent {
 	t.Helper()
 	agent := &runningAgent{log: &bytes.Buffer{}, httpPort: freePort(t), exited: make(chan error, 1)}
@@ -160,7 +186,7 @@ func decodeProcAddress(t *testing.T, hexAddress string) string {
 }
 
 func TestAgentListensOnlyOnLoopbackAndStopsOnSIGTERM(t *testing.T) {
-	agent := startAgent(t, t.TempDir())
+	agent := startAgent(t, agentConfigDir(t, nil))
 	agent.waitReady(t)
 
 	addresses := listeningAddresses(t, agent.cmd.Process.Pid)
@@ -192,12 +218,8 @@ func TestAgentListensOnlyOnLoopbackAndStopsOnSIGTERM(t *testing.T) {
 }
 
 func TestAgentHTTPEndpointFromConfigFile(t *testing.T) {
-	configDir := t.TempDir()
 	port := freePort(t)
-	httpConf := fmt.Sprintf("endpoint: 127.0.0.2:%d\n", port)
-	if err := os.WriteFile(filepath.Join(configDir, "http.conf"), []byte(httpConf), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	configDir := agentConfigDir(t, map[string]string{"http.conf": fmt.Sprintf("endpoint: 127.0.0.2:%d\n", port)})
 	agent := startAgent(t, configDir)
 	agent.httpPort = port
 	deadline := time.Now().Add(60 * time.Second)
