@@ -1,0 +1,14 @@
+// Package deviceplugin holds the end-to-end tests and benchmarks of the
+// memif device plugin against the kubelet's real device manager and
+// pod-resources server (package kubelettest). The agent's device manager
+// runs framework-free with the real controller event loop, as the agent
+// wires it; only the vswitch is missing (its transactions go to a fake KV
+// scheduler, since the device manager puts nothing into them).
+//
+// The tests need root: kubelettest runs them in a private mount namespace.
+//
+//	cd test/kubelet && go test -race -count=1 ./deviceplugin/
+//	cd test/kubelet && go test -run '^$' -bench . -benchtime 2000x ./deviceplugin/
+//
+// The package has no code of its own; it only documents the suite.
+package deviceplugin

@@ -1,0 +1,190 @@
+package deviceplugin_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+)
+
+const (
+	resource    = dmapi.DefaultResourceName
+	deviceCount = 16
+	// waitTimeout bounds every wait; it is a failure deadline, not an
+	// asserted duration.
+	waitTimeout = 30 * time.Second
+)
+
+// node is one node: the kubelet's device manager and pod-resources server,
+// and the directories the agent keeps its state in.
+type node struct {
+	ctx                context.Context
+	kubelet            *kubelettest.Kubelet
+	podResourcesSocket string
+	cfg                config.Config
+}
+
+// newNode starts the kubelet and prepares the agent's configuration: the
+// default one, with its state in a fresh temporary directory.
+func newNode(tb testing.TB) *node {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	// Short paths: unix socket paths must fit in 108 bytes.
+	dir, err := os.MkdirTemp("", "dp")
+	if err != nil {
+		tb.Fatalf("create state directory: %v", err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	n := &node{ctx: ctx, podResourcesSocket: filepath.Join(dir, "pod-resources.sock")}
+	n.cfg = config.Default()
+	n.cfg.DeviceCount = deviceCount
+	n.cfg.SocketRoot = filepath.Join(dir, "memif")
+	n.cfg.CheckpointPath = filepath.Join(dir, "checkpoint.json")
+	if n.cfg.PluginDir+"/" != kubelettest.PluginDir {
+		tb.Fatalf("the default plugin-dir %s is not the kubelet's %s", n.cfg.PluginDir, kubelettest.PluginDir)
+	}
+	n.kubelet, err = kubelettest.Start(ctx, n.podResourcesSocket)
+	if err != nil {
+		tb.Fatalf("start kubelet: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := n.kubelet.Stop(); err != nil {
+			tb.Errorf("stop kubelet: %v", err)
+		}
+	})
+	return n
+}
+
+// agent is the agent's device manager on the real controller event loop,
+// wired as the agent wires it.
+type agent struct {
+	loop *eventloop.Loop
+	dm   *manager.Manager
+}
+
+// fakeKVScheduler accepts every commit: no vswitch runs in these tests, and
+// the device manager puts nothing into transactions.
+type fakeKVScheduler struct{}
+
+func (fakeKVScheduler) Commit(context.Context, eventloop.CommitRequest) error { return nil }
+
+// testLog passes warnings and errors to the test log; quiet drops them
+// (benchmarks).
+type testLog struct {
+	tb    testing.TB
+	quiet bool
+}
+
+func (testLog) Debugf(string, ...any) {}
+func (testLog) Infof(string, ...any)  {}
+func (l testLog) Warnf(format string, args ...any) {
+	if !l.quiet {
+		l.tb.Logf("WARN "+format, args...)
+	}
+}
+func (l testLog) Errorf(format string, args ...any) {
+	if !l.quiet {
+		l.tb.Logf("ERROR "+format, args...)
+	}
+}
+
+// startAgent starts the agent with cfg and waits until kubelet reports its
+// devices. The agent is stopped at the end of the test unless stopped before.
+func (n *node) startAgent(tb testing.TB, cfg config.Config) *agent {
+	tb.Helper()
+	a := n.startAgentQuietly(tb, cfg, false)
+	n.waitForCapacity(tb, int64(cfg.DeviceCount))
+	return a
+}
+
+func (n *node) startAgentQuietly(tb testing.TB, cfg config.Config, quiet bool) *agent {
+	tb.Helper()
+	log := testLog{tb: tb, quiet: quiet}
+	dm, err := manager.New(cfg, manager.Options{Log: log})
+	if err != nil {
+		tb.Fatalf("device manager: %v", err)
+	}
+	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
+		Handlers:  []controller.EventHandler{dm},
+		Committer: fakeKVScheduler{},
+	})
+	if err != nil {
+		tb.Fatalf("event loop: %v", err)
+	}
+	loop.Start()
+	if err := dm.Start(loop); err != nil {
+		loop.Close()
+		tb.Fatalf("start device manager: %v", err)
+	}
+	a := &agent{loop: loop, dm: dm}
+	tb.Cleanup(a.stop)
+	return a
+}
+
+// stop stops the agent as its plugins' Close would; later calls do nothing.
+func (a *agent) stop() {
+	if a.loop == nil {
+		return
+	}
+	a.dm.Stop()
+	a.loop.Close()
+	a.loop = nil
+}
+
+func (n *node) waitForCapacity(tb testing.TB, want int64) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(n.ctx, waitTimeout)
+	defer cancel()
+	if err := n.kubelet.WaitForCapacity(ctx, resource, want); err != nil {
+		tb.Fatalf("agent's devices not back in kubelet: %v", err)
+	}
+}
+
+// runContainers admits pod and returns what the runtime gets for each of
+// its containers.
+func (n *node) runContainers(tb testing.TB, pod *v1.Pod) map[string]*devicemanager.DeviceRunContainerOptions {
+	tb.Helper()
+	options, err := n.kubelet.AdmitPod(n.ctx, pod)
+	if err != nil {
+		tb.Fatalf("admit pod %s: %v", pod.Name, err)
+	}
+	return options
+}
+
+// memif is what one container got, as the runtime sees it.
+type memif struct {
+	envs        map[string]string
+	annotations map[string]string
+	mounts      map[string]string // container path -> host path
+}
+
+// memifOf reads the options; nil (what kubelet returns for a container
+// without devices) gives an empty memif.
+func memifOf(opts *devicemanager.DeviceRunContainerOptions) memif {
+	m := memif{envs: map[string]string{}, annotations: map[string]string{}, mounts: map[string]string{}}
+	if opts == nil {
+		return m
+	}
+	for _, env := range opts.Envs {
+		m.envs[env.Name] = env.Value
+	}
+	for _, annotation := range opts.Annotations {
+		m.annotations[annotation.Name] = annotation.Value
+	}
+	for _, mount := range opts.Mounts {
+		m.mounts[mount.ContainerPath] = mount.HostPath
+	}
+	return m
+}

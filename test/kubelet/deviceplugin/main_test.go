@@ -1,0 +1,10 @@
+package deviceplugin_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+)
+
+func TestMain(m *testing.M) { os.Exit(kubelettest.Main(m)) }

@@ -1,0 +1,97 @@
+package deviceplugin_test
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+)
+
+// admitted is a pod kubelet admitted, with what its container c0 got.
+type admitted struct {
+	pod     *v1.Pod
+	memif   memif
+	devices []string
+}
+
+func (n *node) admitOne(t *testing.T, name string) admitted {
+	t.Helper()
+	pod := kubelettest.NewPod(name, resource, 1)
+	options := n.runContainers(t, pod)
+	return admitted{pod: pod, memif: memifOf(options["c0"]), devices: n.kubelet.Devices(pod.UID, "c0", resource)}
+}
+
+// checkKept checks that kubelet and the agent both still hold what each
+// earlier pod was given: the same devices, envs, mount and directory.
+func (n *node) checkKept(t *testing.T, a *agent, when string, pods []admitted) {
+	t.Helper()
+	held := map[string]dmapi.MemifInfo{}
+	for _, info := range a.dm.ListAllocations() {
+		held[info.HostDir] = info
+	}
+	for _, p := range pods {
+		options, err := n.kubelet.ContainerOptions(n.ctx, p.pod)
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		got := memifOf(options["c0"])
+		if !maps.Equal(got.envs, p.memif.envs) || !maps.Equal(got.mounts, p.memif.mounts) {
+			t.Errorf("%s: runtime gets envs %v, mounts %v for pod %s; want what it got first", when, keys(got.envs), got.mounts, p.pod.Name)
+		}
+		if devices := n.kubelet.Devices(p.pod.UID, "c0", resource); !slices.Equal(devices, p.devices) {
+			t.Errorf("%s: kubelet holds %v for pod %s, want %v", when, devices, p.pod.Name, p.devices)
+		}
+		hostDir := p.memif.mounts[n.cfg.ContainerDir]
+		info, ok := held[hostDir]
+		switch {
+		case !ok:
+			t.Errorf("%s: the agent lost the allocation of pod %s (directory %s)", when, p.pod.Name, hostDir)
+		case info.Secret != p.memif.envs[dmapi.EnvMemifSecret]:
+			t.Errorf("%s: the allocation of pod %s has a new secret", when, p.pod.Name)
+		case !slices.Equal(slices.Sorted(slices.Values(info.DeviceIDs)), p.devices):
+			t.Errorf("%s: the allocation of pod %s holds %v, kubelet gave %v", when, p.pod.Name, info.DeviceIDs, p.devices)
+		}
+		if _, err := os.Stat(hostDir); err != nil {
+			t.Errorf("%s: directory of pod %s: %v", when, p.pod.Name, err)
+		}
+	}
+}
+
+func TestKubeletRestartsKeepAllocations(t *testing.T) {
+	const restarts = 10
+	n := newNode(t)
+	a := n.startAgent(t, n.cfg)
+	pods := []admitted{n.admitOne(t, "before-restarts")}
+	for restart := 1; restart <= restarts; restart++ {
+		when := fmt.Sprintf("after kubelet restart %d", restart)
+		if err := n.kubelet.Restart(n.ctx); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		n.waitForCapacity(t, deviceCount)
+		n.checkKept(t, a, when, pods)
+		pods = append(pods, n.admitOne(t, fmt.Sprintf("after-restart-%d", restart)))
+	}
+	n.checkKept(t, a, "at the end", pods)
+}
+
+func TestPluginRestartKeepsAllocations(t *testing.T) {
+	n := newNode(t)
+	a := n.startAgent(t, n.cfg)
+	var pods []admitted
+	for i := range 3 {
+		pods = append(pods, n.admitOne(t, fmt.Sprintf("pod-%d", i)))
+	}
+	a.stop()
+	a = n.startAgent(t, n.cfg)
+	n.checkKept(t, a, "after the plugin restarted", pods)
+	// kubelet hands out only free devices; the restarted agent must agree
+	// that they are free.
+	pods = append(pods, n.admitOne(t, "after-plugin-restart"))
+	n.checkKept(t, a, "after a new pod", pods)
+}
