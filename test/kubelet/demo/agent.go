@@ -60,7 +60,10 @@ func newAgent(binDir string, cfg agentConfig) (*agent, error) {
 		"devicemanager.conf": fmt.Sprintf("device-count: %d\nsocket-root: %s\ncheckpoint-path: %s\n",
 			cfg.deviceCount, a.socketRoot, filepath.Join(cfg.dir, "checkpoint", "checkpoint.json")),
 		"nodeapi.conf": "socket-path: " + a.apiSocket + "\n",
-		"podmanager.conf": fmt.Sprintf("docker-endpoint: %s\npod-resources-socket: %s\n",
+		// A short reconcile period: the demo deletes a pod's containers
+		// before kubelet forgets it, and the agent sees the pod gone at the
+		// next comparison of Docker and pod-resources.
+		"podmanager.conf": fmt.Sprintf("docker-endpoint: %s\npod-resources-socket: %s\nreconcile-period: 1s\n",
 			cfg.dockerHost, cfg.podResourcesSocket),
 	}
 	if err := os.MkdirAll(a.configDir, 0o700); err != nil {

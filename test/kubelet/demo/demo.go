@@ -91,9 +91,10 @@ type session struct {
 
 // demoPod is one pod with both ends of its memif.
 type demoPod struct {
-	docker  *dockerPod
-	memif   memifctlAllocation
-	vswitch *testpmd.Vswitch
+	docker      *dockerPod
+	memif       memifctlAllocation
+	vswitch     *testpmd.Vswitch
+	linkUpAfter time.Duration
 }
 
 func (p *demoPod) name() string { return p.docker.pod.Name }
@@ -225,8 +226,8 @@ func (s *session) admitPods(ctx context.Context, _ *Result) error {
 		if err != nil {
 			return err
 		}
-		s.report.step("pod", "%s admitted; kubelet handed %s; container %s created in Docker",
-			pod.Name, describeOptions(opts.Envs, opts.Mounts, len(opts.Annotations)), dockerName(pod, containerName)[:24]+"...")
+		s.report.step("pod", "%s admitted; kubelet handed %s; container %s created in Docker (id %.12s)",
+			pod.Name, describeOptions(opts.Envs, opts.Mounts, len(opts.Annotations)), containerName, dp.appID)
 	}
 	return nil
 }
@@ -252,13 +253,19 @@ func (s *session) wirePods(ctx context.Context, _ *Result) error {
 		if err := p.docker.startApp(s.engine.client); err != nil {
 			return err
 		}
-		s.report.step("pod", "%s: DPDK memif client started in its container with its MEMIF_SOCKET and MEMIF_SECRET", p.name())
+		started := time.Now()
+		if err := p.vswitch.WaitLinkUp(ctx); err != nil {
+			return fmt.Errorf("%s: %w; pod side output:\n%s", p.name(), err, p.docker.logs(s.engine.client))
+		}
+		p.linkUpAfter = time.Since(started)
+		s.report.step("pod", "%s: DPDK memif client started in its container with its MEMIF_SOCKET and MEMIF_SECRET; link up after %s",
+			p.name(), p.linkUpAfter.Round(time.Millisecond))
 	}
 	return nil
 }
 
 func (s *session) measure(ctx context.Context, result *Result) error {
-	results, err := s.linkResults(ctx, s.pods, true)
+	results, err := s.linkResults(ctx, s.pods)
 	result.Pods = results
 	if err != nil {
 		return err
@@ -270,20 +277,16 @@ func (s *session) measure(ctx context.Context, result *Result) error {
 }
 
 // linkResults waits for each pod's link and counts its packets.
-func (s *session) linkResults(ctx context.Context, pods []*demoPod, timeLinkUp bool) ([]PodResult, error) {
+func (s *session) linkResults(ctx context.Context, pods []*demoPod) ([]PodResult, error) {
 	ctx, cancel := s.withTimeout(ctx)
 	defer cancel()
 	var results []PodResult
 	for _, p := range pods {
-		started := time.Now()
-		r := PodResult{Pod: p.name(), HostSocket: p.memif.HostSocket}
+		r := PodResult{Pod: p.name(), HostSocket: p.memif.HostSocket, LinkUpAfter: p.linkUpAfter}
 		if err := p.vswitch.WaitLinkUp(ctx); err != nil {
 			return append(results, r), fmt.Errorf("%s: %w; pod side output:\n%s", p.name(), err, p.docker.logs(s.engine.client))
 		}
 		r.LinkUp = true
-		if timeLinkUp {
-			r.LinkUpAfter = time.Since(started)
-		}
 		rate, err := p.vswitch.RxRate(ctx, s.opts.Window)
 		if err != nil {
 			return append(results, r), fmt.Errorf("%s: %w", p.name(), err)
@@ -322,7 +325,7 @@ func (s *session) deleteFirstPod(ctx context.Context, result *Result) error {
 	s.report.step("release", "%s: agent removed %s and freed devices %v after %s (kubelet holds none for it)",
 		victim.name(), victim.memif.HostDir, victim.memif.DeviceIDs, time.Since(started).Round(time.Millisecond))
 
-	remaining, err := s.linkResults(ctx, rest, false)
+	remaining, err := s.linkResults(ctx, rest)
 	result.Remaining = remaining
 	if err != nil {
 		return err
@@ -432,6 +435,8 @@ func processesMentioning(path string) []string {
 // describeOptions says what kubelet handed the container, secret masked.
 func describeOptions(envs []kubecontainer.EnvVar, mounts []kubecontainer.Mount, annotations int) string {
 	var parts []string
+	envs = slices.Clone(envs)
+	slices.SortFunc(envs, func(a, b kubecontainer.EnvVar) int { return strings.Compare(a.Name, b.Name) })
 	for _, e := range envs {
 		value := e.Value
 		if strings.Contains(strings.ToUpper(e.Name), "SECRET") {

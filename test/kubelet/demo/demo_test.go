@@ -33,9 +33,13 @@ func repoRoot(t *testing.T) string {
 }
 
 // buildBinaries builds memif-agent and memifctl from the repository, the
-// way make build does.
+// way make build does, unless MEMIF_AGENT_BIN names a directory that holds
+// them already (make passes its bin/).
 func buildBinaries(t *testing.T, root string) string {
 	t.Helper()
+	if bin := os.Getenv("MEMIF_AGENT_BIN"); bin != "" {
+		return bin
+	}
 	bin := t.TempDir()
 	cmd := exec.Command("go", "build", "-o", bin+"/", "./cmd/memif-agent", "./cmd/memifctl")
 	cmd.Dir = root

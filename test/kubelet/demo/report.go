@@ -28,14 +28,18 @@ type PodResult struct {
 
 // table renders the results as aligned columns.
 func table(results []PodResult) string {
+	socketWidth := len("HOST SOCKET")
+	for _, r := range results {
+		socketWidth = max(socketWidth, len(r.HostSocket))
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-10s %-64s %-5s %12s %14s\n", "POD", "HOST SOCKET", "LINK", "PPS", "RX PACKETS")
+	fmt.Fprintf(&b, "%-8s %-*s %-4s %11s %12s %10s\n", "POD", socketWidth, "HOST SOCKET", "LINK", "PPS", "RX PACKETS", "LINK UP IN")
 	for _, r := range results {
 		link := "down"
 		if r.LinkUp {
 			link = "up"
 		}
-		fmt.Fprintf(&b, "%-10s %-64s %-5s %12.0f %14d\n", r.Pod, r.HostSocket, link, r.PacketsPerSec, r.RxPackets)
+		fmt.Fprintf(&b, "%-8s %-*s %-4s %11.0f %12d %10s\n", r.Pod, socketWidth, r.HostSocket, link, r.PacketsPerSec, r.RxPackets, r.LinkUpAfter.Round(time.Millisecond))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
