@@ -181,6 +181,12 @@ type fixture struct {
 // stopped so pushes pile up in its queue.
 func newFixture(t *testing.T, queueSize int, startLoop bool) *fixture {
 	t.Helper()
+	return newFixtureReconciling(t, queueSize, startLoop, time.Hour)
+}
+
+// newFixtureReconciling is newFixture with a reconcile period.
+func newFixtureReconciling(t *testing.T, queueSize int, startLoop bool, reconcilePeriod time.Duration) *fixture {
+	t.Helper()
 	f := &fixture{daemon: dockerd.Start(t), kubelet: &fakeKubeletPodResources{}, handler: newRecordingHandler()}
 	f.docker = f.daemon.Client(t)
 	f.image = dockerd.ImportSleeperImage(t, f.docker)
@@ -203,7 +209,7 @@ func newFixture(t *testing.T, queueSize int, startLoop bool) *fixture {
 		f.loop.Start()
 	}
 	f.tracker, err = podtracker.New(
-		podtracker.Config{ReconcilePeriod: time.Hour, DockerMinBackoff: 20 * time.Millisecond, DockerMaxBackoff: 200 * time.Millisecond},
+		podtracker.Config{ReconcilePeriod: reconcilePeriod, DockerMinBackoff: 20 * time.Millisecond, DockerMaxBackoff: 200 * time.Millisecond},
 		podtracker.Deps{Docker: f.docker, Kubelet: kubeletClient, EventLoop: f.loop, Log: testLog{t}})
 	if err != nil {
 		t.Fatalf("tracker: %v", err)
@@ -413,4 +419,17 @@ func TestResolvePod(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPeriodicReconciliation changes only what kubelet lists, which no
+// Docker event reports: the periodic reconciliation must see both changes.
+func TestPeriodicReconciliation(t *testing.T) {
+	f := newFixtureReconciling(t, 100, true, 50*time.Millisecond)
+	f.kubelet.set(admitted("admitted", "app", "memif-004"))
+	f.handler.waitFor(t, "AddPod of the admitted pod", func(event controller.Event) bool {
+		add, ok := event.(*api.AddPod)
+		return ok && add.Pod.ID.Name == "admitted"
+	})
+	f.kubelet.set()
+	f.handler.waitFor(t, "DeletePod of the pod kubelet dropped", isDelete("admitted"))
 }
