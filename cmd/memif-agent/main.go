@@ -11,7 +11,6 @@ import (
 	"github.com/ligato/cn-infra/agent"
 	"github.com/ligato/cn-infra/config"
 	"github.com/ligato/cn-infra/health/probe"
-	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/logging"
 	"github.com/ligato/cn-infra/logging/logmanager"
 	"github.com/ligato/cn-infra/rpc/prometheus"
@@ -22,6 +21,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
+	"github.com/contivpp/memif-agent/plugins/health"
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
 	"github.com/contivpp/memif-agent/plugins/podmanager"
@@ -59,7 +59,7 @@ Flags:
 type memifAgent struct {
 	LogManager    *logmanager.Plugin
 	HTTP          *rest.Plugin
-	StatusCheck   *statuscheck.Plugin
+	Health        *health.Plugin
 	Probe         *probe.Plugin
 	Prometheus    *prometheus.Plugin
 	KVScheduler   *kvscheduler.Scheduler
@@ -77,13 +77,13 @@ func newMemifAgent() *memifAgent {
 				"Port of the HTTP server (probes, metrics, event history); it listens on 127.0.0.1 unless http.conf sets another endpoint")
 		})))
 	}))
-	statusCheck := statuscheck.NewPlugin()
+	agentHealth := health.NewPlugin()
 	metrics := prometheus.NewPlugin(prometheus.UseDeps(func(deps *prometheus.Deps) {
 		deps.HTTP = httpServer
 	}))
 	healthProbe := probe.NewPlugin(probe.UseDeps(func(deps *probe.Deps) {
 		deps.HTTP = httpServer
-		deps.StatusCheck = statusCheck
+		deps.StatusCheck = agentHealth
 		deps.Prometheus = metrics
 	}))
 	logManager := logmanager.NewPlugin(logmanager.UseDeps(func(deps *logmanager.Deps) {
@@ -106,7 +106,7 @@ func newMemifAgent() *memifAgent {
 	eventLoop := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
 		deps.KVScheduler = scheduler
 		deps.HTTPHandlers = httpServer
-		deps.StatusCheck = statusCheck
+		deps.StatusCheck = agentHealth
 		deps.Prometheus = metrics
 		// Update events visit the handlers in this order, Reverse events
 		// (DeletePod) the opposite: the vswitch side is built after the
@@ -124,7 +124,7 @@ func newMemifAgent() *memifAgent {
 	return &memifAgent{
 		LogManager:    logManager,
 		HTTP:          httpServer,
-		StatusCheck:   statusCheck,
+		Health:        agentHealth,
 		Probe:         healthProbe,
 		Prometheus:    metrics,
 		KVScheduler:   scheduler,

@@ -237,3 +237,33 @@ func TestAgentHTTPEndpointFromConfigFile(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func TestAgentRefusesInvalidConfigNamingTheKey(t *testing.T) {
+	cases := []struct {
+		name    string
+		file    string
+		content string
+		wantKey string
+	}{
+		{"device count zero", "devicemanager.conf", "device-count: 0\n", "device-count"},
+		{"misspelt controller key", "controller.conf", "event-queue-sise: 10\n", "event-queue-sise"},
+		{"bad API socket mode", "nodeapi.conf", "socket-mode: \"rw\"\n", "socket-mode"},
+		{"bad reconcile period", "podmanager.conf", "reconcile-period: soon\n", "reconcile-period"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			agent := startAgent(t, agentConfigDir(t, map[string]string{tc.file: tc.content}))
+			select {
+			case err := <-agent.exited:
+				if err == nil {
+					t.Fatalf("agent exited 0 with invalid %s; want a failure", tc.file)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("agent still running a minute after start with invalid %s", tc.file)
+			}
+			if !strings.Contains(agent.log.String(), tc.wantKey) {
+				t.Errorf("agent log does not name the bad key %q:\n%s", tc.wantKey, agent.log)
+			}
+		})
+	}
+}
