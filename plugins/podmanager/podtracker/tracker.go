@@ -25,6 +25,8 @@ const (
 	pushMaxBackoff = 500 * time.Millisecond
 )
 
+var errTrackerClosed = errors.New("pod tracker is closed")
+
 // Logger is what the tracker logs to.
 type Logger interface {
 	Debugf(format string, args ...any)
@@ -65,6 +67,8 @@ type Tracker struct {
 	// DeletePod; it is cleared by every full comparison.
 	deletedUnannounced map[api.Pod]bool
 
+	// ctx ends when the tracker is closed; cancel ends it.
+	ctx     context.Context
 	cancel  context.CancelFunc
 	running sync.WaitGroup
 }
@@ -82,7 +86,10 @@ func New(cfg Config, deps Deps) (*Tracker, error) {
 	if cfg.ReconcilePeriod <= 0 {
 		cfg.ReconcilePeriod = DefaultReconcilePeriod
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Tracker{
+		ctx:                ctx,
+		cancel:             cancel,
 		cfg:                cfg,
 		deps:               deps,
 		inspector:          dockerpods.NewInspector(deps.Docker, deps.Log.Warnf),
@@ -94,8 +101,7 @@ func New(cfg Config, deps Deps) (*Tracker, error) {
 
 // Start starts watching Docker and reconciling. Call it once.
 func (t *Tracker) Start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.cancel = cancel
+	ctx := t.ctx
 	watcher := dockerpods.NewWatcher(t.deps.Docker, watcherListener{t}, t.deps.Log.Warnf,
 		t.cfg.DockerMinBackoff, t.cfg.DockerMaxBackoff)
 	t.running.Add(2)
@@ -112,9 +118,6 @@ func (t *Tracker) Start() {
 // Close stops both goroutines and waits for them. Events not yet pushed are
 // dropped: the next start announces what is alive then.
 func (t *Tracker) Close() {
-	if t.cancel == nil {
-		return
-	}
 	t.cancel()
 	t.running.Wait()
 }
@@ -158,7 +161,8 @@ func (t *Tracker) ResolvePod(ctx context.Context, id api.PodID) (api.PodState, b
 }
 
 // Reconcile compares both sources with what was announced, now, and waits
-// until the resulting events are pushed.
+// until the resulting events are pushed. It fails once the tracker is
+// closed, and waits for Start before that.
 func (t *Tracker) Reconcile(ctx context.Context) error {
 	done := make(chan struct{})
 	if err := t.submit(ctx, func(ctx context.Context) {
@@ -197,6 +201,8 @@ func (t *Tracker) submit(ctx context.Context, work func(context.Context)) error 
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-t.ctx.Done():
+		return errTrackerClosed
 	}
 }
 

@@ -433,3 +433,11 @@ func TestPeriodicReconciliation(t *testing.T) {
 	f.kubelet.set()
 	f.handler.waitFor(t, "DeletePod of the pod kubelet dropped", isDelete("admitted"))
 }
+
+func TestReconcileAfterCloseFails(t *testing.T) {
+	f := newFixture(t, 100, true)
+	f.tracker.Close()
+	if err := f.tracker.Reconcile(context.Background()); err == nil {
+		t.Error("Reconcile on a closed tracker succeeded")
+	}
+}
