@@ -119,6 +119,10 @@ func Run(ctx context.Context, opts Options) (result Result, err error) {
 			// An interrupted step may fail with an error of its own.
 			err = fmt.Errorf("%w: %v", ctx.Err(), err)
 		}
+		if err != nil && ctx.Err() != nil {
+			s.report.step("interrupt", "stopping everything the demo started")
+			return result, err
+		}
 		if err != nil {
 			s.report.step("FAILED", "%v", err)
 			s.reportAgentLog()
