@@ -76,9 +76,6 @@ func New(socketPath string, callTimeout time.Duration) (*Client, error) {
 	}, nil
 }
 
-// Socket is the socket path the client talks to.
-func (c *Client) Socket() string { return c.socket }
-
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 
