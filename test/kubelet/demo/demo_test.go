@@ -3,6 +3,7 @@ package demo_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,18 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(kubelettest.Main(m))
+	code := kubelettest.Main(m)
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built holds the agent binaries, built once for every test.
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
 }
 
 // repoRoot is two levels above this package's module.
@@ -32,22 +44,30 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// buildBinaries builds memif-agent and memifctl from the repository, the
-// way make build does, unless MEMIF_AGENT_BIN names a directory that holds
-// them already (make passes its bin/).
+// buildBinaries builds memif-agent and memifctl from the repository once,
+// the way make build does, unless MEMIF_AGENT_BIN names a directory that
+// holds them already (make can pass its bin/).
 func buildBinaries(t *testing.T, root string) string {
 	t.Helper()
 	if bin := os.Getenv("MEMIF_AGENT_BIN"); bin != "" {
 		return bin
 	}
-	bin := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", bin+"/", "./cmd/memif-agent", "./cmd/memifctl")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the agent binaries: %v\n%s", err, out)
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "memif-demo-bin-")
+		if built.err != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", built.dir+"/", "./cmd/memif-agent", "./cmd/memifctl")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build the agent binaries: %w\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.dir
 }
 
 // lineWriter logs each demo line and calls onLine with it.
