@@ -8,9 +8,9 @@
 // path of newManagerImpl unexported, and building the registration server
 // separately (plugin/v1beta1.NewServer) would leave out the manager's own
 // wiring, which is what the tests are about. So Main re-executes the test
-// binary in a private mount namespace with a tmpfs over /var/lib/kubelet:
-// the tests need root, and they neither see nor disturb a kubelet that may
-// run on the machine.
+// binary in a private mount namespace with a fresh temporary directory
+// bind-mounted over /var/lib/kubelet: the tests need root, and they neither
+// see nor disturb a kubelet that may run on the machine.
 //
 // The package owns the kubelet side only: the fake pod list that stands in
 // for the kubelet's pod manager (PodList), the admission sequence

@@ -16,24 +16,30 @@ import (
 )
 
 const (
-	// KubeletRoot is the directory the tmpfs covers in the private mount
-	// namespace.
+	// KubeletRoot is the directory replaced in the private mount namespace.
 	KubeletRoot = "/var/lib/kubelet"
 
-	// inNamespaceEnv marks the re-executed test binary.
-	inNamespaceEnv = "KUBELETTEST_IN_PRIVATE_MOUNT_NAMESPACE"
+	// kubeletRootEnv names, for the re-executed test binary, the fresh
+	// directory to mount over KubeletRoot.
+	kubeletRootEnv = "KUBELETTEST_KUBELET_ROOT"
 	// verbosityEnv turns kubelet logs on (klog -v level) for debugging.
 	verbosityEnv = "KUBELETTEST_V"
 )
 
-// Main runs the tests of m in a private mount namespace with a fresh tmpfs
-// over KubeletRoot and returns the exit code for os.Exit. Call it from
-// TestMain. It needs root; without root it fails with a message that says so.
+// Main runs the tests of m in a private mount namespace where KubeletRoot
+// is a fresh temporary directory, and returns the exit code for os.Exit.
+// Call it from TestMain. It needs root; without root it fails with a message
+// that says so.
+//
+// The directory is bind-mounted rather than a tmpfs so that the kubelet's
+// checkpoint writes cost what they cost on a node's disk: the benchmarks
+// compare plugins whose Allocate includes them.
 func Main(m *testing.M) int {
-	if os.Getenv(inNamespaceEnv) == "" {
+	root := os.Getenv(kubeletRootEnv)
+	if root == "" {
 		return runInPrivateMountNamespace()
 	}
-	if err := mountKubeletRoot(); err != nil {
+	if err := mountKubeletRoot(root); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -47,15 +53,21 @@ func Main(m *testing.M) int {
 // runInPrivateMountNamespace re-executes this binary with the same
 // arguments in a new mount namespace (Go marks its mounts private) and
 // forwards the signals go test sends, so a timeout dumps the goroutines of
-// the process that runs the tests.
+// the process that runs the tests. It removes the kubelet root afterwards.
 func runInPrivateMountNamespace() int {
 	if os.Geteuid() != 0 {
 		fmt.Fprintf(os.Stderr, "kubelettest: these tests run kubelet's device manager at %s and need root "+
 			"for a private mount namespace; run them as root (for example with sudo)\n", KubeletRoot)
 		return 1
 	}
+	root, err := os.MkdirTemp("", "kubelettest-root")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kubelettest: create the kubelet root for the tests: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(root)
 	cmd := exec.Command("/proc/self/exe", os.Args[1:]...)
-	cmd.Env = append(os.Environ(), inNamespaceEnv+"=1")
+	cmd.Env = append(os.Environ(), kubeletRootEnv+"="+root)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	signals := make(chan os.Signal, 1)
@@ -90,15 +102,15 @@ func exitCode(err error) int {
 	}
 }
 
-// mountKubeletRoot covers KubeletRoot with an empty tmpfs. The mount point
-// is created on the host if it is missing (an empty directory, as kubelet
+// mountKubeletRoot bind-mounts root over KubeletRoot. The mount point is
+// created on the host if it is missing (an empty directory, as kubelet
 // itself would create).
-func mountKubeletRoot() error {
+func mountKubeletRoot(root string) error {
 	if err := os.MkdirAll(KubeletRoot, 0o755); err != nil {
 		return fmt.Errorf("kubelettest: create mount point %s: %w", KubeletRoot, err)
 	}
-	if err := syscall.Mount("tmpfs", KubeletRoot, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=0755,size=64m"); err != nil {
-		return fmt.Errorf("kubelettest: mount a tmpfs over %s in the private mount namespace: %w", KubeletRoot, err)
+	if err := syscall.Mount(root, KubeletRoot, "", syscall.MS_BIND, ""); err != nil {
+		return fmt.Errorf("kubelettest: bind-mount %s over %s in the private mount namespace: %w", root, KubeletRoot, err)
 	}
 	return nil
 }

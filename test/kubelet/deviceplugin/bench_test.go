@@ -1,0 +1,200 @@
+package deviceplugin_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+)
+
+const (
+	stubResource = "example.com/stub"
+	// benchDevices is the default device count: what a node advertises.
+	benchDevices = 256
+)
+
+// benchNode is a kubelet with the agent's plugin and kubelet's stub plugin
+// registered side by side, so that both are measured in the same run.
+type benchNode struct {
+	*node
+	agent *agent
+}
+
+func newBenchNode(b *testing.B) *benchNode {
+	b.Helper()
+	n := newNode(b)
+	cfg := n.cfg
+	cfg.DeviceCount = benchDevices
+	n.cfg = cfg
+	a := n.startAgentQuietly(b, cfg, true)
+	stub, err := kubelettest.StartStubPlugin(n.ctx, stubResource, benchDevices)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := stub.Stop(); err != nil {
+			b.Error(err)
+		}
+	})
+	for _, r := range []string{resource, stubResource} {
+		ctx, cancel := context.WithTimeout(n.ctx, waitTimeout)
+		err := n.kubelet.WaitForCapacity(ctx, r, benchDevices)
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return &benchNode{node: n, agent: a}
+}
+
+// BenchmarkAllocate measures the time from a pod's admission to kubelet's
+// device manager having its devices (ManagerImpl.Allocate, which calls the
+// plugin's Allocate), for the agent's plugin and, interleaved in the same
+// run, kubelet's stub plugin. Each pod has one container asking for one
+// device.
+//
+// kubelet admits pods one at a time (ManagerImpl.Allocate is not safe for
+// concurrent use; kubelet's sync loop calls it serially). So "pods=32" is a
+// burst of 32 pods arriving at once and queueing in kubelet: each pod's
+// latency runs from the burst's start to its own Allocate returning.
+//
+// Reported per pod: p50-ns and p99-ns for ours and the stub, and their
+// ratios (ours/stub). Pods are deleted between bursts, outside the timing.
+func BenchmarkAllocate(b *testing.B) {
+	n := newBenchNode(b)
+	for _, pods := range []int{1, 32} {
+		b.Run(fmt.Sprintf("pods=%d", pods), func(b *testing.B) {
+			var ours, stub []time.Duration
+			for i := 0; b.Loop(); i++ {
+				// Alternate which goes first, so that neither always runs
+				// on a machine just warmed (or disturbed) by the other.
+				if i%2 == 0 {
+					ours = append(ours, n.burst(b, resource, pods)...)
+					stub = append(stub, n.burst(b, stubResource, pods)...)
+				} else {
+					stub = append(stub, n.burst(b, stubResource, pods)...)
+					ours = append(ours, n.burst(b, resource, pods)...)
+				}
+			}
+			reportPercentiles(b, ours, stub)
+		})
+	}
+}
+
+// burst admits count pods at once and returns each one's latency; then it
+// deletes them from kubelet and the agent.
+func (n *benchNode) burst(b *testing.B, resourceName string, count int) []time.Duration {
+	pods := make([]*v1.Pod, count)
+	for i := range pods {
+		pods[i] = kubelettest.NewPod(fmt.Sprintf("bench-%d", i), resourceName, 1)
+	}
+	latencies := make([]time.Duration, count)
+	errs := make([]error, count)
+	var admitted sync.WaitGroup
+	start := time.Now()
+	for i, pod := range pods {
+		admitted.Go(func() {
+			errs[i] = n.kubelet.AllocatePod(n.ctx, pod)
+			latencies[i] = time.Since(start)
+		})
+	}
+	admitted.Wait()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	n.deletePods(b, resourceName, pods)
+	return latencies
+}
+
+// deletePods removes the pods from kubelet and, for the agent's pods,
+// pushes what the pod manager pushes when a pod goes (AddPod with the
+// device IDs kubelet's pod-resources shows, then DeletePod), and waits for
+// the agent to release them.
+func (n *benchNode) deletePods(b *testing.B, resourceName string, pods []*v1.Pod) {
+	for _, pod := range pods {
+		devices := n.kubelet.Devices(pod.UID, "c0", resourceName)
+		n.kubelet.RemovePod(pod.UID)
+		if resourceName != resource {
+			continue
+		}
+		p := podapi.Pod{ID: podapi.PodID{Namespace: pod.Namespace, Name: pod.Name}, UID: string(pod.UID)}
+		container := podapi.PodContainer{Name: "c0", DeviceIDs: map[string][]string{resource: devices}}
+		if err := n.agent.loop.PushEvent(&podapi.AddPod{Pod: p, Containers: []podapi.PodContainer{container}}); err != nil {
+			b.Fatal(err)
+		}
+		if err := n.agent.loop.PushEvent(&podapi.DeletePod{Pod: p}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for len(n.agent.dm.ListAllocations()) > 0 {
+		if time.Now().After(deadline) {
+			b.Fatalf("the agent still holds %d allocations after their pods were deleted", len(n.agent.dm.ListAllocations()))
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// BenchmarkKubeletRestartToCapacity measures the time from the start of a
+// kubelet restart (stop, sockets deleted, new device manager) to kubelet
+// reporting every device of the plugin allocatable again: for the agent's
+// plugin and, in the same restarts, for kubelet's stub plugin driven by
+// kubelettest (fsnotify on the kubelet socket, then register).
+func BenchmarkKubeletRestartToCapacity(b *testing.B) {
+	n := newBenchNode(b)
+	var ours, stub []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if err := n.kubelet.Restart(n.ctx); err != nil {
+			b.Fatal(err)
+		}
+		back := map[string]time.Duration{}
+		deadline := start.Add(waitTimeout)
+		for len(back) < 2 {
+			for _, r := range []string{resource, stubResource} {
+				if _, allocatable := n.kubelet.Capacity(r); allocatable == benchDevices && back[r] == 0 {
+					back[r] = time.Since(start)
+				}
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("capacity not back after a kubelet restart: %v", back)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		ours, stub = append(ours, back[resource]), append(stub, back[stubResource])
+	}
+	reportPercentiles(b, ours, stub)
+}
+
+// reportPercentiles reports p50 and p99 of ours and the stub, and the
+// ratios ours/stub, replacing ns/op (an iteration covers both plugins).
+func reportPercentiles(b *testing.B, ours, stub []time.Duration) {
+	oursP50, oursP99 := percentile(ours, 50), percentile(ours, 99)
+	stubP50, stubP99 := percentile(stub, 50), percentile(stub, 99)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(oursP50.Nanoseconds()), "ours-p50-ns")
+	b.ReportMetric(float64(oursP99.Nanoseconds()), "ours-p99-ns")
+	b.ReportMetric(float64(stubP50.Nanoseconds()), "stub-p50-ns")
+	b.ReportMetric(float64(stubP99.Nanoseconds()), "stub-p99-ns")
+	b.ReportMetric(float64(oursP50)/float64(stubP50), "p50-ours/stub")
+	b.ReportMetric(float64(oursP99)/float64(stubP99), "p99-ours/stub")
+}
+
+// percentile returns the p-th percentile (nearest rank) of samples.
+func percentile(samples []time.Duration, p int) time.Duration {
+	if len(samples) == 0 {
+		return 0
+	}
+	sorted := slices.Sorted(slices.Values(samples))
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1]
+}
