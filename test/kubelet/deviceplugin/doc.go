@@ -8,7 +8,7 @@
 // The tests need root: kubelettest runs them in a private mount namespace.
 //
 //	cd test/kubelet && go test -race -count=1 ./deviceplugin/
-//	cd test/kubelet && go test -run '^$' -bench . -benchtime 2000x ./deviceplugin/
+//	cd test/kubelet && go test -run '^$' -bench . -benchtime 1s ./deviceplugin/
 //
 // The package has no code of its own; it only documents the suite.
 package deviceplugin

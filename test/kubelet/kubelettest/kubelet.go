@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
@@ -201,9 +200,7 @@ func (k *Kubelet) RemovePod(uid types.UID) {
 // Devices returns the device IDs of resourceName the device manager holds
 // for a container, sorted.
 func (k *Kubelet) Devices(uid types.UID, container, resourceName string) []string {
-	ids := sets.List(sets.KeySet(k.currentManager().GetDevices(string(uid), container)[resourceName]))
-	sort.Strings(ids)
-	return ids
+	return sets.List(sets.KeySet(k.currentManager().GetDevices(string(uid), container)[resourceName]))
 }
 
 // Capacity returns the node capacity and allocatable count of resourceName

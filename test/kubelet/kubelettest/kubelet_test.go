@@ -109,31 +109,52 @@ func TestStubComesBackAfterKubeletRestarts(t *testing.T) {
 	}
 }
 
-func TestPodResourcesListsAllocatedDevices(t *testing.T) {
+func TestPodResourcesShowsAllocatedDevices(t *testing.T) {
 	kubelet, socket := startKubeletWithStub(t)
 	pod := kubelettest.NewPod("listed", stubResource, 3)
 	if _, err := kubelet.AdmitPod(t.Context(), pod); err != nil {
 		t.Fatal(err)
 	}
+	want := kubelet.Devices(pod.UID, "c0", stubResource)
 	client, conn, err := podresources.GetV1Client(t.Context(), socket, 10*time.Second, 16*1024*1024)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	resp, err := client.Get(t.Context(), &podresourcesv1.GetPodResourcesRequest{PodName: pod.Name, PodNamespace: pod.Namespace})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name  string
+		query func() ([]*podresourcesv1.PodResources, error)
+	}{
+		{name: "List", query: func() ([]*podresourcesv1.PodResources, error) {
+			resp, err := client.List(t.Context(), &podresourcesv1.ListPodResourcesRequest{})
+			return resp.GetPodResources(), err
+		}},
+		{name: "Get", query: func() ([]*podresourcesv1.PodResources, error) {
+			resp, err := client.Get(t.Context(), &podresourcesv1.GetPodResourcesRequest{PodName: pod.Name, PodNamespace: pod.Namespace})
+			return []*podresourcesv1.PodResources{resp.GetPodResources()}, err
+		}},
 	}
-	var got []string
-	for _, container := range resp.GetPodResources().GetContainers() {
-		for _, devices := range container.GetDevices() {
-			if devices.GetResourceName() == stubResource {
-				got = append(got, devices.GetDeviceIds()...)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pods, err := tt.query()
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	if want := kubelet.Devices(pod.UID, "c0", stubResource); len(got) != 3 || !sameSet(got, want) {
-		t.Errorf("pod-resources Get lists %v, want the 3 devices the device manager holds %v", got, want)
+			if len(pods) != 1 || pods[0].GetName() != pod.Name {
+				t.Fatalf("pod-resources %s shows %v, want pod %s only", tt.name, pods, pod.Name)
+			}
+			var got []string
+			for _, container := range pods[0].GetContainers() {
+				for _, devices := range container.GetDevices() {
+					if devices.GetResourceName() == stubResource {
+						got = append(got, devices.GetDeviceIds()...)
+					}
+				}
+			}
+			if len(got) != 3 || !sameSet(got, want) {
+				t.Errorf("pod-resources %s shows devices %v, want the 3 the device manager holds %v", tt.name, got, want)
+			}
+		})
 	}
 }
 
