@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/contivpp/memif-agent/internal/devicemanagerstandin"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
 )
 
 func TestAgentNotRunning(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contivpp/memif-agent/internal/devicemanagerstandin"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/internal/devicemanagerstandin"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ligato/cn-infra/config"
 
-	"github.com/contivpp/memif-agent/internal/devicemanagerstandin"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
-	"github.com/contivpp/memif-agent/internal/devicemanagerstandin"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"

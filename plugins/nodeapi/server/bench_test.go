@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/internal/devicemanagerstandin"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/internal/devicemanagerstandin"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
