@@ -20,11 +20,12 @@ deps:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
 
-lint:
+lint: deps
 	$(GO) vet ./...
 	cd $(E2E_MODULE) && $(GO) vet ./...
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	scripts/generate.sh --check
 
 test: deps test-unit test-e2e fuzz
 
