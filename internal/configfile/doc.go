@@ -1,0 +1,17 @@
+// Package configfile owns reading a plugin's YAML config file strictly: the
+// file is decoded key by key over the defaults the caller passes in, an
+// unknown key or a value of the wrong type is a *KeyError naming the key,
+// and the config's own Validate, when it has one, runs last. It also owns
+// the value types config files share: Duration ("30s") and FileMode
+// ("0660").
+//
+// It does not know any plugin's keys or defaults, and it must not import
+// cn-infra: plugins pass in the path their cn-infra config gives them.
+//
+// Example:
+//
+//	cfg := DefaultConfig()
+//	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
+//		return fmt.Errorf("my plugin: %w", err)
+//	}
+package configfile
