@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 )
 
 func TestExampleConfigIsTheDefaults(t *testing.T) {
-	cfg, err := loadConfig("controller.conf")
-	if err != nil {
+	cfg := eventloop.DefaultConfig()
+	if err := configfile.Load("controller.conf", &cfg); err != nil {
 		t.Fatalf("load the example config: %v", err)
 	}
 	if cfg != eventloop.DefaultConfig() {
@@ -31,9 +32,10 @@ func TestLoadConfig(t *testing.T) {
 		{name: "empty file gives defaults", yaml: "", wantQueue: 100, wantDelay: time.Second},
 		{name: "keys override defaults", yaml: "event-queue-size: 7\nhealing-delay: 250ms\n", wantQueue: 7,
 			wantDelay: 250 * time.Millisecond},
-		{name: "misspelt key", yaml: "event-queue-sise: 7\n", wantErr: "event-queue-sise"},
+		{name: "misspelt key", yaml: "event-queue-sise: 7\n", wantErr: `config key "event-queue-sise": unknown key`},
 		{name: "invalid value names the key", yaml: "event-queue-size: 0\n", wantErr: "event-queue-size"},
-		{name: "bad duration", yaml: "healing-delay: soon\n", wantErr: "soon"},
+		{name: "bad duration", yaml: "healing-delay: soon\n",
+			wantErr: `config key "healing-delay": want a duration such as "30s", got "soon"`},
 		{name: "not YAML", yaml: "event-queue-size: [\n", wantErr: "YAML"},
 	}
 	for _, tc := range tests {
@@ -42,25 +44,20 @@ func TestLoadConfig(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := loadConfig(path)
+			cfg := eventloop.DefaultConfig()
+			err := configfile.Load(path, &cfg)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
-					t.Errorf("loadConfig = %v, want an error naming %q and the file", err, tc.wantErr)
+					t.Errorf("Load = %v, want an error naming %q and the file", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("loadConfig: %v", err)
+				t.Fatalf("Load: %v", err)
 			}
 			if cfg.QueueSize != tc.wantQueue || time.Duration(cfg.HealingDelay) != tc.wantDelay {
 				t.Errorf("config = %+v, want queue %d, healing delay %s", cfg, tc.wantQueue, tc.wantDelay)
 			}
 		})
-	}
-}
-
-func TestLoadConfigMissingFile(t *testing.T) {
-	if _, err := loadConfig(filepath.Join(t.TempDir(), "absent.conf")); err == nil {
-		t.Errorf("loadConfig of a missing file succeeded")
 	}
 }

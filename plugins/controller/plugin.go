@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/unrolled/render"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 )
@@ -47,9 +48,9 @@ func (p *Plugin) Init() error {
 	if p.KVScheduler == nil {
 		return fmt.Errorf("controller plugin: no KVScheduler dependency given")
 	}
-	cfg, err := loadConfig(p.Cfg.GetConfigName())
-	if err != nil {
-		return err
+	cfg := eventloop.DefaultConfig()
+	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
+		return fmt.Errorf("controller plugin: %w", err)
 	}
 	var metrics prometheus.Registerer
 	if p.Prometheus != nil {
@@ -58,7 +59,7 @@ func (p *Plugin) Init() error {
 	if p.StatusCheck != nil {
 		p.StatusCheck.Register(p.PluginName, nil)
 	}
-	p.loop, err = eventloop.New(cfg, eventloop.Deps{
+	loop, err := eventloop.New(cfg, eventloop.Deps{
 		Handlers:      p.EventHandlers,
 		Committer:     kvSchedulerCommitter{scheduler: p.KVScheduler},
 		Metrics:       metrics,
@@ -68,6 +69,7 @@ func (p *Plugin) Init() error {
 	if err != nil {
 		return fmt.Errorf("controller plugin: %w", err)
 	}
+	p.loop = loop
 	p.registerHTTPHandlers()
 	return nil
 }

@@ -1,9 +1,10 @@
 package eventloop
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
 )
 
 // Config tunes the event loop. The JSON names are the keys of the
@@ -16,11 +17,11 @@ type Config struct {
 	HistorySize int `json:"event-history-size"`
 	// HealingDelay is the wait before the first healing resync after an
 	// error; it doubles after every failed healing resync.
-	HealingDelay Duration `json:"healing-delay"`
+	HealingDelay configfile.Duration `json:"healing-delay"`
 	// HealingMaxDelay caps the doubling of HealingDelay.
-	HealingMaxDelay Duration `json:"healing-max-delay"`
+	HealingMaxDelay configfile.Duration `json:"healing-max-delay"`
 	// CommitTimeout bounds one commit to the Committer.
-	CommitTimeout Duration `json:"commit-timeout"`
+	CommitTimeout configfile.Duration `json:"commit-timeout"`
 }
 
 // DefaultConfig returns the configuration used for keys a config file leaves
@@ -29,9 +30,9 @@ func DefaultConfig() Config {
 	return Config{
 		QueueSize:       100,
 		HistorySize:     1000,
-		HealingDelay:    Duration(time.Second),
-		HealingMaxDelay: Duration(time.Minute),
-		CommitTimeout:   Duration(30 * time.Second),
+		HealingDelay:    configfile.Duration(time.Second),
+		HealingMaxDelay: configfile.Duration(time.Minute),
+		CommitTimeout:   configfile.Duration(30 * time.Second),
 	}
 }
 
@@ -50,29 +51,5 @@ func (c Config) Validate() error {
 	case c.CommitTimeout <= 0:
 		return fmt.Errorf("invalid controller config: commit-timeout must be positive, got %s", c.CommitTimeout)
 	}
-	return nil
-}
-
-// Duration is a time.Duration written in config files as a string such as
-// "500ms" or "1m".
-type Duration time.Duration
-
-// String formats the duration like time.Duration.
-func (d Duration) String() string { return time.Duration(d).String() }
-
-// MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
-
-// UnmarshalJSON reads a duration string such as "2s".
-func (d *Duration) UnmarshalJSON(data []byte) error {
-	var text string
-	if err := json.Unmarshal(data, &text); err != nil {
-		return fmt.Errorf("duration must be a string such as \"1s\", got %s", data)
-	}
-	parsed, err := time.ParseDuration(text)
-	if err != nil {
-		return fmt.Errorf("parse duration %q: %w", text, err)
-	}
-	*d = Duration(parsed)
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -17,7 +19,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "queue size zero", change: func(c *Config) { c.QueueSize = 0 }, wantKey: "event-queue-size"},
 		{name: "history size negative", change: func(c *Config) { c.HistorySize = -1 }, wantKey: "event-history-size"},
 		{name: "healing delay zero", change: func(c *Config) { c.HealingDelay = 0 }, wantKey: "healing-delay"},
-		{name: "max delay below delay", change: func(c *Config) { c.HealingMaxDelay = Duration(time.Millisecond) },
+		{name: "max delay below delay", change: func(c *Config) { c.HealingMaxDelay = configfile.Duration(time.Millisecond) },
 			wantKey: "healing-max-delay"},
 		{name: "commit timeout zero", change: func(c *Config) { c.CommitTimeout = 0 }, wantKey: "commit-timeout"},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
@@ -168,8 +169,8 @@ func (c *recordingCommitter) getState() map[string]proto.Message {
 // that wait for healing.
 func testConfig() Config {
 	cfg := DefaultConfig()
-	cfg.HealingDelay = Duration(time.Millisecond)
-	cfg.HealingMaxDelay = Duration(4 * time.Millisecond)
+	cfg.HealingDelay = configfile.Duration(time.Millisecond)
+	cfg.HealingMaxDelay = configfile.Duration(4 * time.Millisecond)
 	return cfg
 }
 

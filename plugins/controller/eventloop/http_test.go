@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
@@ -149,7 +150,7 @@ func TestResyncOverHTTP(t *testing.T) {
 func TestResyncOverHTTPReportsFailure(t *testing.T) {
 	handler := &testHandler{name: "h", calls: &callLog{}, failResync: func(n int) bool { return n > 1 }}
 	cfg := testConfig()
-	cfg.HealingDelay, cfg.HealingMaxDelay = Duration(time.Hour), Duration(time.Hour)
+	cfg.HealingDelay, cfg.HealingMaxDelay = configfile.Duration(time.Hour), configfile.Duration(time.Hour)
 	loop := newTestLoop(t, cfg, Deps{Handlers: []api.EventHandler{handler}})
 	loop.Start()
 	server := httptest.NewServer(loop.ResyncHandler())

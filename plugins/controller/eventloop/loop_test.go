@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
@@ -215,7 +216,7 @@ func TestBestEffortErrors(t *testing.T) {
 			var healingArmed bool
 			committer := &recordingCommitter{}
 			cfg := testConfig()
-			cfg.HealingDelay, cfg.HealingMaxDelay = Duration(time.Hour), Duration(time.Hour)
+			cfg.HealingDelay, cfg.HealingMaxDelay = configfile.Duration(time.Hour), configfile.Duration(time.Hour)
 			loop := newTestLoop(t, cfg, Deps{Handlers: asHandlers(handlers), Committer: committer})
 			// The probe runs on the loop goroutine, where the timer lives.
 			handlers[0].onUpdate = func(event api.Event, _ api.EventOperations) {
@@ -297,7 +298,7 @@ func TestHealingResync(t *testing.T) {
 
 func TestHealingBackoffDoublesUpToMax(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.HealingDelay, cfg.HealingMaxDelay = Duration(time.Second), Duration(5*time.Second)
+	cfg.HealingDelay, cfg.HealingMaxDelay = configfile.Duration(time.Second), configfile.Duration(5*time.Second)
 	loop := newTestLoop(t, cfg, Deps{})
 	var delays []time.Duration
 	for range 4 {
