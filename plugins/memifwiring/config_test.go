@@ -1,15 +1,16 @@
 package memifwiring
 
 import (
-	"errors"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 )
 
 func TestExampleConfigIsValid(t *testing.T) {
-	cfg, err := loadConfig("memifwiring.conf")
-	if err != nil {
+	var cfg wiring.Config
+	if err := configfile.Load("memifwiring.conf", &cfg); err != nil {
 		t.Fatalf("memifwiring.conf: %v", err)
 	}
 	if cfg.MTU != 9000 || cfg.RxMode != "polling" || len(cfg.IPAddresses) != 1 {
@@ -17,26 +18,23 @@ func TestExampleConfigIsValid(t *testing.T) {
 	}
 }
 
-func TestParseConfigErrors(t *testing.T) {
+func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, content, wantErr string
 	}{
 		{"empty file", "", ""},
-		{"misspelt key", "mtuu: 9000\n", `unknown field "mtuu"`},
+		{"misspelt key", "mtuu: 9000\n", `config key "mtuu": unknown key`},
+		{"negative MTU", "mtu: -1\n", `config key "mtu": want a whole number from 0 to 4294967295, got -1`},
+		{"addresses not a list", "ip-addresses: {a/b/c: 10.0.0.1/24}\n", `config key "ip-addresses": want a list`},
 		{"bad rx mode", "rx-mode: fast\n", `invalid rx-mode "fast"`},
-		{"not YAML", "mtu: [\n", "parse YAML"},
+		{"not YAML", "mtu: [\n", "not valid YAML"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseConfig([]byte(tc.content))
+			var cfg wiring.Config
+			err := configfile.Decode([]byte(tc.content), &cfg)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Errorf("parseConfig(%q) = %v, want error containing %q", tc.content, err, tc.wantErr)
+				t.Errorf("Decode(%q) = %v, want error containing %q", tc.content, err, tc.wantErr)
 			}
 		})
-	}
-}
-
-func TestMissingConfigFileIsAnError(t *testing.T) {
-	if _, err := loadConfig(t.TempDir() + "/none.conf"); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("loadConfig of a missing file = %v, want a not-exist error", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ligato/cn-infra/infra"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
@@ -31,9 +32,9 @@ func (p *Plugin) Init() error {
 	if p.DeviceManager == nil {
 		return fmt.Errorf("memifwiring plugin: DeviceManager dependency is not set")
 	}
-	cfg, err := loadConfig(p.Cfg.GetConfigName())
-	if err != nil {
-		return err
+	var cfg wiring.Config
+	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
+		return fmt.Errorf("memifwiring plugin: %w", err)
 	}
 	p.handler = wiring.NewHandler(p.DeviceManager, cfg)
 	return nil
