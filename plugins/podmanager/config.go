@@ -1,16 +1,11 @@
 package podmanager
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/ghodss/yaml"
-
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
@@ -23,26 +18,26 @@ type Config struct {
 	DockerEndpoint string `json:"docker-endpoint"`
 	// DockerReconnectMinBackoff and DockerReconnectMaxBackoff bound the
 	// wait before reconnecting to Docker's event stream.
-	DockerReconnectMinBackoff Duration `json:"docker-reconnect-min-backoff"`
-	DockerReconnectMaxBackoff Duration `json:"docker-reconnect-max-backoff"`
+	DockerReconnectMinBackoff configfile.Duration `json:"docker-reconnect-min-backoff"`
+	DockerReconnectMaxBackoff configfile.Duration `json:"docker-reconnect-max-backoff"`
 	// PodResourcesSocket is kubelet's pod-resources socket; empty disables
 	// pod-resources, leaving Docker alone to tell which pods live.
 	PodResourcesSocket string `json:"pod-resources-socket"`
 	// PodResourcesTimeout bounds one call to kubelet.
-	PodResourcesTimeout Duration `json:"pod-resources-timeout"`
+	PodResourcesTimeout configfile.Duration `json:"pod-resources-timeout"`
 	// ReconcilePeriod is how often both sources are compared with the pods
 	// announced.
-	ReconcilePeriod Duration `json:"reconcile-period"`
+	ReconcilePeriod configfile.Duration `json:"reconcile-period"`
 }
 
 // DefaultConfig returns the defaults podmanager.conf documents.
 func DefaultConfig() Config {
 	return Config{
-		DockerReconnectMinBackoff: Duration(dockerpods.DefaultMinBackoff),
-		DockerReconnectMaxBackoff: Duration(dockerpods.DefaultMaxBackoff),
+		DockerReconnectMinBackoff: configfile.Duration(dockerpods.DefaultMinBackoff),
+		DockerReconnectMaxBackoff: configfile.Duration(dockerpods.DefaultMaxBackoff),
 		PodResourcesSocket:        podresources.DefaultSocket,
-		PodResourcesTimeout:       Duration(podresources.DefaultCallTimeout),
-		ReconcilePeriod:           Duration(podtracker.DefaultReconcilePeriod),
+		PodResourcesTimeout:       configfile.Duration(podresources.DefaultCallTimeout),
+		ReconcilePeriod:           configfile.Duration(podtracker.DefaultReconcilePeriod),
 	}
 }
 
@@ -59,7 +54,7 @@ func (c Config) Validate() error {
 	}
 	positive := []struct {
 		key   string
-		value Duration
+		value configfile.Duration
 	}{
 		{"docker-reconnect-min-backoff", c.DockerReconnectMinBackoff},
 		{"docker-reconnect-max-backoff", c.DockerReconnectMaxBackoff},
@@ -78,60 +73,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// loadConfig reads the config file at path; "" gives the defaults.
-func loadConfig(path string) (Config, error) {
-	if path == "" {
-		return DefaultConfig(), nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Config{}, fmt.Errorf("read config: %w", err)
-	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		return Config{}, fmt.Errorf("config file %s: %w", path, err)
-	}
-	return cfg, nil
-}
-
-// ParseConfig reads YAML over the defaults and validates it. An unknown key
-// is an error, so a misspelt key is not silently ignored.
+// ParseConfig reads podmanager.conf's content over the defaults and
+// validates it; an error names the key.
 func ParseConfig(data []byte) (Config, error) {
 	cfg := DefaultConfig()
-	asJSON, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return cfg, fmt.Errorf("parse YAML: %w", err)
-	}
-	if string(bytes.TrimSpace(asJSON)) == "null" {
-		return cfg, nil
-	}
-	decoder := json.NewDecoder(bytes.NewReader(asJSON))
-	decoder.DisallowUnknownFields()
-	if err := decoder.Decode(&cfg); err != nil {
-		return cfg, fmt.Errorf("decode: %w", err)
-	}
-	return cfg, cfg.Validate()
+	err := configfile.Decode(data, &cfg)
+	return cfg, err
 }
-
-// Duration is a time.Duration written as "30s" in the config file.
-type Duration time.Duration
-
-// Duration returns the value as a time.Duration.
-func (d Duration) Duration() time.Duration { return time.Duration(d) }
-
-// UnmarshalJSON reads a Go duration string.
-func (d *Duration) UnmarshalJSON(data []byte) error {
-	var text string
-	if err := json.Unmarshal(data, &text); err != nil {
-		return fmt.Errorf("want a duration such as \"30s\", got %s", data)
-	}
-	parsed, err := time.ParseDuration(text)
-	if err != nil {
-		return fmt.Errorf("want a duration such as \"30s\": %w", err)
-	}
-	*d = Duration(parsed)
-	return nil
-}
-
-// MarshalJSON writes a Go duration string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ligato/cn-infra/infra"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
@@ -39,8 +40,8 @@ func (p *Plugin) Init() error {
 	if p.EventLoop == nil {
 		return errors.New("podmanager plugin: no EventLoop dependency given")
 	}
-	cfg, err := loadConfig(p.Cfg.GetConfigName())
-	if err != nil {
+	cfg := DefaultConfig()
+	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
 		return fmt.Errorf("podmanager plugin: %w", err)
 	}
 	client, err := dockerpods.NewClient(cfg.DockerEndpoint)
