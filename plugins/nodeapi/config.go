@@ -2,9 +2,8 @@ package nodeapi
 
 import (
 	"fmt"
-	"io/fs"
-	"strconv"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
 
@@ -14,7 +13,7 @@ type Config struct {
 	SocketPath string `json:"socket-path"`
 	// SocketMode is the socket's permission bits in octal, for example
 	// "0600" (root only, the default) or "0660" (root and the socket's group).
-	SocketMode string `json:"socket-mode"`
+	SocketMode configfile.FileMode `json:"socket-mode"`
 	// SocketGroup is the group of the socket and of the directory the
 	// agent creates for it, by name or numeric ID; empty keeps the agent's
 	// group. With socket-mode "0660" its members may use the API.
@@ -26,13 +25,8 @@ type Config struct {
 
 // serverConfig validates c and returns the server's configuration.
 func (c Config) serverConfig() (server.Config, error) {
-	cfg := server.Config{SocketPath: c.SocketPath, SocketGroup: c.SocketGroup}
-	if c.SocketMode != "" {
-		mode, err := strconv.ParseUint(c.SocketMode, 8, 32)
-		if err != nil || mode > 0o777 {
-			return server.Config{}, fmt.Errorf("invalid socket-mode %q in nodeapi config: want octal permission bits such as \"0600\"", c.SocketMode)
-		}
-		cfg.SocketMode = fs.FileMode(mode)
+	if c.SocketMode&^0o777 != 0 {
+		return server.Config{}, fmt.Errorf("invalid socket-mode %s in nodeapi config: want octal permission bits such as \"0600\"", c.SocketMode)
 	}
 	if _, err := server.ResolveGroup(c.SocketGroup); err != nil {
 		return server.Config{}, fmt.Errorf("invalid socket-group in nodeapi config: %w", err)
@@ -40,5 +34,5 @@ func (c Config) serverConfig() (server.Config, error) {
 	if c.WatchBuffer < 0 {
 		return server.Config{}, fmt.Errorf("invalid watch-buffer %d in nodeapi config: want a positive number, or 0 for the default", c.WatchBuffer)
 	}
-	return cfg, nil
+	return server.Config{SocketPath: c.SocketPath, SocketMode: c.SocketMode.Perm(), SocketGroup: c.SocketGroup}, nil
 }

@@ -2,16 +2,16 @@ package nodeapi
 
 import (
 	"io/fs"
+	"strings"
 	"testing"
 
-	"github.com/ligato/cn-infra/config"
-
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
 
 func TestExampleConfigIsTheDefaults(t *testing.T) {
 	var cfg Config
-	if err := config.ParseConfigFromYamlFile("nodeapi.conf", &cfg); err != nil {
+	if err := configfile.Load("nodeapi.conf", &cfg); err != nil {
 		t.Fatalf("parse nodeapi.conf: %v", err)
 	}
 	got, err := cfg.serverConfig()
@@ -46,25 +46,42 @@ func TestConfigSocketGroup(t *testing.T) {
 func TestConfigSocketMode(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		mode     string
+		yaml     string
 		wantMode fs.FileMode
-		wantErr  bool
+		wantErr  string // part of the error; "" for none
 	}{
-		{"unset", "", 0, false},
-		{"owner only", "0600", 0o600, false},
-		{"group", "660", 0o660, false},
-		{"not octal", "0689", 0, true},
-		{"too many bits", "01777", 0, true},
-		{"words", "rw-------", 0, true},
+		{"unset", "", 0, ""},
+		{"empty", `socket-mode: ""`, 0, ""},
+		{"owner only", `socket-mode: "0600"`, 0o600, ""},
+		{"group", `socket-mode: "660"`, 0o660, ""},
+		{"not octal", `socket-mode: "0689"`, 0, `config key "socket-mode": want quoted octal permission bits`},
+		{"too many bits", `socket-mode: "01777"`, 0, `config key "socket-mode"`},
+		{"words", `socket-mode: "rw-------"`, 0, `config key "socket-mode"`},
+		{"bare number", `socket-mode: 0600`, 0, `config key "socket-mode": want quoted octal`},
+		{"misspelt key", `socket-mod: "0600"`, 0, `config key "socket-mod": unknown key`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Config{SocketMode: tc.mode}.serverConfig()
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("serverConfig(%q) error = %v, want error: %v", tc.mode, err, tc.wantErr)
+			var cfg Config
+			err := configfile.Decode([]byte(tc.yaml), &cfg)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Decode(%q) = %v, want an error containing %q", tc.yaml, err, tc.wantErr)
+				}
+				return
 			}
-			if got.SocketMode != tc.wantMode {
-				t.Errorf("mode = %v, want %v", got.SocketMode, tc.wantMode)
+			if err != nil {
+				t.Fatalf("Decode(%q): %v", tc.yaml, err)
+			}
+			got, err := cfg.serverConfig()
+			if err != nil || got.SocketMode != tc.wantMode {
+				t.Errorf("serverConfig(%q) = mode %v, %v; want mode %v", tc.yaml, got.SocketMode, err, tc.wantMode)
 			}
 		})
+	}
+}
+
+func TestConfigRefusesModeBeyondPermissionBits(t *testing.T) {
+	if _, err := (Config{SocketMode: 0o4777}).serverConfig(); err == nil || !strings.Contains(err.Error(), "socket-mode") {
+		t.Errorf("serverConfig(socket-mode 04777) = %v, want an error naming socket-mode", err)
 	}
 }

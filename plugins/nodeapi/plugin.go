@@ -5,6 +5,7 @@ import (
 
 	"github.com/ligato/cn-infra/infra"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
@@ -34,8 +35,8 @@ func (p *Plugin) Init() error {
 		return fmt.Errorf("nodeapi plugin: DeviceManager dependency is not set")
 	}
 	var cfg Config
-	if _, err := p.Cfg.LoadValue(&cfg); err != nil {
-		return fmt.Errorf("load nodeapi config %s: %w", p.Cfg.GetConfigName(), err)
+	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
+		return fmt.Errorf("nodeapi plugin: %w", err)
 	}
 	serverConfig, err := cfg.serverConfig()
 	if err != nil {

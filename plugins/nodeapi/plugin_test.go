@@ -70,7 +70,7 @@ func TestPluginInitRefusesBadConfig(t *testing.T) {
 		deps.DeviceManager = devicemanagerstandin.New()
 	}))
 	err := plugin.Init()
-	if err == nil || !strings.Contains(err.Error(), `invalid socket-mode "rw"`) {
+	if err == nil || !strings.Contains(err.Error(), `config key "socket-mode"`) {
 		t.Fatalf("Init = %v, want an error naming socket-mode", err)
 	}
 }
