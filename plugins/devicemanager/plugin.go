@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/ligato/cn-infra/infra"
 	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
@@ -47,35 +47,20 @@ func (p *Plugin) Init() error {
 	if p.EventLoop == nil {
 		return errors.New("devicemanager plugin: no EventLoop dependency given")
 	}
-	cfg, err := p.loadConfig()
-	if err != nil {
-		return err
+	cfg := config.Default()
+	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
+		return fmt.Errorf("devicemanager plugin: %w", err)
 	}
 	opts := manager.Options{Log: p.Log, PodLister: p.PodLister, PodResolver: p.PodResolver}
 	if p.Prometheus != nil {
 		opts.Metrics = registryAt{plugin: p.Prometheus, path: cnprometheus.DefaultRegistry}
 	}
-	p.dm, err = manager.New(cfg, opts)
+	dm, err := manager.New(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("devicemanager plugin: %w", err)
 	}
+	p.dm = dm
 	return nil
-}
-
-func (p *Plugin) loadConfig() (config.Config, error) {
-	path := p.Cfg.GetConfigName()
-	if path == "" {
-		return config.Default(), nil
-	}
-	content, err := os.ReadFile(path)
-	if err != nil {
-		return config.Config{}, fmt.Errorf("devicemanager plugin: read config: %w", err)
-	}
-	cfg, err := config.Parse(content)
-	if err != nil {
-		return config.Config{}, fmt.Errorf("devicemanager plugin: config file %s: %w", path, err)
-	}
-	return cfg, nil
 }
 
 // AfterInit serves the device plugin and registers it with kubelet.

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"slices"
 	"time"
 
@@ -101,6 +102,12 @@ func NewID(deviceIDs []string) (string, error) {
 	}
 	return first + "-" + hex.EncodeToString(suffix), nil
 }
+
+// idPattern matches what NewID returns.
+var idPattern = regexp.MustCompile(`^memif(-[0-9]+)?-[0-9a-f]{8}$`)
+
+// IsID tells whether name has the form of an allocation ID.
+func IsID(name string) bool { return idPattern.MatchString(name) }
 
 // ToCheckpoint converts allocations to their persisted form.
 func ToCheckpoint(allocations []Allocation) checkpoint.Data {

@@ -1,21 +1,15 @@
 package config
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os/user"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/ghodss/yaml"
-
+	"github.com/contivpp/memif-agent/internal/configfile"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
 
@@ -29,9 +23,9 @@ const (
 	DefaultContainerDir       = "/run/vpp"
 	DefaultSocketName         = "memif.sock"
 	DefaultCheckpointPath     = "/var/lib/memif-agent/checkpoint.json"
-	DefaultDirMode            = DirMode(0o770)
-	DefaultUnboundGracePeriod = Duration(10 * time.Minute)
-	DefaultReconcilePeriod    = Duration(time.Minute)
+	DefaultDirMode            = configfile.FileMode(0o770)
+	DefaultUnboundGracePeriod = configfile.Duration(10 * time.Minute)
+	DefaultReconcilePeriod    = configfile.Duration(time.Minute)
 
 	// MaxDeviceCount bounds device-count: kubelet keeps every device in
 	// memory and in its own checkpoint.
@@ -64,18 +58,18 @@ type Config struct {
 	CheckpointPath string `json:"checkpoint-path"`
 	// DirMode is the permission of each allocation directory, as an octal
 	// string ("0770").
-	DirMode DirMode `json:"dir-mode"`
+	DirMode configfile.FileMode `json:"dir-mode"`
 	// DirGroup, when set, is the group (name or numeric ID) that owns each
 	// allocation directory, so that a non-root pod process in that group can
 	// reach the socket.
 	DirGroup Group `json:"dir-group,omitempty"`
 	// UnboundGracePeriod is how long an allocation that no pod has been seen
 	// holding is kept before a resync collects it ("10m").
-	UnboundGracePeriod Duration `json:"unbound-grace-period"`
+	UnboundGracePeriod configfile.Duration `json:"unbound-grace-period"`
 	// ReconcilePeriod is how often allocations are checked against the live
 	// pods between resyncs ("1m"), so that a missed pod deletion does not
 	// leak a directory or devices.
-	ReconcilePeriod Duration `json:"reconcile-period"`
+	ReconcilePeriod configfile.Duration `json:"reconcile-period"`
 }
 
 // Default returns the configuration with every default applied.
@@ -98,80 +92,14 @@ func Default() Config {
 
 // Parse reads a YAML config file's content over the defaults and validates
 // the result. Keys not set keep their default; unknown keys are refused so
-// that a misspelt key is not silently ignored.
+// that a misspelt key is not silently ignored. Every problem is a
+// *configfile.KeyError naming its key.
 func Parse(content []byte) (Config, error) {
 	cfg := Default()
-	jsonContent, err := yaml.YAMLToJSON(content)
-	if err != nil {
-		return Config{}, fmt.Errorf("device manager config is not valid YAML: %w", err)
-	}
-	if len(bytes.TrimSpace(jsonContent)) == 0 || string(bytes.TrimSpace(jsonContent)) == "null" {
-		return cfg, nil
-	}
-	var values map[string]json.RawMessage
-	if err := json.Unmarshal(jsonContent, &values); err != nil {
-		return Config{}, fmt.Errorf("device manager config must be a map of keys to values: %w", err)
-	}
-	if err := cfg.setValues(values); err != nil {
-		return Config{}, err
-	}
-	if err := cfg.Validate(); err != nil {
+	if err := configfile.Decode(content, &cfg); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
-}
-
-// fields maps every key to the field it sets.
-func (c *Config) fields() map[string]any {
-	return map[string]any{
-		"resource-name": &c.ResourceName, "device-count": &c.DeviceCount,
-		"plugin-dir": &c.PluginDir, "plugin-socket": &c.PluginSocket, "kubelet-socket": &c.KubeletSocket,
-		"socket-root": &c.SocketRoot, "container-dir": &c.ContainerDir, "socket-name": &c.SocketName,
-		"checkpoint-path": &c.CheckpointPath, "dir-mode": &c.DirMode, "dir-group": &c.DirGroup,
-		"unbound-grace-period": &c.UnboundGracePeriod, "reconcile-period": &c.ReconcilePeriod,
-	}
-}
-
-// setValues decodes each key on its own, so that a value of the wrong type
-// is reported with its key; unknown keys are refused.
-func (c *Config) setValues(values map[string]json.RawMessage) error {
-	fields := c.fields()
-	var problems []error
-	for _, key := range slices.Sorted(maps.Keys(values)) {
-		field, known := fields[key]
-		if !known {
-			problems = append(problems, &KeyError{Key: key, Reason: "unknown key; the keys are " + strings.Join(slices.Sorted(maps.Keys(fields)), ", ")})
-			continue
-		}
-		if err := json.Unmarshal(values[key], field); err != nil {
-			problems = append(problems, &KeyError{Key: key, Reason: valueProblem(err)})
-		}
-	}
-	return errors.Join(problems...)
-}
-
-// valueProblem words a decoding error without Go type names where it can.
-func valueProblem(err error) string {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		want := "string"
-		if typeErr.Type.Kind() == reflect.Int {
-			want = "whole number"
-		}
-		return fmt.Sprintf("must be a %s, got a %s value", want, typeErr.Value)
-	}
-	return err.Error()
-}
-
-// KeyError is an invalid value of one key.
-type KeyError struct {
-	Key    string
-	Reason string
-}
-
-// Error implements error.
-func (e *KeyError) Error() string {
-	return fmt.Sprintf("config key %q: %s", e.Key, e.Reason)
 }
 
 // Validate checks every key and returns all problems found, each a *KeyError.
@@ -179,7 +107,7 @@ func (c Config) Validate() error {
 	var problems []error
 	check := func(key string, reason string) {
 		if reason != "" {
-			problems = append(problems, &KeyError{Key: key, Reason: reason})
+			problems = append(problems, &configfile.KeyError{Key: key, Reason: reason})
 		}
 	}
 	check("resource-name", checkResourceName(c.ResourceName))
@@ -218,11 +146,11 @@ func (c Config) ResolveGroup() (int, error) {
 	}
 	group, err := user.LookupGroup(string(c.DirGroup))
 	if err != nil {
-		return 0, &KeyError{Key: "dir-group", Reason: fmt.Sprintf("group %q not found on this host: %v", c.DirGroup, err)}
+		return 0, &configfile.KeyError{Key: "dir-group", Reason: fmt.Sprintf("group %q not found on this host: %v", c.DirGroup, err)}
 	}
 	gid, err := strconv.Atoi(group.Gid)
 	if err != nil {
-		return 0, &KeyError{Key: "dir-group", Reason: fmt.Sprintf("group %q has a non-numeric ID %q", c.DirGroup, group.Gid)}
+		return 0, &configfile.KeyError{Key: "dir-group", Reason: fmt.Sprintf("group %q has a non-numeric ID %q", c.DirGroup, group.Gid)}
 	}
 	return gid, nil
 }
@@ -305,7 +233,7 @@ func checkCheckpointPath(path, socketRoot string) string {
 	return ""
 }
 
-func checkDirMode(mode DirMode) string {
+func checkDirMode(mode configfile.FileMode) string {
 	switch {
 	case mode&^0o777 != 0:
 		return fmt.Sprintf("must be permission bits within 0777, got %#o", uint32(mode))

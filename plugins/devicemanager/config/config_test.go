@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
 )
 
 func TestParseDefaults(t *testing.T) {
@@ -45,8 +47,8 @@ reconcile-period: 30s
 		ResourceName: "example.com/memif", DeviceCount: 8, PluginDir: "/tmp/dp",
 		PluginSocket: "other.sock", KubeletSocket: "k.sock", SocketRoot: "/tmp/memif",
 		ContainerDir: "/memif", SocketName: "s.sock", CheckpointPath: "/tmp/state/cp.json",
-		DirMode: 0o750, DirGroup: "1234", UnboundGracePeriod: Duration(90 * time.Second),
-		ReconcilePeriod: Duration(30 * time.Second),
+		DirMode: 0o750, DirGroup: "1234", UnboundGracePeriod: configfile.Duration(90 * time.Second),
+		ReconcilePeriod: configfile.Duration(30 * time.Second),
 	}
 	if cfg != want {
 		t.Errorf("Parse = %+v, want %+v", cfg, want)
@@ -105,18 +107,18 @@ func TestParseRejects(t *testing.T) {
 		{"negative dir group", `dir-group: "-1"`, "dir-group", "non-negative"},
 		{"fractional dir group", "dir-group: 1.5", "dir-group", "group name or a numeric ID"},
 		{"grace period zero", `unbound-grace-period: 0s`, "unbound-grace-period", "positive"},
-		{"grace period garbage", `unbound-grace-period: soon`, "unbound-grace-period", "duration"},
-		{"grace period a number", `unbound-grace-period: 600`, "unbound-grace-period", "duration string"},
+		{"grace period garbage", `unbound-grace-period: soon`, "unbound-grace-period", `want a duration such as "30s", got "soon"`},
+		{"grace period a number", `unbound-grace-period: 600`, "unbound-grace-period", `want a duration such as "30s", got 600`},
 		{"reconcile period negative", `reconcile-period: -1m`, "reconcile-period", "positive"},
-		{"device count a word", `device-count: many`, "device-count", "must be a whole number, got a string value"},
+		{"device count a word", `device-count: many`, "device-count", `want a whole number, got a string`},
 		{"misspelt key", `device-cuont: 3`, "device-cuont", "unknown key; the keys are"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.content))
-			var keyErr *KeyError
+			var keyErr *configfile.KeyError
 			if !errors.As(err, &keyErr) {
-				t.Fatalf("Parse(%q) error = %v, want a *KeyError", tc.content, err)
+				t.Fatalf("Parse(%q) error = %v, want a *configfile.KeyError", tc.content, err)
 			}
 			if keyErr.Key != tc.wantKey || !strings.Contains(err.Error(), tc.wantMsg) {
 				t.Errorf("Parse(%q) error = %q, want key %q and %q", tc.content, err, tc.wantKey, tc.wantMsg)
@@ -132,7 +134,7 @@ func TestParseRejectsBadYAML(t *testing.T) {
 	cases := []struct{ name, content, wantMsg string }{
 		{"not yaml", "device-count: [", "not valid YAML"},
 		{"a list, not a map", "- device-count\n", "must be a map"},
-		{"a number for a path", "socket-root: 5", `config key "socket-root": must be a string, got a number value`},
+		{"a number for a path", "socket-root: 5", `config key "socket-root": want a string, got a number`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package config holds the device manager's configuration: its keys, their
-// defaults, parsing from the plugin's YAML config file and validation.
+// defaults and validation. Reading the YAML config file is configfile's.
 //
 // Every key is documented on its Config field and in devicemanager.conf. An
 // invalid value is an error that names the key, so the agent stops at start

@@ -82,10 +82,19 @@ func (c *registrationCounter) counts() (int, int) {
 
 func startServer(t *testing.T, dir string, loop controller.EventLoop, hooks deviceplugin.Hooks) *deviceplugin.Server {
 	t.Helper()
-	server, err := deviceplugin.New(deviceplugin.Config{
+	return startServerWith(t, testConfig(dir), loop, hooks)
+}
+
+func testConfig(dir string) deviceplugin.Config {
+	return deviceplugin.Config{
 		ResourceName: "contivpp.io/memif", PluginDir: dir, PluginSocket: "memif.sock", KubeletSocket: "kubelet.sock",
 		Devices: []string{"memif-000", "memif-001", "memif-002", "memif-003"},
-	}, loop, testLogger{t}, hooks)
+	}
+}
+
+func startServerWith(t *testing.T, cfg deviceplugin.Config, loop controller.EventLoop, hooks deviceplugin.Hooks) *deviceplugin.Server {
+	t.Helper()
+	server, err := deviceplugin.New(cfg, loop, testLogger{t}, hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,11 +222,89 @@ func TestReRegistersAfterKubeletRestarts(t *testing.T) {
 				counter.waitTotal(t, round+1)
 			}
 			server.Stop() // waits for the registration in flight to be counted
-			if first, more := counter.counts(); first != 1 || more < 3 {
-				t.Errorf("registrations: %d first, %d again; want 1 and at least 3", first, more)
+			if first, more := counter.counts(); first != 1 || more != 3 {
+				t.Errorf("registrations: %d first, %d again; want 1 and 3", first, more)
+			}
+			// One Register call per kubelet and plugin socket pair: a stale
+			// event about a pair already registered must not register it
+			// again (kubelet refuses that: "device plugin already connected").
+			if calls := registry.Calls(); calls != 1 {
+				t.Errorf("the last kubelet got %d Register calls, want 1", calls)
 			}
 		})
 	}
+}
+
+// TestOurSocketRemovedWhileRegistering: kubelet's startup cleanup removes
+// our socket while a Register call is in flight (kubelet is dialling us
+// back, and waits for the socket until the call ends). The plugin must
+// cancel that call, serve again and register again, not wait for the
+// register timeout: the timeout here is far beyond waitLimit, so waiting
+// for it fails the test.
+func TestOurSocketRemovedWhileRegistering(t *testing.T) {
+	cases := []struct {
+		name         string
+		removeOnCall int
+		restart      bool
+	}{
+		{"first registration", 1, false},
+		{"registration after a kubelet restart", 2, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			socket := filepath.Join(dir, "memif.sock")
+			removeOnCall := func(call int) {
+				if call == tc.removeOnCall {
+					if err := os.Remove(socket); err != nil {
+						t.Errorf("remove our socket during Register: %v", err)
+					}
+				}
+			}
+			var registry *fakekubelet.Registry
+			if !tc.restart {
+				registry = startRegistryWith(t, dir, fakekubelet.Options{BeforeDial: removeOnCall})
+			} else {
+				registry = startRegistry(t, dir)
+			}
+			cfg := testConfig(dir)
+			cfg.RegisterTimeout = 100 * waitLimit
+			counter := &registrationCounter{}
+			startServerWith(t, cfg, startLoop(t), counter.hooks())
+			if tc.restart {
+				nextDevices(t, nextRegistration(t, registry))
+				counter.waitTotal(t, 1)
+				registry.Stop()
+				registry = startRegistryWith(t, dir, fakekubelet.Options{BeforeDial: func(call int) { removeOnCall(call + 1) }})
+			}
+
+			r := nextRegistration(t, registry)
+			if devices, _ := nextDevices(t, r); len(devices) != 4 {
+				t.Errorf("device list after registering again = %v, want 4 devices", devices)
+			}
+			select {
+			case err := <-registry.Failures():
+				if status.Code(err) != codes.Canceled {
+					t.Errorf("the Register call in flight ended with %v, want it cancelled by the plugin", err)
+				}
+			default:
+				t.Error("the Register call in flight did not fail, yet its socket was removed")
+			}
+			if calls := registry.Calls(); calls != 2 {
+				t.Errorf("kubelet got %d Register calls, want 2 (the cancelled one and the good one)", calls)
+			}
+		})
+	}
+}
+
+func startRegistryWith(t *testing.T, dir string, opts fakekubelet.Options) *fakekubelet.Registry {
+	t.Helper()
+	registry, err := fakekubelet.StartWith(dir, "kubelet.sock", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(registry.Stop)
+	return registry
 }
 
 func TestAllocateFailures(t *testing.T) {

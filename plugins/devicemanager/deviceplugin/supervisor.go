@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -16,15 +17,44 @@ import (
 
 // supervisor owns the gRPC server, the registration and the directory
 // watch; only its run goroutine touches them.
+//
+// It does not act on what an event says but on what the directory holds
+// when it looks (reconcile): events may be stale or arrive in any order
+// relative to the retry timer. A registration is for one pair of sockets,
+// kubelet's and ours (registration); it is made once per pair, in its own
+// goroutine, and cancelled as soon as the pair it was made for is gone.
+// kubelet's Register handler dials our socket back and blocks until it can
+// connect: a registration left running while kubelet's startup cleanup
+// removed our socket would block both sides until the register timeout.
 type supervisor struct {
 	s          *Server
 	watcher    *fsnotify.Watcher
 	grpcServer *grpc.Server
 	serveErr   <-chan error
+	served     socketID // our socket as our server created it
+
+	registered registration // the pair of the last successful registration
+	inFlight   *attempt     // nil when no registration runs
+	results    chan attemptResult
+	attempts   sync.WaitGroup
 
 	registrations int
 	backoff       time.Duration
 	retry         *time.Timer
+}
+
+// registration is what a Register call is for: the kubelet socket it is
+// sent to and our socket kubelet dials back.
+type registration struct{ kubelet, plugin socketID }
+
+type attempt struct {
+	registration registration
+	cancel       context.CancelFunc
+}
+
+type attemptResult struct {
+	attempt *attempt
+	err     error
 }
 
 func newSupervisor(s *Server) (*supervisor, error) {
@@ -32,7 +62,7 @@ func newSupervisor(s *Server) (*supervisor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create device plugin directory watcher: %w", err)
 	}
-	sup := &supervisor{s: s, watcher: watcher, retry: time.NewTimer(0)}
+	sup := &supervisor{s: s, watcher: watcher, retry: time.NewTimer(0), results: make(chan attemptResult)}
 	if err := s.watchDir(watcher); err != nil {
 		watcher.Close()
 		return nil, err
@@ -54,47 +84,84 @@ func (sup *supervisor) run(ctx context.Context) {
 			if !ok {
 				return
 			}
-			sup.handleFileEvent(ctx, event)
+			sup.handleFileEvent(event)
+			sup.reconcile(ctx)
 		case err, ok := <-sup.watcher.Errors:
 			if ok {
 				sup.s.log.Warnf("device plugin directory watch error (registration still retries): %v", err)
 			}
 		case err := <-sup.serveErr:
 			sup.s.log.Warnf("device plugin server on %s stopped (%v); serving again", sup.s.SocketPath(), err)
-			sup.reserve(ctx)
+			sup.stopServing()
+			sup.reconcile(ctx)
+		case result := <-sup.results:
+			sup.finished(result)
 		case <-sup.retry.C:
-			sup.register(ctx)
+			sup.reconcile(ctx)
 		}
 	}
 }
 
-func (sup *supervisor) handleFileEvent(ctx context.Context, event fsnotify.Event) {
-	switch filepath.Clean(event.Name) {
-	case sup.s.kubeletSocketPath():
-		if event.Has(fsnotify.Create) {
-			sup.s.log.Infof("kubelet socket %s created: registering %s", event.Name, sup.s.cfg.ResourceName)
-			sup.register(ctx)
-		}
-	case sup.s.SocketPath():
-		if !event.Has(fsnotify.Remove) && !event.Has(fsnotify.Rename) {
-			return
-		}
-		// Our own re-serve removes and recreates the socket too; the file
-		// being there again means the event is about an older socket.
-		if _, err := os.Stat(sup.s.SocketPath()); err == nil {
-			return
-		}
-		sup.s.log.Infof("device plugin socket %s removed (kubelet restarted): serving and registering again", event.Name)
-		sup.reserve(ctx)
-	case filepath.Clean(sup.s.cfg.PluginDir):
-		if event.Has(fsnotify.Remove) || event.Has(fsnotify.Rename) {
-			sup.s.log.Warnf("device plugin directory %s removed: recreating it", sup.s.cfg.PluginDir)
-			if err := sup.s.watchDir(sup.watcher); err != nil {
-				sup.s.log.Errorf("%v", err)
-			}
-			sup.reserve(ctx)
+func (sup *supervisor) handleFileEvent(event fsnotify.Event) {
+	name := filepath.Clean(event.Name)
+	switch {
+	case name == sup.s.kubeletSocketPath() && event.Has(fsnotify.Create):
+		sup.s.log.Infof("kubelet socket %s created", event.Name)
+	case name == sup.s.SocketPath() && (event.Has(fsnotify.Remove) || event.Has(fsnotify.Rename)):
+		sup.s.log.Infof("device plugin socket %s removed", event.Name)
+	case name == filepath.Clean(sup.s.cfg.PluginDir) && (event.Has(fsnotify.Remove) || event.Has(fsnotify.Rename)):
+		sup.s.log.Warnf("device plugin directory %s removed: recreating it", sup.s.cfg.PluginDir)
+		if err := sup.s.watchDir(sup.watcher); err != nil {
+			sup.s.log.Errorf("%v", err)
 		}
 	}
+}
+
+// reconcile serves again if our socket is not the one our server listens
+// on, and registers the current pair of sockets unless that is done or
+// under way. An attempt for another pair is cancelled: its sockets are gone.
+func (sup *supervisor) reconcile(ctx context.Context) {
+	plugin, err := sup.ensureServing()
+	if err != nil {
+		sup.cancelAttempt()
+		sup.failed(err)
+		return
+	}
+	kubelet, err := statSocket(sup.s.kubeletSocketPath())
+	if err != nil {
+		// The creation of kubelet's socket triggers the next attempt; the
+		// retry timer covers a watch that missed it.
+		sup.cancelAttempt()
+		sup.failed(fmt.Errorf("kubelet registration socket: %w", err))
+		return
+	}
+	want := registration{kubelet: kubelet, plugin: plugin}
+	switch {
+	case want == sup.registered:
+		sup.cancelAttempt() // for an older pair, if any
+		sup.retry.Stop()
+	case sup.inFlight != nil && sup.inFlight.registration == want:
+	default:
+		sup.cancelAttempt()
+		sup.startAttempt(ctx, want)
+	}
+}
+
+// ensureServing returns our socket, serving afresh if the file at our path
+// is missing or not the socket our server listens on.
+func (sup *supervisor) ensureServing() (socketID, error) {
+	if sup.grpcServer != nil {
+		current, err := statSocket(sup.s.SocketPath())
+		if err == nil && current == sup.served {
+			return current, nil
+		}
+		sup.s.log.Infof("device plugin socket %s is gone (kubelet restarted): serving again", sup.s.SocketPath())
+		sup.stopServing()
+	}
+	if err := sup.serve(); err != nil {
+		return socketID{}, fmt.Errorf("serve before registering: %w", err)
+	}
+	return sup.served, nil
 }
 
 func (sup *supervisor) serve() error {
@@ -102,40 +169,60 @@ func (sup *supervisor) serve() error {
 	if err != nil {
 		return err
 	}
-	sup.grpcServer, sup.serveErr = server, serveErr
-	return nil
-}
-
-// reserve replaces the gRPC server and registers again at once.
-func (sup *supervisor) reserve(ctx context.Context) {
-	sup.stopServing()
-	if err := sup.serve(); err != nil {
-		sup.s.log.Errorf("serve device plugin again (retrying with registration): %v", err)
+	served, err := statSocket(sup.s.SocketPath())
+	if err != nil {
+		server.Stop()
+		return fmt.Errorf("device plugin socket vanished as it was served: %w", err)
 	}
-	sup.register(ctx)
+	sup.grpcServer, sup.serveErr, sup.served = server, serveErr, served
+	return nil
 }
 
 func (sup *supervisor) stopServing() {
 	if sup.grpcServer != nil {
 		// Stop ends every stream: ListAndWatch of the old kubelet returns.
 		sup.grpcServer.Stop()
-		sup.grpcServer, sup.serveErr = nil, nil
+		sup.grpcServer, sup.serveErr, sup.served = nil, nil, socketID{}
 	}
 }
 
-// register tries once; on failure it arms the retry timer with backoff.
-func (sup *supervisor) register(ctx context.Context) {
+func (sup *supervisor) startAttempt(ctx context.Context, want registration) {
 	sup.retry.Stop()
-	if sup.grpcServer == nil {
-		if err := sup.serve(); err != nil {
-			sup.failed(fmt.Errorf("serve before registering: %w", err))
-			return
+	ctx, cancel := context.WithCancel(ctx)
+	a := &attempt{registration: want, cancel: cancel}
+	sup.inFlight = a
+	sup.attempts.Add(1)
+	go func() {
+		defer sup.attempts.Done()
+		err := sup.s.registerWithKubelet(ctx)
+		select {
+		case sup.results <- attemptResult{attempt: a, err: err}:
+		case <-ctx.Done():
 		}
+	}()
+}
+
+// cancelAttempt cancels the registration under way, if any; its result is
+// then dropped.
+func (sup *supervisor) cancelAttempt() {
+	if sup.inFlight != nil {
+		sup.s.log.Debugf("cancelling the registration in flight: its sockets were replaced")
+		sup.inFlight.cancel()
+		sup.inFlight = nil
 	}
-	if err := sup.s.registerWithKubelet(ctx); err != nil {
-		sup.failed(err)
+}
+
+func (sup *supervisor) finished(result attemptResult) {
+	if result.attempt != sup.inFlight {
+		return // cancelled: a newer attempt or state replaced it
+	}
+	result.attempt.cancel()
+	sup.inFlight = nil
+	if result.err != nil {
+		sup.failed(result.err)
 		return
 	}
+	sup.registered = result.attempt.registration
 	again := sup.registrations > 0
 	sup.registrations++
 	sup.backoff = 0
@@ -156,6 +243,8 @@ func (sup *supervisor) failed(err error) {
 
 func (sup *supervisor) shutdown() {
 	sup.retry.Stop()
+	sup.cancelAttempt()
+	sup.attempts.Wait()
 	sup.stopServing()
 	sup.watcher.Close()
 	if err := os.Remove(sup.s.SocketPath()); err != nil && !errors.Is(err, os.ErrNotExist) {

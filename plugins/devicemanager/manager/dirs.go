@@ -93,3 +93,35 @@ func (m *Manager) underSocketRoot(dir string) bool {
 	rel, err := filepath.Rel(m.cfg.SocketRoot, dir)
 	return err == nil && filepath.IsLocal(rel) && filepath.Dir(rel) == "."
 }
+
+// removeOrphanDirs removes the allocation directories under the socket root
+// that no allocation holds. Every allocation is in the checkpoint before
+// Allocate returns, so when the checkpoint was restored whole such a
+// directory was never handed to kubelet: the agent died between making it
+// and recording it. Entries not named like an allocation are left alone.
+func (m *Manager) removeOrphanDirs() error {
+	entries, err := os.ReadDir(m.cfg.SocketRoot)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: list socket root %s for orphan directories: %w", errDir, m.cfg.SocketRoot, err)
+	}
+	held := map[string]bool{}
+	for _, a := range m.state.List() {
+		held[a.HostDir] = true
+	}
+	var errs []error
+	for _, entry := range entries {
+		dir := m.hostDir(entry.Name())
+		if !entry.IsDir() || !allocation.IsID(entry.Name()) || held[dir] {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, fmt.Errorf("%w: remove orphan directory %s: %w", errDir, dir, err))
+			continue
+		}
+		m.log.Warnf("removed orphan directory %s: no checkpointed allocation holds it (an Allocate cut short by a crash)", dir)
+	}
+	return errors.Join(errs...)
+}

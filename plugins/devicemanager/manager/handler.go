@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
@@ -156,12 +157,15 @@ func (m *Manager) releasePod(pod podapi.Pod) (string, error) {
 // make sure every kept allocation has its directory, and collect what no
 // live pod holds.
 func (m *Manager) Resync(_ controller.Event, _ controller.KubeStateData, _ int, _ controller.EventOperations) error {
+	var errs []error
 	if !m.loaded {
-		m.load()
+		if m.load() {
+			errs = append(errs, m.removeOrphanDirs())
+		}
 		m.loaded = true
 	}
 	_, collectErr := m.collect()
-	errs := []error{collectErr}
+	errs = append(errs, collectErr)
 	for _, a := range m.state.List() {
 		if err := m.ensureDir(a); err != nil {
 			errs = append(errs, err)
@@ -172,8 +176,11 @@ func (m *Manager) Resync(_ controller.Event, _ controller.KubeStateData, _ int, 
 
 // load restores the checkpoint. A checkpoint that cannot be used is moved
 // aside for the operator and the manager goes on empty: pods keep running,
-// and the next resync collects nothing it cannot prove dead.
-func (m *Manager) load() {
+// and the next resync collects nothing it cannot prove dead. It tells
+// whether the checkpoint file was there and restored whole, so that it is
+// the full record of what kubelet was ever handed.
+func (m *Manager) load() (complete bool) {
+	_, statErr := os.Stat(m.cfg.CheckpointPath)
 	data, err := checkpoint.Load(m.cfg.CheckpointPath)
 	if err != nil {
 		m.metrics.countError("checkpoint-unreadable")
@@ -183,13 +190,15 @@ func (m *Manager) load() {
 		} else {
 			m.log.Errorf("CHECKPOINT LOST: %v; moved to %s for inspection; starting with no allocation", err, aside)
 		}
-		return
+		return false
 	}
-	for _, err := range m.state.Restore(allocation.FromCheckpoint(data)) {
+	skipped := m.state.Restore(allocation.FromCheckpoint(data))
+	for _, err := range skipped {
 		m.metrics.countError("checkpoint-conflict")
 		m.log.Errorf("%v", err)
 	}
 	m.log.Infof("restored %d allocations from %s", len(m.state.List()), m.cfg.CheckpointPath)
+	return statErr == nil && len(skipped) == 0
 }
 
 // collect releases what no live pod holds, when the pod lister answers.

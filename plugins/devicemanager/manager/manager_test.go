@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -388,7 +389,7 @@ func TestFailedCallReleasesEarlierContainers(t *testing.T) {
 
 func TestPeriodicReconciliationCollectsMissedDeletes(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.ReconcilePeriod = config.Duration(20 * time.Millisecond)
+	cfg.ReconcilePeriod = configfile.Duration(20 * time.Millisecond)
 	lister := &lockedPodLister{}
 	a := startAgent(t, cfg, lister)
 	response, err := allocate(a, []string{"memif-000"})

@@ -1,6 +1,7 @@
 // Package fakekubelet is a stand-in for kubelet's device-plugin
 // registration endpoint, for unit tests of the device plugin server: it
-// accepts Register, dials the plugin back, asks for its options and follows
+// accepts Register, dials the plugin back (waiting for its socket, as
+// kubelet's blocking dial does), asks for its options and follows
 // ListAndWatch, as kubelet does. The real kubelet device manager is
 // exercised by the end-to-end tests in test/kubelet.
 package fakekubelet
@@ -11,6 +12,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -28,13 +30,24 @@ type Registration struct {
 	Client pluginapi.DevicePluginClient
 }
 
+// Options change how the registry answers; the zero value is kubelet's
+// behaviour.
+type Options struct {
+	// BeforeDial, if set, is called in each Register call before the
+	// plugin is dialled back, with the call's number (1 for the first).
+	BeforeDial func(call int)
+}
+
 // Registry serves the registration socket. Create it with Start.
 type Registry struct {
 	pluginapi.UnimplementedRegistrationServer
 
 	pluginDir     string
+	opts          Options
 	server        *grpc.Server
 	registrations chan Registration
+	failures      chan error
+	calls         atomic.Int64
 
 	mu     sync.Mutex
 	conns  []*grpc.ClientConn
@@ -45,13 +58,22 @@ type Registry struct {
 
 // Start serves the registration socket at pluginDir/socketName.
 func Start(pluginDir, socketName string) (*Registry, error) {
+	return StartWith(pluginDir, socketName, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(pluginDir, socketName string, opts Options) (*Registry, error) {
 	path := pluginDir + "/" + socketName
 	listener, err := net.Listen("unix", path)
 	if err != nil {
 		return nil, fmt.Errorf("fake kubelet: listen on %s: %w", path, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Registry{pluginDir: pluginDir, server: grpc.NewServer(), registrations: make(chan Registration, 16), ctx: ctx, cancel: cancel}
+	r := &Registry{
+		pluginDir: pluginDir, opts: opts, server: grpc.NewServer(),
+		registrations: make(chan Registration, 16), failures: make(chan error, 16),
+		ctx: ctx, cancel: cancel,
+	}
 	pluginapi.RegisterRegistrationServer(r.server, r)
 	r.wg.Add(1)
 	go func() {
@@ -64,8 +86,30 @@ func Start(pluginDir, socketName string) (*Registry, error) {
 // Registrations delivers every registration in order.
 func (r *Registry) Registrations() <-chan Registration { return r.registrations }
 
+// Failures delivers the error of every Register call that failed, in order
+// (dropped when nobody reads them and 16 are waiting).
+func (r *Registry) Failures() <-chan error { return r.failures }
+
+// Calls is the number of Register calls received so far.
+func (r *Registry) Calls() int { return int(r.calls.Load()) }
+
 // Register implements pluginapi.RegistrationServer.
 func (r *Registry) Register(ctx context.Context, request *pluginapi.RegisterRequest) (*pluginapi.Empty, error) {
+	call := int(r.calls.Add(1))
+	if r.opts.BeforeDial != nil {
+		r.opts.BeforeDial(call)
+	}
+	empty, err := r.register(ctx, request)
+	if err != nil {
+		select {
+		case r.failures <- err:
+		default:
+		}
+	}
+	return empty, err
+}
+
+func (r *Registry) register(ctx context.Context, request *pluginapi.RegisterRequest) (*pluginapi.Empty, error) {
 	conn, err := grpc.NewClient("unix://"+r.pluginDir+"/"+request.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, err
@@ -74,7 +118,9 @@ func (r *Registry) Register(ctx context.Context, request *pluginapi.RegisterRequ
 	r.conns = append(r.conns, conn)
 	r.mu.Unlock()
 	client := pluginapi.NewDevicePluginClient(conn)
-	options, err := client.GetDevicePluginOptions(ctx, &pluginapi.Empty{})
+	// kubelet dials with grpc.WithBlock: it waits for the socket until the
+	// call's context ends.
+	options, err := client.GetDevicePluginOptions(ctx, &pluginapi.Empty{}, grpc.WaitForReady(true))
 	if err != nil {
 		return nil, fmt.Errorf("fake kubelet: get options of %s: %w", request.ResourceName, err)
 	}
