@@ -249,6 +249,7 @@ func TestAgentRefusesInvalidConfigNamingTheKey(t *testing.T) {
 		{"misspelt controller key", "controller.conf", "event-queue-sise: 10\n", "event-queue-sise"},
 		{"bad API socket mode", "nodeapi.conf", "socket-mode: \"rw\"\n", "socket-mode"},
 		{"bad reconcile period", "podmanager.conf", "reconcile-period: soon\n", "reconcile-period"},
+		{"negative memif MTU", "memifwiring.conf", "mtu: -1\n", "mtu"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,8 +262,8 @@ func TestAgentRefusesInvalidConfigNamingTheKey(t *testing.T) {
 			case <-time.After(time.Minute):
 				t.Fatalf("agent still running a minute after start with invalid %s", tc.file)
 			}
-			if !strings.Contains(agent.log.String(), tc.wantKey) {
-				t.Errorf("agent log does not name the bad key %q:\n%s", tc.wantKey, agent.log)
+			if want := fmt.Sprintf("config key %q", tc.wantKey); !strings.Contains(agent.log.String(), want) {
+				t.Errorf("agent log does not name the bad key with %s:\n%s", want, agent.log)
 			}
 		})
 	}
