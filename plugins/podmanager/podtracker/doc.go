@@ -21,14 +21,23 @@
 // complete listing is compared with what was announced, and a periodic
 // reconciliation does the same with both sources, so a delete missed while
 // Docker's stream was down is still seen. Nothing is deleted on a partial
-// answer: when kubelet cannot be asked, a pod that left Docker waits for the
-// next reconciliation.
+// answer: a pod that left Docker is kept while kubelet lists it or cannot be
+// asked.
 //
-// One goroutine owns the announced state and pushes events, in order,
-// retrying while the controller's queue is full; Docker's watcher runs in a
-// second one. Close stops both. ListPods (api.PodLister) and ResolvePod
-// (api.PodResolver) ask both sources directly, so they are safe to call from
-// inside the event loop.
+// kubelet removes a deleted pod's containers first and drops the pod from
+// its active pods (what pod-resources lists) a moment later. So a pod that
+// left Docker while kubelet still listed it, or could not be asked, is
+// rechecked soon: after 100 ms, then at doubling delays up to 3.2 s, for
+// one reconcile period, after which the periodic reconciliation alone
+// follows it. All pods due are rechecked with one listing of each source,
+// at most one round per 100 ms, which keeps well within kubelet's
+// pod-resources rate limit (100 calls a second, bursts of 10).
+//
+// One goroutine owns the announced state and the rechecks and pushes
+// events, in order, retrying while the controller's queue is full; Docker's
+// watcher runs in a second one. Close stops both. ListPods (api.PodLister)
+// and ResolvePod (api.PodResolver) ask both sources directly, so they are
+// safe to call from inside the event loop.
 //
 // Known gap: a pod deleted after the device manager's startup resync but
 // before the tracker's first listing is neither listed nor announced; the

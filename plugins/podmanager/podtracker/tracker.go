@@ -66,6 +66,9 @@ type Tracker struct {
 	// announced, so the several destroy events of one pod push one
 	// DeletePod; it is cleared by every full comparison.
 	deletedUnannounced map[api.Pod]bool
+	// rechecks are the pods that left Docker while kubelet still listed
+	// them, or could not be asked.
+	rechecks *recheckSchedule
 
 	// ctx ends when the tracker is closed; cancel ends it.
 	ctx     context.Context
@@ -96,6 +99,7 @@ func New(cfg Config, deps Deps) (*Tracker, error) {
 		inputs:             make(chan func(context.Context)),
 		announced:          map[api.PodID]api.PodState{},
 		deletedUnannounced: map[api.Pod]bool{},
+		rechecks:           newRecheckSchedule(cfg.ReconcilePeriod),
 	}, nil
 }
 
@@ -182,7 +186,10 @@ func (t *Tracker) Reconcile(ctx context.Context) error {
 func (t *Tracker) run(ctx context.Context) {
 	ticker := time.NewTicker(t.cfg.ReconcilePeriod)
 	defer ticker.Stop()
+	recheckTimer := time.NewTimer(recheckMaxDelay)
+	defer recheckTimer.Stop()
 	for {
+		t.armRecheck(recheckTimer)
 		select {
 		case <-ctx.Done():
 			return
@@ -190,8 +197,21 @@ func (t *Tracker) run(ctx context.Context) {
 			input(ctx)
 		case <-ticker.C:
 			t.reconcile(ctx)
+		case <-recheckTimer.C:
+			t.recheckDue(ctx)
 		}
 	}
+}
+
+// armRecheck sets timer to fire when rechecks are next due, and stops it
+// when no pod waits.
+func (t *Tracker) armRecheck(timer *time.Timer) {
+	due, waiting := t.rechecks.next()
+	if !waiting {
+		timer.Stop()
+		return
+	}
+	timer.Reset(time.Until(due))
 }
 
 // submit hands work to the run goroutine.
@@ -243,23 +263,100 @@ func (t *Tracker) compareAll(ctx context.Context, runtime []api.PodState) {
 		}
 	}
 	clear(t.deletedUnannounced)
+	t.dropDecidedRechecks(runtime, live)
+}
+
+// dropDecidedRechecks forgets the rechecks that a full comparison made
+// needless: of pods gone (deleted just now) and of pods back in Docker (its
+// events follow them).
+func (t *Tracker) dropDecidedRechecks(runtime []api.PodState, live map[api.PodID]api.PodState) {
+	inRuntime := map[api.PodID]bool{}
+	for _, state := range runtime {
+		inRuntime[state.Pod.ID] = true
+	}
+	for _, id := range t.rechecks.ids() {
+		if _, alive := live[id]; !alive || inRuntime[id] {
+			t.rechecks.drop(id)
+		}
+	}
 }
 
 // podChanged re-decides one pod after a Docker event about it.
 func (t *Tracker) podChanged(ctx context.Context, pod api.Pod, runtime *api.PodState) {
 	kubelet, err := t.kubeletPod(ctx, pod.ID)
-	if err != nil && runtime == nil {
-		t.deps.Log.Warnf("pod %s left Docker; it is kept until kubelet answers: %v", pod, err)
-		return
+	if t.settle(ctx, pod, runtime, kubelet, err) {
+		t.rechecks.add(pod, time.Now())
+	} else {
+		t.rechecks.drop(pod.ID)
+	}
+}
+
+// settle decides one pod from what Docker (runtime) and kubelet list of it
+// now; kubeletErr is why kubelet could not be asked. It returns true when
+// the pod has left Docker but kubelet lists it, or could not be asked: the
+// pod is kept and must be asked for again.
+func (t *Tracker) settle(ctx context.Context, pod api.Pod, runtime, kubelet *api.PodState, kubeletErr error) bool {
+	if kubeletErr != nil && runtime == nil {
+		t.deps.Log.Warnf("pod %s left Docker; it is kept until kubelet answers: %v", pod, kubeletErr)
+		return true
 	}
 	live := Merge(runtime, kubelet)
 	if live == nil {
 		if _, announced := t.announced[pod.ID]; !announced {
 			t.deleteUnannounced(ctx, pod)
-			return
+			return false
 		}
 	}
 	t.apply(ctx, pod.ID, live)
+	return runtime == nil && live != nil
+}
+
+// recheckDue asks both sources again for the pods whose recheck is due:
+// one listing from each, however many pods wait.
+func (t *Tracker) recheckDue(ctx context.Context) {
+	due := t.rechecks.takeDue(time.Now())
+	if len(due) == 0 {
+		return
+	}
+	runtime, err := t.inspector.ListPods(ctx)
+	if err != nil {
+		t.deps.Log.Warnf("recheck of %d pods that left Docker postponed: %v", len(due), err)
+		t.backOffRechecks(due)
+		return
+	}
+	var kubelet []api.PodState
+	if t.deps.Kubelet != nil {
+		kubelet, err = t.deps.Kubelet.ListPods(ctx)
+	}
+	runtimeByID, kubeletByID := byPodID(runtime), byPodID(kubelet)
+	var pending []api.Pod
+	for _, pod := range due {
+		if t.settle(ctx, pod, runtimeByID[pod.ID], kubeletByID[pod.ID], err) {
+			pending = append(pending, pod)
+		} else {
+			t.rechecks.drop(pod.ID)
+		}
+	}
+	t.backOffRechecks(pending)
+}
+
+// backOffRechecks schedules the next recheck of pods still kept.
+func (t *Tracker) backOffRechecks(pods []api.Pod) {
+	now := time.Now()
+	for _, pod := range pods {
+		if !t.rechecks.backOff(pod.ID, now) {
+			t.deps.Log.Debugf("pod %s left Docker but kubelet still lists it; the periodic reconciliation follows it now", pod)
+		}
+	}
+}
+
+// byPodID indexes a listing by pod ID.
+func byPodID(pods []api.PodState) map[api.PodID]*api.PodState {
+	byID := make(map[api.PodID]*api.PodState, len(pods))
+	for i := range pods {
+		byID[pods[i].Pod.ID] = &pods[i]
+	}
+	return byID
 }
 
 // kubeletPod returns what kubelet knows of the pod: nil when it does not

@@ -441,3 +441,37 @@ func TestReconcileAfterCloseFails(t *testing.T) {
 		t.Error("Reconcile on a closed tracker succeeded")
 	}
 }
+
+// TestTrackerDeletesPodKubeletForgetsAfterItsContainers deletes a pod the
+// way kubelet does: its containers are removed while kubelet still lists
+// the pod, and kubelet forgets it a moment later. The reconcile period is an
+// hour, so DeletePod can only come from the tracker asking kubelet again.
+func TestTrackerDeletesPodKubeletForgetsAfterItsContainers(t *testing.T) {
+	f := newFixture(t, 100, true)
+	f.kubelet.set(admitted("web", "app", "memif-001"))
+	pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
+	f.handler.waitFor(t, "AddPod with the container", isAdd("uid-web", func(add *api.AddPod) bool {
+		return len(add.Containers) == 1 && add.Containers[0].RuntimeID != ""
+	}))
+
+	pod.Remove(t, f.docker)
+	// Docker reports events in order: once the tracker has announced a pod
+	// created after the removal, it has seen every container of web go.
+	dockerd.CreatePod(t, f.docker, dockerd.PodSpec{Namespace: "default", Name: "marker", UID: "uid-marker", Image: f.image})
+	f.handler.waitFor(t, "AddPod of the pod created after the removal", isAdd("uid-marker", func(*api.AddPod) bool { return true }))
+	if n := f.handler.count(isDelete("web")); n != 0 {
+		t.Fatalf("%d DeletePod of web while kubelet still lists it, want 0", n)
+	}
+
+	f.kubelet.set()
+	event := f.handler.waitFor(t, "DeletePod of web after kubelet forgot it", isDelete("web"))
+	if uid := event.(*api.DeletePod).Pod.UID; uid != "uid-web" {
+		t.Errorf("DeletePod uid = %q, want uid-web", uid)
+	}
+	if err := f.tracker.Reconcile(context.Background()); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if n := f.handler.count(isDelete("web")); n != 1 {
+		t.Errorf("%d DeletePod events for web, want 1", n)
+	}
+}
