@@ -30,34 +30,47 @@ const (
 // is a fresh temporary directory, and returns the exit code for os.Exit.
 // Call it from TestMain. It needs root; without root it fails with a message
 // that says so.
+func Main(m *testing.M) int {
+	return InPrivateMountNamespace("these tests", func() int {
+		if err := ConfigureKlog("ERROR"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return m.Run()
+	})
+}
+
+// InPrivateMountNamespace runs run in a copy of this program re-executed in
+// a new mount namespace where KubeletRoot is a fresh temporary directory, so
+// kubelet's device manager can serve at its fixed path without touching a
+// kubelet that runs on the machine. It returns run's exit code, for os.Exit;
+// the program's own code before the call runs twice. who names the program
+// in the message given without root.
 //
 // The directory is bind-mounted rather than a tmpfs so that the kubelet's
 // checkpoint writes cost what they cost on a node's disk: the benchmarks
 // compare plugins whose Allocate includes them.
-func Main(m *testing.M) int {
+func InPrivateMountNamespace(who string, run func() int) int {
 	root := os.Getenv(kubeletRootEnv)
 	if root == "" {
-		return runInPrivateMountNamespace()
+		return reexecInPrivateMountNamespace(who)
 	}
 	if err := mountKubeletRoot(root); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := configureKlog(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	return run()
 }
 
-// runInPrivateMountNamespace re-executes this binary with the same
+// reexecInPrivateMountNamespace re-executes this binary with the same
 // arguments in a new mount namespace (Go marks its mounts private) and
-// forwards the signals go test sends, so a timeout dumps the goroutines of
-// the process that runs the tests. It removes the kubelet root afterwards.
-func runInPrivateMountNamespace() int {
+// forwards the signals it gets (go test's timeout SIGQUIT, Ctrl-C), so the
+// copy can dump its goroutines or tear down before it exits. If this process
+// dies, the copy gets SIGTERM. It removes the kubelet root afterwards.
+func reexecInPrivateMountNamespace(who string) int {
 	if os.Geteuid() != 0 {
-		fmt.Fprintf(os.Stderr, "kubelettest: these tests run kubelet's device manager at %s and need root "+
-			"for a private mount namespace; run them as root (for example with sudo)\n", KubeletRoot)
+		fmt.Fprintf(os.Stderr, "kubelettest: %s run kubelet's device manager at %s and need root "+
+			"for a private mount namespace; run them as root (for example with sudo)\n", who, KubeletRoot)
 		return 1
 	}
 	root, err := os.MkdirTemp("", "kubelettest-root")
@@ -69,7 +82,7 @@ func runInPrivateMountNamespace() int {
 	cmd := exec.Command("/proc/self/exe", os.Args[1:]...)
 	cmd.Env = append(os.Environ(), kubeletRootEnv+"="+root)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGTERM}
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
 	defer signal.Stop(signals)
@@ -115,9 +128,10 @@ func mountKubeletRoot(root string) error {
 	return nil
 }
 
-// configureKlog keeps the kubelet's info logs out of test output; errors
-// still reach stderr. KUBELETTEST_V=N shows everything up to level N.
-func configureKlog() error {
+// ConfigureKlog keeps the kubelet's logs below stderrThreshold (a klog
+// severity: INFO, WARNING, ERROR, FATAL) out of the output.
+// KUBELETTEST_V=N shows everything up to verbosity N instead.
+func ConfigureKlog(stderrThreshold string) error {
 	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(flags)
 	if level := os.Getenv(verbosityEnv); level != "" {
@@ -126,7 +140,7 @@ func configureKlog() error {
 		}
 		return flags.Parse([]string{"-logtostderr=true", "-v=" + level})
 	}
-	if err := flags.Parse([]string{"-logtostderr=false", "-stderrthreshold=ERROR"}); err != nil {
+	if err := flags.Parse([]string{"-logtostderr=false", "-stderrthreshold=" + stderrThreshold}); err != nil {
 		return fmt.Errorf("kubelettest: configure klog: %w", err)
 	}
 	klog.SetOutput(io.Discard)

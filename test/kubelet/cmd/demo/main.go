@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/test/kubelet/demo"
+	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
 )
 
 func main() {
@@ -35,21 +36,24 @@ func run() int {
 	stepTimeout := flag.Duration("step-timeout", 2*time.Minute, "bound on each waiting step")
 	flag.Parse()
 
-	if os.Getenv(inNamespaceEnv) == "" {
-		return reexecInPrivateMountNamespace()
-	}
-	if err := mountKubeletRoot(); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		return 1
-	}
-	quietKlog()
+	return kubelettest.InPrivateMountNamespace("the demo and its dockerd and DPDK", func() int {
+		// What matters of kubelet's side reaches the demo as errors from
+		// the device manager's calls.
+		if err := kubelettest.ConfigureKlog("FATAL"); err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+			return 1
+		}
+		return runDemo(*bin, *repo, *pods, *stepTimeout)
+	})
+}
 
-	root, err := repoRoot(*repo)
+func runDemo(bin, repo string, pods int, stepTimeout time.Duration) int {
+	root, err := repoRoot(repo)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		return 1
 	}
-	binDir, err := filepath.Abs(*bin)
+	binDir, err := filepath.Abs(bin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		return 1
@@ -57,7 +61,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	result, err := demo.Run(ctx, demo.Options{
-		BinDir: binDir, RepoRoot: root, Pods: *pods, StepTimeout: *stepTimeout, Out: os.Stdout,
+		BinDir: binDir, RepoRoot: root, Pods: pods, StepTimeout: stepTimeout, Out: os.Stdout,
 	})
 	switch {
 	case errors.Is(err, context.Canceled):
