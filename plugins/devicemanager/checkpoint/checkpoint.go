@@ -10,8 +10,15 @@ import (
 	"time"
 )
 
-// Version is the format version New writes.
-const Version = 1
+// Version is the snapshot format version Encode and Writer write. Version
+// 1 (no journal) is still read.
+//
+// Version 2 adds "journal": the generation of the journal that extends the
+// snapshot (see Writer); 0 means none. The checksum covers it too.
+const Version = 2
+
+// versionWithoutJournal is the first format: a snapshot alone.
+const versionWithoutJournal = 1
 
 // Allocation is one persisted allocation.
 type Allocation struct {
@@ -36,6 +43,7 @@ type Data struct {
 // file is the on-disk envelope.
 type file struct {
 	Version  int             `json:"version"`
+	Journal  uint64          `json:"journal,omitempty"`
 	Data     json.RawMessage `json:"data"`
 	Checksum string          `json:"checksum"`
 }
@@ -57,8 +65,15 @@ func (e *CorruptError) Error() string {
 // Is makes errors.Is(err, ErrCorrupt) true.
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
-// Encode returns the file content for data, in the latest version.
+// Encode returns the file content for data, in the latest version, with no
+// journal.
 func Encode(data Data) ([]byte, error) {
+	return encodeSnapshot(data, 0)
+}
+
+// encodeSnapshot encodes data extended by the journal of generation
+// journal (0: none).
+func encodeSnapshot(data Data, journal uint64) ([]byte, error) {
 	if data.Allocations == nil {
 		data.Allocations = []Allocation{}
 	}
@@ -66,18 +81,27 @@ func Encode(data Data) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint data: %w", err)
 	}
-	content, err := json.MarshalIndent(file{Version: Version, Data: payload, Checksum: checksum(payload)}, "", "  ")
+	envelope := file{Version: Version, Journal: journal, Data: payload, Checksum: checksum(journal, payload)}
+	content, err := json.MarshalIndent(envelope, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint: %w", err)
 	}
 	return append(content, '\n'), nil
 }
 
-// Decode parses file content. path only names the file in errors. Any
-// problem is a *CorruptError.
+// Decode parses snapshot content, of any supported version, without its
+// journal. path only names the file in errors. Any problem is a
+// *CorruptError.
 func Decode(path string, content []byte) (Data, error) {
-	corrupt := func(format string, args ...any) (Data, error) {
-		return Data{}, &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	data, _, err := decodeSnapshot(path, content)
+	return data, err
+}
+
+// decodeSnapshot is Decode that also returns the generation of the journal
+// extending the snapshot (0: none).
+func decodeSnapshot(path string, content []byte) (Data, uint64, error) {
+	corrupt := func(format string, args ...any) (Data, uint64, error) {
+		return Data{}, 0, &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	if len(bytes.TrimSpace(content)) == 0 {
 		return corrupt("the file is empty")
@@ -91,8 +115,11 @@ func Decode(path string, content []byte) (Data, error) {
 	if decoder.More() {
 		return corrupt("trailing content after the checkpoint")
 	}
-	if envelope.Version != Version {
-		return corrupt("version %d is not supported (this agent reads version %d)", envelope.Version, Version)
+	switch {
+	case envelope.Version != Version && envelope.Version != versionWithoutJournal:
+		return corrupt("version %d is not supported (this agent reads versions %d and %d)", envelope.Version, versionWithoutJournal, Version)
+	case envelope.Version == versionWithoutJournal && envelope.Journal != 0:
+		return corrupt("a version %d checkpoint has no journal, yet names one", versionWithoutJournal)
 	}
 	// The checksum covers the compact form of data, so that re-indenting
 	// the file (as an operator's editor may) does not invalidate it.
@@ -100,7 +127,7 @@ func Decode(path string, content []byte) (Data, error) {
 	if err := json.Compact(&compact, envelope.Data); err != nil {
 		return corrupt("data is not JSON: %v", err)
 	}
-	if envelope.Checksum != checksum(compact.Bytes()) {
+	if envelope.Checksum != checksum(envelope.Journal, compact.Bytes()) {
 		return corrupt("checksum mismatch: the data was changed or partly written")
 	}
 	var data Data
@@ -110,7 +137,7 @@ func Decode(path string, content []byte) (Data, error) {
 	if err := data.validate(); err != nil {
 		return corrupt("%v", err)
 	}
-	return data, nil
+	return data, envelope.Journal, nil
 }
 
 func (d Data) validate() error {
@@ -131,7 +158,13 @@ func (d Data) validate() error {
 	return nil
 }
 
-func checksum(payload []byte) string {
-	sum := sha256.Sum256(payload)
-	return "sha256:" + hex.EncodeToString(sum[:])
+// checksum covers the data and, when there is one, the journal generation
+// (version 1 had none: its checksum is over the data alone).
+func checksum(journal uint64, payload []byte) string {
+	hash := sha256.New()
+	if journal != 0 {
+		fmt.Fprintf(hash, "journal %d\n", journal)
+	}
+	hash.Write(payload)
+	return "sha256:" + hex.EncodeToString(hash.Sum(nil))
 }

@@ -1,13 +1,25 @@
-// Package checkpoint persists the device manager's allocations in one file.
+// Package checkpoint persists the device manager's allocations: a snapshot
+// file and a journal of the changes since it.
 //
-// The file is JSON {"version", "data", "checksum"}: data is the allocation
-// list, checksum the SHA-256 of data's compact JSON. New always returns the
-// latest version. Writes are atomic (a temporary file in the same directory,
-// fsync, rename, fsync of the directory) and the file is mode 0600 because
-// it holds every memif secret. A missing file is an empty checkpoint; an
-// empty, truncated, foreign or tampered file is a *CorruptError, and
-// MoveAside keeps such a file for the operator under a new name.
+// The snapshot is JSON {"version", "journal", "data", "checksum"}: data is
+// the allocation list, journal the generation of the journal extending it,
+// checksum the SHA-256 of both (data in compact JSON). Version 2 is written;
+// version 1 (a snapshot alone) is still read. Snapshots are written
+// atomically (a temporary file in the same directory, fsync, rename, fsync
+// of the directory).
 //
-// The package owns the file format only; it knows nothing of kubelet, pods
+// Writer is how the device manager saves: each Save after the first
+// appends one CRC-32C-checked record of what changed to "<path>.journal"
+// and syncs that file once, so an allocation costs one sync, not a rewrite
+// of every allocation and two syncs. Every 1024 records, and at the first
+// Save after a start, it compacts: a new snapshot, then an empty journal.
+// journal.go describes the layout and why a torn last record is dropped.
+//
+// Both files are mode 0600: they hold every memif secret. A missing
+// snapshot is an empty checkpoint; an empty, truncated, foreign or tampered
+// snapshot or journal is a *CorruptError, and MoveAside keeps both files
+// for the operator under new names.
+//
+// The package owns the file formats only; it knows nothing of kubelet, pods
 // or socket directories.
 package checkpoint

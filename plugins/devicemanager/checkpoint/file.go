@@ -9,11 +9,13 @@ import (
 	"time"
 )
 
-// fileMode is the checkpoint's permission: it holds every memif secret.
+// fileMode is the permission of the checkpoint and its journal: they hold
+// every memif secret.
 const fileMode = 0o600
 
-// Load reads the checkpoint at path. A missing file is an empty checkpoint;
-// a file that cannot be used is a *CorruptError (see MoveAside).
+// Load reads the checkpoint at path and the journal that extends it. A
+// missing file is an empty checkpoint; a missing or stale journal adds
+// nothing; a file that cannot be used is a *CorruptError (see MoveAside).
 func Load(path string) (Data, error) {
 	content, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -22,17 +24,50 @@ func Load(path string) (Data, error) {
 	if err != nil {
 		return Data{}, fmt.Errorf("read checkpoint %s: %w", path, err)
 	}
-	return Decode(path, content)
+	data, generation, err := decodeSnapshot(path, content)
+	if err != nil || generation == 0 {
+		return data, err
+	}
+	journal := journalPath(path)
+	content, err = os.ReadFile(journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		return data, nil // a compaction stopped before writing its journal
+	}
+	if err != nil {
+		return Data{}, fmt.Errorf("read checkpoint journal %s: %w", journal, err)
+	}
+	records, err := decodeJournal(journal, content, generation)
+	if err != nil {
+		return Data{}, err
+	}
+	data, err = data.apply(records)
+	if err != nil {
+		return Data{}, &CorruptError{Path: journal, Reason: err.Error()}
+	}
+	return data, nil
 }
 
-// Save writes data to path atomically: readers see the old file or the new
-// one, never a mix, even across a crash. The parent directory is created
-// (mode 0700) when missing.
+// Save writes data to path as a snapshot with no journal, atomically:
+// readers see the old file or the new one, never a mix, even across a
+// crash. The parent directory is created (mode 0700) when missing. A
+// journal left from a Writer is removed: it no longer applies.
 func Save(path string, data Data) error {
 	content, err := Encode(data)
 	if err != nil {
 		return err
 	}
+	if err := writeAtomically(path, content); err != nil {
+		return err
+	}
+	if err := os.Remove(journalPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove checkpoint journal %s: %w", journalPath(path), err)
+	}
+	return nil
+}
+
+// writeAtomically replaces path by content: a temporary file in the same
+// directory, fsync, rename, fsync of the directory.
+func writeAtomically(path string, content []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create checkpoint directory %s: %w", dir, err)
@@ -82,13 +117,19 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// MoveAside renames a bad checkpoint to "<path>.corrupt-<UTC timestamp>" so
-// that the operator can inspect it and the agent can start afresh. It
-// returns the new path.
+// MoveAside renames a bad checkpoint to "<path>.corrupt-<UTC timestamp>",
+// and its journal, if any, to "<path>.journal.corrupt-<same timestamp>", so
+// that the operator can inspect them and the agent can start afresh. It
+// returns the checkpoint's new path.
 func MoveAside(path string, now time.Time) (string, error) {
-	aside := fmt.Sprintf("%s.corrupt-%s", path, now.UTC().Format("20060102T150405.000000000Z"))
+	suffix := ".corrupt-" + now.UTC().Format("20060102T150405.000000000Z")
+	aside := path + suffix
 	if err := os.Rename(path, aside); err != nil {
 		return "", fmt.Errorf("move corrupt checkpoint %s aside: %w", path, err)
+	}
+	journal := journalPath(path)
+	if err := os.Rename(journal, journal+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return aside, fmt.Errorf("move checkpoint journal %s aside: %w", journal, err)
 	}
 	return aside, syncDir(filepath.Dir(path))
 }

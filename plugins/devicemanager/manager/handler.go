@@ -239,7 +239,7 @@ func (m *Manager) releaseAbandoned(ev *ReleaseAllocation) (string, error) {
 }
 
 func (m *Manager) persist() error {
-	if err := checkpoint.Save(m.cfg.CheckpointPath, allocation.ToCheckpoint(m.state.List())); err != nil {
+	if err := m.checkpoint.Save(allocation.ToCheckpoint(m.state.List())); err != nil {
 		m.metrics.countError("checkpoint-write")
 		return err
 	}

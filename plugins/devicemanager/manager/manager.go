@@ -11,6 +11,7 @@ import (
 
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -51,8 +52,9 @@ type Manager struct {
 	state   *allocation.State
 	metrics *metrics
 
-	// loaded is touched only on the event loop.
-	loaded bool
+	// loaded and checkpoint are touched only on the event loop.
+	loaded     bool
+	checkpoint *checkpoint.Writer
 
 	serverMu sync.Mutex
 	server   *deviceplugin.Server
@@ -87,6 +89,8 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 		opts:  opts,
 		log:   opts.Log,
 		state: allocation.NewState(cfg.ResourceName, allocation.DeviceIDs(cfg.DeviceCount)),
+
+		checkpoint: checkpoint.NewWriter(cfg.CheckpointPath),
 	}
 	if m.metrics, err = newMetrics(opts.Metrics, m.state); err != nil {
 		return nil, err

@@ -1,0 +1,172 @@
+package checkpoint
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+)
+
+// compactAfter is how many journal records (one per Save) a Writer appends before it
+// writes a fresh snapshot instead: it bounds the journal (a few hundred
+// kilobytes) and the replay at load.
+const compactAfter = 1024
+
+// Writer persists successive states of the allocations at one checkpoint
+// path. Its first Save, and every Save after compactAfter records or after
+// a failed append, writes a snapshot and an empty journal (compaction);
+// every other Save appends what changed since the previous Save to the
+// journal and syncs it once. Either way the data is durable when Save
+// returns.
+//
+// A Writer assumes it is the only writer of its path, and is not safe for
+// concurrent use (the device manager saves from its event loop).
+type Writer struct {
+	path string
+	// generation of the journal being appended to; 0 until a compaction
+	// succeeded, and after a failed append.
+	generation uint64
+	saved      map[string]Allocation
+	records    int
+	// journalSize is the journal's length as this writer left it: an
+	// append goes only after exactly that.
+	journalSize int64
+}
+
+// NewWriter returns a writer for path; it writes nothing until Save.
+func NewWriter(path string) *Writer { return &Writer{path: path} }
+
+// Save persists data durably.
+func (w *Writer) Save(data Data) error {
+	if err := data.validate(); err != nil {
+		return fmt.Errorf("save checkpoint %s: %w", w.path, err)
+	}
+	if w.generation == 0 || w.records >= compactAfter {
+		return w.compact(data)
+	}
+	changes := w.changes(data)
+	if len(changes.Put) == 0 && len(changes.Delete) == 0 {
+		return nil
+	}
+	record, err := appendRecord(nil, changes)
+	if err != nil {
+		return err
+	}
+	if err := appendDurably(journalPath(w.path), w.journalSize, record); err != nil {
+		// The journal may now end in a torn record: never append after it.
+		w.generation = 0
+		if compactErr := w.compact(data); compactErr != nil {
+			return errors.Join(err, compactErr)
+		}
+		return nil
+	}
+	w.remember(data)
+	w.records++
+	w.journalSize += int64(len(record))
+	return nil
+}
+
+// changes is the record that turns the saved state into data.
+func (w *Writer) changes(data Data) journalRecord {
+	var r journalRecord
+	present := make(map[string]bool, len(data.Allocations))
+	for _, a := range data.Allocations {
+		present[a.ID] = true
+		if saved, ok := w.saved[a.ID]; !ok || !equal(saved, a) {
+			r.Put = append(r.Put, a)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(w.saved)) {
+		if !present[id] {
+			r.Delete = append(r.Delete, id)
+		}
+	}
+	return r
+}
+
+// compact writes data as a snapshot naming a new journal generation, then
+// that journal, empty. The snapshot is durable before the journal is
+// replaced: a crash between the two leaves the old journal, which the new
+// snapshot's generation marks stale.
+func (w *Writer) compact(data Data) error {
+	w.generation = 0
+	generation, err := newGeneration()
+	if err != nil {
+		return err
+	}
+	snapshot, err := encodeSnapshot(data, generation)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomically(w.path, snapshot); err != nil {
+		return err
+	}
+	if err := writeAtomically(journalPath(w.path), encodeJournalHeader(generation)); err != nil {
+		return fmt.Errorf("start checkpoint journal: %w", err)
+	}
+	w.generation, w.records, w.journalSize = generation, 0, int64(journalHeaderSize)
+	w.remember(data)
+	return nil
+}
+
+// remember records data as saved; it keeps copies, not the caller's slices.
+func (w *Writer) remember(data Data) {
+	saved := make(map[string]Allocation, len(data.Allocations))
+	for _, a := range data.Allocations {
+		a.DeviceIDs = slices.Clone(a.DeviceIDs)
+		saved[a.ID] = a
+	}
+	w.saved = saved
+}
+
+func equal(a, b Allocation) bool {
+	return a.ID == b.ID && slices.Equal(a.DeviceIDs, b.DeviceIDs) && a.HostDir == b.HostDir &&
+		a.HostSocket == b.HostSocket && a.ContainerSocket == b.ContainerSocket && a.Secret == b.Secret &&
+		a.AllocatedAt.Equal(b.AllocatedAt) && a.PodNamespace == b.PodNamespace && a.PodName == b.PodName &&
+		a.PodUID == b.PodUID && a.ContainerName == b.ContainerName
+}
+
+// newGeneration is random, never 0, so that a journal from an earlier run
+// of the agent is never taken for the current one.
+func newGeneration() (uint64, error) {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, fmt.Errorf("draw checkpoint journal generation: %w", err)
+		}
+		if generation := binary.BigEndian.Uint64(b[:]); generation != 0 {
+			return generation, nil
+		}
+	}
+}
+
+// appendDurably appends records to the journal at path, which must be size
+// bytes long (else something other than this writer changed it), and syncs
+// its data (fdatasync: the size is part of it; nothing else about the file
+// changed).
+func appendDurably(path string, size int64, records []byte) error {
+	journal, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("open checkpoint journal %s: %w", path, err)
+	}
+	info, err := journal.Stat()
+	if err == nil && info.Size() != size {
+		err = fmt.Errorf("journal is %d bytes long, %d were written", info.Size(), size)
+	}
+	if err == nil {
+		_, err = journal.Write(records)
+	}
+	if err == nil {
+		err = datasync(journal)
+	}
+	if closeErr := journal.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return fmt.Errorf("append to checkpoint journal %s: %w", path, err)
+	}
+	return nil
+}
