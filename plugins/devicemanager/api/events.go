@@ -49,10 +49,18 @@ func NewAllocateDevice(resourceName string, deviceIDs []string) *AllocateDevice 
 func (e *AllocateDevice) GetName() string { return "AllocateDevice" }
 
 // String implements controller.Event; envs and annotations are left out
-// because they carry the secret.
+// because they carry the secret. It names at most maxDescribedIDs device
+// IDs: it is logged and kept in the event history, and a hostile request
+// may send thousands.
 func (e *AllocateDevice) String() string {
+	if len(e.DeviceIDs) > maxDescribedIDs {
+		return fmt.Sprintf("AllocateDevice %s devices=%v ... and %d more", e.ResourceName,
+			e.DeviceIDs[:maxDescribedIDs], len(e.DeviceIDs)-maxDescribedIDs)
+	}
 	return fmt.Sprintf("AllocateDevice %s devices=%v", e.ResourceName, e.DeviceIDs)
 }
+
+const maxDescribedIDs = 8
 
 // Method implements controller.Event.
 func (e *AllocateDevice) Method() controller.EventMethodType { return controller.Update }

@@ -81,8 +81,8 @@ func (s *Server) allocate(ctx context.Context, request *pluginapi.AllocateReques
 	for i, containerRequest := range request.GetContainerRequests() {
 		containerResponse, allocationID, err := s.allocateContainer(ctx, containerRequest.GetDevicesIds())
 		if err != nil {
-			err = status.Errorf(statusCode(err), "allocate %s for container request %d of %d (devices %v): %v",
-				s.cfg.ResourceName, i+1, len(request.GetContainerRequests()), containerRequest.GetDevicesIds(), err)
+			err = status.Errorf(statusCode(err), "allocate %s for container request %d of %d (devices %s): %v",
+				s.cfg.ResourceName, i+1, len(request.GetContainerRequests()), listIDs(containerRequest.GetDevicesIds()), err)
 			s.abandon(made, err.Error())
 			return nil, err
 		}
@@ -90,6 +90,17 @@ func (s *Server) allocate(ctx context.Context, request *pluginapi.AllocateReques
 		response.ContainerResponses = append(response.ContainerResponses, containerResponse)
 	}
 	return response, nil
+}
+
+// maxListedIDs bounds the device IDs an error message repeats: a hostile
+// request may send thousands, and the message is logged and sent back.
+const maxListedIDs = 8
+
+func listIDs(ids []string) string {
+	if len(ids) <= maxListedIDs {
+		return fmt.Sprint(ids)
+	}
+	return fmt.Sprintf("%v ... and %d more", ids[:maxListedIDs], len(ids)-maxListedIDs)
 }
 
 // errNotAllocated: the event loop processed the event but no handler made

@@ -106,9 +106,9 @@ func newAgent(tb testing.TB, setup agentSetup) *agent {
 		setup.dockerEndpoint = "unix://" + filepath.Join(dir, "no-docker.sock")
 	}
 	files := map[string]string{
-		"http.conf": "endpoint: " + a.httpAddr + "\n",
+		"http.conf":          "endpoint: " + a.httpAddr + "\n",
 		"devicemanager.conf": a.deviceManagerConfig(setup),
-		"nodeapi.conf": "socket-path: " + a.apiSocket + "\n" + setup.nodeapi,
+		"nodeapi.conf":       "socket-path: " + a.apiSocket + "\n" + setup.nodeapi,
 		"podmanager.conf": fmt.Sprintf("docker-endpoint: %s\npod-resources-socket: %q\n",
 			setup.dockerEndpoint, setup.podResourcesSocket),
 	}

@@ -1,0 +1,215 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+)
+
+// TestBadCheckpointFiles starts the agent over checkpoint files it cannot
+// use. Each time it starts and stays healthy, keeps the bad file aside for
+// the operator, says so loudly in its log, and serves Allocate.
+func TestBadCheckpointFiles(t *testing.T) {
+	valid := validCheckpoint(t)
+	cases := []struct {
+		name    string
+		content []byte
+	}{
+		{"garbage", []byte("\x00\x01not a checkpoint\xff")},
+		{"truncated", valid[:len(valid)/2]},
+		{"empty", nil},
+		{"tampered secret", tamper(t, valid)},
+		{"future version", bytes.Replace(valid, []byte(`"version": 1`), []byte(`"version": 99`), 1)},
+		// kubelet's own device manager checkpoint, as if checkpoint-path
+		// pointed at it.
+		{"foreign", []byte(`{"Data":{"PodDeviceEntries":null,"RegisteredDevices":{"contivpp.io/memif":["memif-000"]}},"Checksum":1397734581}`)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAgent(t, agentSetup{})
+			if err := os.MkdirAll(filepath.Dir(a.checkpointPath), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(a.checkpointPath, tc.content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a.start()
+			a.requireHealthy()
+
+			aside, _ := filepath.Glob(a.checkpointPath + ".corrupt-*")
+			if len(aside) != 1 {
+				t.Fatalf("bad checkpoint moved aside to %v; want one file", aside)
+			}
+			if kept, err := os.ReadFile(aside[0]); err != nil || !bytes.Equal(kept, tc.content) {
+				t.Errorf("%s holds %q (%v); want the bad file unchanged", aside[0], kept, err)
+			}
+			if log := a.log(); !strings.Contains(log, "CHECKPOINT LOST") || !strings.Contains(log, aside[0]) {
+				t.Errorf("agent log does not say loudly that the checkpoint was lost and where it went")
+			}
+			if _, err := allocate(context.Background(), a.pluginClient(), deviceID(0)); err != nil {
+				t.Fatalf("Allocate after a bad checkpoint: %v", err)
+			}
+			if listed := a.list(); len(listed) != 1 {
+				t.Errorf("agent lists %d allocations after one Allocate over a bad checkpoint; want 1", len(listed))
+			}
+			a.requireHealthy()
+		})
+	}
+}
+
+// validCheckpoint runs an agent for one allocation and returns the
+// checkpoint it wrote.
+func validCheckpoint(t *testing.T) []byte {
+	t.Helper()
+	a := newAgent(t, agentSetup{})
+	a.start()
+	if _, err := allocate(context.Background(), a.pluginClient(), deviceID(0)); err != nil {
+		t.Fatalf("Allocate: %v", err)
+	}
+	a.stop()
+	content, err := os.ReadFile(a.checkpointPath)
+	if err != nil {
+		t.Fatalf("read the checkpoint: %v", err)
+	}
+	return content
+}
+
+// tamper changes one character of the checkpoint's secret.
+func tamper(t *testing.T, valid []byte) []byte {
+	t.Helper()
+	secret := regexp.MustCompile(`"secret":\s*"`).FindIndex(valid)
+	if secret == nil {
+		t.Fatalf("no secret in the checkpoint:\n%s", valid)
+	}
+	tampered := bytes.Clone(valid)
+	tampered[secret[1]] ^= 1
+	return tampered
+}
+
+// TestRefusedDeviceRequests sends Allocate requests kubelet should never
+// send. Each is refused with InvalidArgument and a message that says what
+// was wrong, in bounded length; the allocation made before stays, and the
+// agent stays healthy.
+func TestRefusedDeviceRequests(t *testing.T) {
+	a := newAgent(t, agentSetup{deviceCount: 64})
+	a.start()
+	client := a.pluginClient()
+	ctx := context.Background()
+	first, err := allocate(ctx, client, deviceID(0))
+	if err != nil {
+		t.Fatalf("Allocate: %v", err)
+	}
+	tenThousand := make([]string, 10000)
+	for i := range tenThousand {
+		tenThousand[i] = deviceID(i % 64)
+	}
+	cases := []struct {
+		name     string
+		requests [][]string
+		wantCode codes.Code
+		wantText string
+	}{
+		{"unknown ID", [][]string{{"memif-999"}}, codes.InvalidArgument, "memif-999"},
+		{"hostile ID", [][]string{{"../../etc/passwd"}}, codes.InvalidArgument, "not devices of"},
+		{"duplicate ID", [][]string{{deviceID(5), deviceID(5)}}, codes.InvalidArgument, "more than once"},
+		{"empty container request", [][]string{{}}, codes.InvalidArgument, "holds no device ID"},
+		{"no container request", nil, codes.InvalidArgument, "no container request"},
+		{"10,000 IDs", [][]string{tenThousand}, codes.InvalidArgument, "asks for 10000 devices"},
+		{"ID held by another allocation", [][]string{{deviceID(1), deviceID(0)}}, codes.FailedPrecondition, "already held"},
+		{"second container refused", [][]string{{deviceID(7)}, {"memif-999"}}, codes.InvalidArgument, "container request 2 of 2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			request := &pluginapi.AllocateRequest{}
+			for _, ids := range tc.requests {
+				request.ContainerRequests = append(request.ContainerRequests, &pluginapi.ContainerAllocateRequest{DevicesIds: ids})
+			}
+			_, err := client.Allocate(ctx, request)
+			got := status.Convert(err)
+			if got.Code() != tc.wantCode || !strings.Contains(got.Message(), tc.wantText) {
+				t.Fatalf("Allocate = %v; want %s mentioning %q", err, tc.wantCode, tc.wantText)
+			}
+			// A refusal names the offending IDs, not every ID sent.
+			if len(got.Message()) > 1024 {
+				t.Errorf("refusal message is %d bytes long; want it bounded:\n%.300s...", len(got.Message()), got.Message())
+			}
+			a.requireHealthy()
+		})
+	}
+	eventually(t, "only the first allocation left", func() error {
+		return keptExactly(a, map[string]granted{first.Mounts[0].HostPath: {device: deviceID(0), response: first}})
+	})
+	if longest := longestLine(a.log()); longest > 4096 {
+		t.Errorf("the agent logged a %d-byte line; refusals must not log every ID of a hostile request", longest)
+	}
+}
+
+func longestLine(text string) int {
+	longest := 0
+	for _, line := range strings.Split(text, "\n") {
+		longest = max(longest, len(line))
+	}
+	return longest
+}
+
+// TestMalformedAPINames asks the node API for pods by malformed names: each
+// is InvalidArgument naming the problem; a well-formed unknown pod is
+// NotFound; nothing is lost and the agent stays healthy.
+func TestMalformedAPINames(t *testing.T) {
+	a := newAgent(t, agentSetup{})
+	a.start()
+	if _, err := allocate(context.Background(), a.pluginClient(), deviceID(3)); err != nil {
+		t.Fatalf("Allocate: %v", err)
+	}
+	before := a.list()
+	api := a.apiClient()
+	cases := []struct {
+		name      string
+		namespace string
+		pod       string
+		wantCode  codes.Code
+	}{
+		{"empty namespace", "", "web", codes.InvalidArgument},
+		{"empty name", "default", "", codes.InvalidArgument},
+		{"upper case", "Default", "web", codes.InvalidArgument},
+		{"path traversal", "..", "../../etc", codes.InvalidArgument},
+		{"slash in name", "default", "a/b", codes.InvalidArgument},
+		{"NUL byte", "default", "web\x00x", codes.InvalidArgument},
+		{"newline (log forging)", "default", "web\nlevel=error msg=forged", codes.InvalidArgument},
+		{"too long", "default", strings.Repeat("a", 300), codes.InvalidArgument},
+		{"too long namespace", strings.Repeat("n", 64), "web", codes.InvalidArgument},
+		{"unicode", "default", "wéb", codes.InvalidArgument},
+		{"well-formed unknown pod", "default", "nobody", codes.NotFound},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := api.GetPodMemifs(context.Background(), &memifv1.GetPodMemifsRequest{Namespace: tc.namespace, Name: tc.pod, IncludeSecrets: true})
+			if status.Code(err) != tc.wantCode || status.Convert(err).Message() == "" {
+				t.Fatalf("GetPodMemifs(%q, %q) = %v; want %s with a message", tc.namespace, tc.pod, err, tc.wantCode)
+			}
+			a.requireHealthy()
+		})
+	}
+	after := a.list()
+	if len(after) != len(before) {
+		t.Fatalf("allocations changed from %v to %v", before, after)
+	}
+	for id, allocation := range before {
+		if after[id].Secret != allocation.Secret || after[id].HostDir != allocation.HostDir {
+			t.Errorf("allocation %s changed: %+v -> %+v", id, allocation, after[id])
+		}
+	}
+	if strings.Contains(a.log(), "level=error msg=forged") {
+		t.Errorf("a pod name with a newline forged a log line")
+	}
+}
