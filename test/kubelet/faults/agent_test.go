@@ -69,6 +69,8 @@ type agent struct {
 	apiSocket      string
 	logPath        string
 	httpAddr       string
+	// args are extra command-line arguments.
+	args []string
 
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -169,7 +171,7 @@ func (a *agent) launch() {
 		a.tb.Fatalf("open agent log: %v", err)
 	}
 	defer logFile.Close()
-	a.cmd = exec.Command(filepath.Join(binDir, "memif-agent"), "-config-dir", a.configDir)
+	a.cmd = exec.Command(filepath.Join(binDir, "memif-agent"), append([]string{"-config-dir", a.configDir}, a.args...)...)
 	a.cmd.Stdout, a.cmd.Stderr = logFile, logFile
 	if err := a.cmd.Start(); err != nil {
 		a.tb.Fatalf("start memif-agent: %v", err)

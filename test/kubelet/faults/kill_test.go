@@ -123,7 +123,7 @@ func allocateAndKill(t *testing.T, a *agent) []granted {
 // createHolders creates, without starting, one container per granted
 // allocation in one pod, carrying what kubelet hands the runtime: the
 // annotations (as labels, as dockershim does), the envs and the mount.
-func createHolders(t *testing.T, client *docker.Client, image string, grants []granted) {
+func createHolders(t *testing.T, client *docker.Client, image string, grants []granted) *dockerd.Pod {
 	spec := dockerd.PodSpec{Namespace: "default", Name: "holders", UID: "uid-holders", Image: image}
 	for i, g := range grants {
 		container := dockerd.ContainerSpec{
@@ -138,6 +138,7 @@ func createHolders(t *testing.T, client *docker.Client, image string, grants []g
 	}
 	pod := dockerd.CreatePod(t, client, spec)
 	t.Cleanup(func() { pod.Remove(t, client) })
+	return pod
 }
 
 // keptExactly checks that the agent lists exactly the wanted allocations

@@ -1,0 +1,251 @@
+package faults
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+)
+
+// TestFileAndSocketModes checks the permissions of everything the agent
+// creates, with the loosest umask (0), so that no mode comes from the
+// umask by luck: the checkpoint and the API socket are root's alone, the
+// socket root lets only root through, each allocation directory has the
+// configured mode, and a configured API socket mode is applied.
+func TestFileAndSocketModes(t *testing.T) {
+	cases := []struct {
+		name          string
+		nodeapi       string
+		wantAPISocket fs.FileMode
+		wantAPIDir    fs.FileMode
+	}{
+		{"default API socket mode", "", 0o600, 0o700},
+		{"API socket mode 0660", "socket-mode: \"0660\"\n", 0o660, 0o750},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAgent(t, agentSetup{nodeapi: tc.nodeapi})
+			old := syscall.Umask(0)
+			a.start()
+			syscall.Umask(old)
+			response, err := allocate(context.Background(), a.pluginClient(), deviceID(0))
+			if err != nil {
+				t.Fatalf("Allocate: %v", err)
+			}
+			allocationDir := response.Mounts[0].HostPath
+			wantModes := []struct {
+				what string
+				path string
+				want fs.FileMode
+			}{
+				{"checkpoint", a.checkpointPath, 0o600},
+				{"checkpoint directory", filepath.Dir(a.checkpointPath), 0o700},
+				{"API socket", a.apiSocket, fs.ModeSocket | tc.wantAPISocket},
+				{"API socket directory", filepath.Dir(a.apiSocket), fs.ModeDir | tc.wantAPIDir},
+				{"device plugin socket", a.pluginSocket, fs.ModeSocket | 0o600},
+				{"socket root", a.socketRoot, fs.ModeDir | 0o700},
+				{"allocation directory (dir-mode 0770)", allocationDir, fs.ModeDir | 0o770},
+			}
+			for _, w := range wantModes {
+				info, err := os.Lstat(w.path)
+				if err != nil {
+					t.Errorf("%s %s: %v", w.what, w.path, err)
+					continue
+				}
+				got := info.Mode() & (fs.ModeType | fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+				if w.what == "checkpoint directory" || w.what == "checkpoint" {
+					got &^= fs.ModeDir
+				}
+				if got != w.want {
+					t.Errorf("%s %s has mode %v; want %v", w.what, w.path, got, w.want)
+				}
+			}
+		})
+	}
+}
+
+// TestNoSecretLeaks runs a busy agent (allocations, refusals, pods bound
+// through Docker and released, API reads with secrets) and then looks for
+// every secret it handed out in the whole agent log and in every HTTP
+// answer but the KV scheduler's, which holds the vswitch side's config.
+func TestNoSecretLeaks(t *testing.T) {
+	daemon := dockerd.Start(t)
+	client := daemon.Client(t)
+	image := dockerd.ImportSleeperImage(t, client)
+	a := newAgent(t, agentSetup{deviceCount: 32, dockerEndpoint: daemon.Endpoint()})
+	a.start()
+	plugin := a.pluginClient()
+	ctx := context.Background()
+
+	secrets := map[string]bool{}
+	var grants []granted
+	for n := range 8 {
+		response, err := allocate(ctx, plugin, deviceID(n))
+		if err != nil {
+			t.Fatalf("Allocate: %v", err)
+		}
+		secrets[response.Envs[envSecret]] = true
+		grants = append(grants, granted{device: deviceID(n), response: response})
+	}
+	if _, err := allocate(ctx, plugin, deviceID(0)); err == nil {
+		t.Fatal("Allocate of a held device succeeded")
+	}
+	holders := createHolders(t, client, image, grants[:4])
+	eventually(t, "four allocations bound", func() error {
+		bound := 0
+		for _, allocation := range a.list() {
+			if allocation.PodName == "holders" {
+				bound++
+			}
+		}
+		if bound != 4 {
+			return fmt.Errorf("%d bound", bound)
+		}
+		return nil
+	})
+	reportSchedulerDump(t, a, secrets)
+	holders.Remove(t, client)
+	eventually(t, "the holders' allocations released", func() error {
+		if listed := len(a.list()); listed != 4 {
+			return fmt.Errorf("%d allocations listed, want 4", listed)
+		}
+		return nil
+	})
+
+	bodies := map[string]string{}
+	for _, path := range []string{"/controller/event-history", "/metrics", "/readiness", "/liveness"} {
+		code, body, err := a.get(path)
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("GET %s answered %d: %v", path, code, err)
+		}
+		bodies["GET "+path] = string(body)
+	}
+	if !strings.Contains(bodies["GET /controller/event-history"], "AllocateDevice") {
+		t.Fatalf("the event history shows no AllocateDevice; the scan would prove nothing:\n%.500s", bodies["GET /controller/event-history"])
+	}
+	// A restart logs what it restores.
+	a.stop()
+	a.start()
+	bodies["agent log"] = a.log()
+	for where, body := range bodies {
+		for secret := range secrets {
+			if strings.Contains(body, secret) {
+				t.Errorf("%s holds a memif secret", where)
+				break
+			}
+		}
+	}
+}
+
+// reportSchedulerDump logs which of the KV scheduler's REST answers hold
+// secrets. They may (the vswitch side's memif config carries them), which
+// is one more reason the HTTP server stays on loopback; the test reports
+// rather than fails.
+func reportSchedulerDump(t *testing.T, a *agent, secrets map[string]bool) {
+	for _, path := range []string{"/scheduler/dump", "/scheduler/txn-history", "/scheduler/graph-snapshot", "/scheduler/status"} {
+		code, body, err := a.get(path)
+		if err != nil {
+			t.Logf("GET %s: %v", path, err)
+			continue
+		}
+		holds := 0
+		for secret := range secrets {
+			if strings.Contains(string(body), secret) {
+				holds++
+			}
+		}
+		t.Logf("GET %s answered %d with %d bytes holding %d of the %d secrets handed out (4 bound to a pod)", path, code, len(body), holds, len(secrets))
+	}
+}
+
+// TestHTTPOnLoopbackByDefault starts the agent with no http.conf, only a
+// port, and checks that it listens on loopback alone.
+func TestHTTPOnLoopbackByDefault(t *testing.T) {
+	a := newAgent(t, agentSetup{})
+	if err := os.Remove(filepath.Join(a.configDir, "http.conf")); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(a.httpAddr)
+	a.args = []string{"-http-port", port}
+	a.start()
+	addresses := listeningAddresses(t, a.cmd.Process.Pid)
+	if len(addresses) == 0 {
+		t.Fatal("the agent listens on no TCP address; want its HTTP server on loopback")
+	}
+	for _, address := range addresses {
+		host, _, _ := net.SplitHostPort(address)
+		if !net.ParseIP(host).IsLoopback() {
+			t.Errorf("the agent listens on %s; want loopback only by default", address)
+		}
+	}
+}
+
+// listeningAddresses returns the local addresses of the TCP sockets pid
+// listens on, from /proc.
+func listeningAddresses(t *testing.T, pid int) []string {
+	t.Helper()
+	inodes := map[string]bool{}
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(fdDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range entries {
+		target, err := os.Readlink(filepath.Join(fdDir, entry.Name()))
+		if inode, ok := strings.CutPrefix(target, "socket:["); err == nil && ok {
+			inodes[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	var addresses []string
+	for _, table := range []string{"tcp", "tcp6"} {
+		file, err := os.Open(fmt.Sprintf("/proc/%d/net/%s", pid, table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scanner := bufio.NewScanner(file)
+		scanner.Scan() // header
+		for scanner.Scan() {
+			fields := strings.Fields(scanner.Text())
+			const listening = "0A"
+			if len(fields) > 9 && fields[3] == listening && inodes[fields[9]] {
+				addresses = append(addresses, decodeProcAddress(t, fields[1]))
+			}
+		}
+		file.Close()
+	}
+	return addresses
+}
+
+// decodeProcAddress turns /proc/net/tcp's "0100007F:1F90" into
+// "127.0.0.1:8080".
+func decodeProcAddress(t *testing.T, hexAddress string) string {
+	t.Helper()
+	hostHex, portHex, _ := strings.Cut(hexAddress, ":")
+	port, err := strconv.ParseUint(portHex, 16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make(net.IP, len(hostHex)/2)
+	for i := range raw {
+		b, err := strconv.ParseUint(hostHex[2*i:2*i+2], 16, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[i] = byte(b)
+	}
+	// The kernel prints each 32-bit word in host (little-endian) order.
+	for word := 0; word+4 <= len(raw); word += 4 {
+		raw[word], raw[word+1], raw[word+2], raw[word+3] = raw[word+3], raw[word+2], raw[word+1], raw[word]
+	}
+	return net.JoinHostPort(raw.String(), strconv.Itoa(int(port)))
+}
