@@ -27,7 +27,7 @@
 // kubelet removes a deleted pod's containers first and drops the pod from
 // its active pods (what pod-resources lists) a moment later. So a pod that
 // left Docker while kubelet still listed it, or could not be asked, is
-// rechecked soon: after 100 ms, then at doubling delays up to 3.2 s, for
+// rechecked soon: after 100 ms, then at doubling delays up to 400 ms, for
 // one reconcile period, after which the periodic reconciliation alone
 // follows it. All pods due are rechecked with one listing of each source,
 // at most one round per 100 ms, which keeps well within kubelet's

@@ -12,12 +12,14 @@ import (
 // its active pods a moment later, so the pod is asked for again soon rather
 // than at the next reconciliation. The first recheck comes after
 // recheckMinDelay, each next one after twice the delay, up to
-// recheckMaxDelay. Rechecks are also never closer together than
-// recheckMinDelay, so that however many pods wait, they cost kubelet's
-// rate-limited pod-resources server at most one call per recheckMinDelay.
+// recheckMaxDelay: the cap bounds how long a pod outlives kubelet's
+// forgetting it. Rechecks are never closer together than recheckMinDelay
+// and all pods due share one listing, so however many pods wait, they cost
+// kubelet's rate-limited pod-resources server (100 calls a second) at most
+// ten calls a second, and two and a half once the delays reach the cap.
 const (
 	recheckMinDelay = 100 * time.Millisecond
-	recheckMaxDelay = 3200 * time.Millisecond
+	recheckMaxDelay = 400 * time.Millisecond
 )
 
 // recheckSchedule holds the pods waiting for a recheck. It is owned by the

@@ -17,7 +17,7 @@ func testPod(name string) api.Pod {
 // has been rechecked for the schedule's lifetime.
 func TestRecheckBackoff(t *testing.T) {
 	start := time.Unix(1000, 0)
-	s := newRecheckSchedule(10 * time.Second)
+	s := newRecheckSchedule(1600 * time.Millisecond)
 	pod := testPod("web")
 	s.add(pod, start)
 
@@ -38,7 +38,7 @@ func TestRecheckBackoff(t *testing.T) {
 		}
 	}
 	ms := time.Millisecond
-	want := []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, 1600 * ms, 3200 * ms, 3200 * ms}
+	want := []time.Duration{100 * ms, 200 * ms, 400 * ms, 400 * ms, 400 * ms}
 	if !reflect.DeepEqual(delays, want) {
 		t.Errorf("recheck delays = %v, want %v", delays, want)
 	}

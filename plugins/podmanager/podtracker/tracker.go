@@ -284,6 +284,9 @@ func (t *Tracker) dropDecidedRechecks(runtime []api.PodState, live map[api.PodID
 // podChanged re-decides one pod after a Docker event about it.
 func (t *Tracker) podChanged(ctx context.Context, pod api.Pod, runtime *api.PodState) {
 	kubelet, err := t.kubeletPod(ctx, pod.ID)
+	if err != nil && runtime == nil {
+		t.deps.Log.Warnf("pod %s left Docker; it is kept until kubelet answers: %v", pod, err)
+	}
 	if t.settle(ctx, pod, runtime, kubelet, err) {
 		t.rechecks.add(pod, time.Now())
 	} else {
@@ -297,7 +300,6 @@ func (t *Tracker) podChanged(ctx context.Context, pod api.Pod, runtime *api.PodS
 // pod is kept and must be asked for again.
 func (t *Tracker) settle(ctx context.Context, pod api.Pod, runtime, kubelet *api.PodState, kubeletErr error) bool {
 	if kubeletErr != nil && runtime == nil {
-		t.deps.Log.Warnf("pod %s left Docker; it is kept until kubelet answers: %v", pod, kubeletErr)
 		return true
 	}
 	live := Merge(runtime, kubelet)
@@ -318,15 +320,19 @@ func (t *Tracker) recheckDue(ctx context.Context) {
 	if len(due) == 0 {
 		return
 	}
+	// Failures are logged at debug level: rechecks come often, and the
+	// Docker watcher and podChanged have warned already.
 	runtime, err := t.inspector.ListPods(ctx)
 	if err != nil {
-		t.deps.Log.Warnf("recheck of %d pods that left Docker postponed: %v", len(due), err)
+		t.deps.Log.Debugf("recheck of %d pods that left Docker postponed: %v", len(due), err)
 		t.backOffRechecks(due)
 		return
 	}
 	var kubelet []api.PodState
 	if t.deps.Kubelet != nil {
-		kubelet, err = t.deps.Kubelet.ListPods(ctx)
+		if kubelet, err = t.deps.Kubelet.ListPods(ctx); err != nil {
+			t.deps.Log.Debugf("recheck of %d pods that left Docker postponed: %v", len(due), err)
+		}
 	}
 	runtimeByID, kubeletByID := byPodID(runtime), byPodID(kubelet)
 	var pending []api.Pod
@@ -345,7 +351,7 @@ func (t *Tracker) backOffRechecks(pods []api.Pod) {
 	now := time.Now()
 	for _, pod := range pods {
 		if !t.rechecks.backOff(pod.ID, now) {
-			t.deps.Log.Debugf("pod %s left Docker but kubelet still lists it; the periodic reconciliation follows it now", pod)
+			t.deps.Log.Debugf("pod %s left Docker but is still kept; only the periodic reconciliation follows it now", pod)
 		}
 	}
 }

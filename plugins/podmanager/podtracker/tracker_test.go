@@ -14,6 +14,8 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
@@ -35,6 +37,16 @@ type fakeKubeletPodResources struct {
 	podresourcesv1.UnimplementedPodResourcesListerServer
 	mu   sync.Mutex
 	pods []*podresourcesv1.PodResources
+	// failing makes every call fail as a kubelet that is restarting.
+	failing bool
+}
+
+var errKubeletRestarting = status.Error(codes.Unavailable, "kubelet is restarting")
+
+func (f *fakeKubeletPodResources) fail(failing bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failing = failing
 }
 
 func (f *fakeKubeletPodResources) set(pods ...*podresourcesv1.PodResources) {
@@ -46,12 +58,18 @@ func (f *fakeKubeletPodResources) set(pods ...*podresourcesv1.PodResources) {
 func (f *fakeKubeletPodResources) List(context.Context, *podresourcesv1.ListPodResourcesRequest) (*podresourcesv1.ListPodResourcesResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failing {
+		return nil, errKubeletRestarting
+	}
 	return &podresourcesv1.ListPodResourcesResponse{PodResources: f.pods}, nil
 }
 
 func (f *fakeKubeletPodResources) Get(_ context.Context, request *podresourcesv1.GetPodResourcesRequest) (*podresourcesv1.GetPodResourcesResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failing {
+		return nil, errKubeletRestarting
+	}
 	for _, pod := range f.pods {
 		if pod.Name == request.PodName && pod.Namespace == request.PodNamespace {
 			return &podresourcesv1.GetPodResourcesResponse{PodResources: pod}, nil
@@ -442,36 +460,50 @@ func TestReconcileAfterCloseFails(t *testing.T) {
 	}
 }
 
-// TestTrackerDeletesPodKubeletForgetsAfterItsContainers deletes a pod the
-// way kubelet does: its containers are removed while kubelet still lists
-// the pod, and kubelet forgets it a moment later. The reconcile period is an
-// hour, so DeletePod can only come from the tracker asking kubelet again.
-func TestTrackerDeletesPodKubeletForgetsAfterItsContainers(t *testing.T) {
-	f := newFixture(t, 100, true)
-	f.kubelet.set(admitted("web", "app", "memif-001"))
-	pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
-	f.handler.waitFor(t, "AddPod with the container", isAdd("uid-web", func(add *api.AddPod) bool {
-		return len(add.Containers) == 1 && add.Containers[0].RuntimeID != ""
-	}))
+// TestTrackerRechecksPodThatLeftDocker removes a pod's containers while
+// kubelet still lists the pod, or cannot be asked; kubelet then answers
+// without the pod. The reconcile period is an hour, so DeletePod can only
+// come from the tracker asking kubelet again.
+func TestTrackerRechecksPodThatLeftDocker(t *testing.T) {
+	tests := []struct {
+		name string
+		// whileContainersGo is kubelet's state while the containers go.
+		whileContainersGo func(*fakeKubeletPodResources)
+	}{
+		{name: "kubelet forgets the pod a moment after its containers", whileContainersGo: func(*fakeKubeletPodResources) {}},
+		{name: "kubelet cannot be asked while the containers go", whileContainersGo: func(k *fakeKubeletPodResources) { k.fail(true) }},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			f := newFixture(t, 100, true)
+			f.kubelet.set(admitted("web", "app", "memif-001"))
+			pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
+			f.handler.waitFor(t, "AddPod with the container", isAdd("uid-web", func(add *api.AddPod) bool {
+				return len(add.Containers) == 1 && add.Containers[0].RuntimeID != ""
+			}))
 
-	pod.Remove(t, f.docker)
-	// Docker reports events in order: once the tracker has announced a pod
-	// created after the removal, it has seen every container of web go.
-	dockerd.CreatePod(t, f.docker, dockerd.PodSpec{Namespace: "default", Name: "marker", UID: "uid-marker", Image: f.image})
-	f.handler.waitFor(t, "AddPod of the pod created after the removal", isAdd("uid-marker", func(*api.AddPod) bool { return true }))
-	if n := f.handler.count(isDelete("web")); n != 0 {
-		t.Fatalf("%d DeletePod of web while kubelet still lists it, want 0", n)
-	}
+			test.whileContainersGo(f.kubelet)
+			pod.Remove(t, f.docker)
+			// Docker reports events in order: once the tracker has announced
+			// a pod created after the removal, it has seen web's containers go.
+			dockerd.CreatePod(t, f.docker, dockerd.PodSpec{Namespace: "default", Name: "marker", UID: "uid-marker", Image: f.image})
+			f.handler.waitFor(t, "AddPod of the pod created after the removal", isAdd("uid-marker", func(*api.AddPod) bool { return true }))
+			if n := f.handler.count(isDelete("web")); n != 0 {
+				t.Fatalf("%d DeletePod of web while kubelet may list it, want 0", n)
+			}
 
-	f.kubelet.set()
-	event := f.handler.waitFor(t, "DeletePod of web after kubelet forgot it", isDelete("web"))
-	if uid := event.(*api.DeletePod).Pod.UID; uid != "uid-web" {
-		t.Errorf("DeletePod uid = %q, want uid-web", uid)
-	}
-	if err := f.tracker.Reconcile(context.Background()); err != nil {
-		t.Fatalf("Reconcile: %v", err)
-	}
-	if n := f.handler.count(isDelete("web")); n != 1 {
-		t.Errorf("%d DeletePod events for web, want 1", n)
+			f.kubelet.set()
+			f.kubelet.fail(false)
+			event := f.handler.waitFor(t, "DeletePod of web once kubelet answers without it", isDelete("web"))
+			if uid := event.(*api.DeletePod).Pod.UID; uid != "uid-web" {
+				t.Errorf("DeletePod uid = %q, want uid-web", uid)
+			}
+			if err := f.tracker.Reconcile(context.Background()); err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+			if n := f.handler.count(isDelete("web")); n != 1 {
+				t.Errorf("%d DeletePod events for web, want 1", n)
+			}
+		})
 	}
 }
