@@ -1,14 +1,9 @@
 package benchmarks
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-
-	docker "github.com/fsouza/go-dockerclient"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
@@ -20,66 +15,10 @@ const (
 	// resyncPods is how many pods, each holding one memif, run while the
 	// agent restarts.
 	resyncPods = 200
-	// resyncDevices is the default device count: what a node advertises.
-	resyncDevices = 256
 	// baselineRestarts is how many restarts with no pod are timed before
 	// the pods are made.
 	baselineRestarts = 5
 )
-
-// resyncNode is kubelet's real device manager and pod-resources server, a
-// private dockerd, and the agent binary registered with that kubelet and
-// watching that dockerd.
-type resyncNode struct {
-	ctx     context.Context
-	kubelet *kubelettest.Kubelet
-	docker  *docker.Client
-	image   string
-	agent   *agent
-	api     memifv1.MemifAgentClient
-}
-
-func newResyncNode(b *testing.B) *resyncNode {
-	b.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-	daemon := dockerd.Start(b)
-	n := &resyncNode{ctx: ctx, docker: daemon.Client(b)}
-	n.image = dockerd.ImportSleeperImage(b, n.docker)
-	dir, err := os.MkdirTemp("", "br")
-	if err != nil {
-		b.Fatalf("create kubelet state directory: %v", err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	podResourcesSocket := filepath.Join(dir, "pod-resources.sock")
-	if n.kubelet, err = kubelettest.Start(ctx, podResourcesSocket); err != nil {
-		b.Fatalf("start kubelet: %v", err)
-	}
-	b.Cleanup(func() {
-		if err := n.kubelet.Stop(); err != nil {
-			b.Errorf("stop kubelet: %v", err)
-		}
-	})
-	n.agent = newAgent(b, agentSetup{
-		deviceCount:        resyncDevices,
-		pluginDir:          kubelettest.PluginDir,
-		podResourcesSocket: podResourcesSocket,
-		dockerEndpoint:     daemon.Endpoint(),
-	})
-	n.agent.start()
-	n.api = n.agent.apiClient()
-	n.waitCapacity(b)
-	return n
-}
-
-func (n *resyncNode) waitCapacity(b *testing.B) {
-	b.Helper()
-	ctx, cancel := context.WithTimeout(n.ctx, waitTimeout)
-	defer cancel()
-	if err := n.kubelet.WaitForCapacity(ctx, resource, resyncDevices); err != nil {
-		b.Fatalf("agent did not register with kubelet: %v", err)
-	}
-}
 
 // restartTimes is one agent restart: process start to readiness, and the
 // startup resync as the agent's event history records it.
@@ -88,7 +27,7 @@ type restartTimes struct{ ready, resync time.Duration }
 // restart stops the agent, starts it again and times the start. It waits
 // until kubelet sees the devices again, outside the timing, so that the
 // next restart starts from a registered plugin.
-func (n *resyncNode) restart(b *testing.B) restartTimes {
+func (n *node) restart(b *testing.B) restartTimes {
 	b.Helper()
 	n.agent.stop()
 	times := restartTimes{ready: n.agent.start()}
@@ -98,7 +37,7 @@ func (n *resyncNode) restart(b *testing.B) restartTimes {
 }
 
 // startupResync is how long the running agent's startup resync took.
-func (n *resyncNode) startupResync(b *testing.B) time.Duration {
+func (n *node) startupResync(b *testing.B) time.Duration {
 	b.Helper()
 	history, err := n.api.GetEventHistory(n.ctx, &memifv1.GetEventHistoryRequest{})
 	if err != nil {
@@ -115,7 +54,7 @@ func (n *resyncNode) startupResync(b *testing.B) time.Duration {
 
 // runPods admits count pods asking one memif each, as kubelet does, and
 // runs them in Docker with what kubelet's device manager handed back.
-func (n *resyncNode) runPods(b *testing.B, count int) {
+func (n *node) runPods(b *testing.B, count int) {
 	b.Helper()
 	for i := range count {
 		pod := kubelettest.NewPod(fmt.Sprintf("pod-%03d", i), resource, 1)
@@ -148,7 +87,7 @@ type binding struct {
 
 // bindings waits until the agent has bound count allocations to their
 // pods, and returns them by allocation ID.
-func (n *resyncNode) bindings(b *testing.B, count int) map[string]binding {
+func (n *node) bindings(b *testing.B, count int) map[string]binding {
 	b.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for {
@@ -187,7 +126,7 @@ func (n *resyncNode) bindings(b *testing.B, count int) map[string]binding {
 // before the pods are made. Reported: medians in ms and the ratios
 // pods/none.
 func BenchmarkAgentRestartResync(b *testing.B) {
-	n := newResyncNode(b)
+	n := newNode(b)
 	var none []restartTimes
 	for range baselineRestarts {
 		none = append(none, n.restart(b))
