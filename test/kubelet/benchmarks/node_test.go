@@ -69,4 +69,3 @@ func (n *node) waitCapacity(b *testing.B) {
 		b.Fatalf("agent did not register with kubelet: %v", err)
 	}
 }
-
