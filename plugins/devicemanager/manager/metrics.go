@@ -1,7 +1,12 @@
 package manager
 
 import (
+	"context"
+	"errors"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -71,7 +76,7 @@ func (m *metrics) hooks() deviceplugin.Hooks {
 				m.reRegistrations.Inc()
 			}
 		},
-		RegistrationFailed: func(error) { m.countError("registration") },
+		RegistrationFailed: func(err error) { m.countError(registrationErrorKind(err)) },
 		Allocated: func(latency time.Duration, err error) {
 			m.allocateLatency.Observe(latency.Seconds())
 			if err != nil {
@@ -79,4 +84,14 @@ func (m *metrics) hooks() deviceplugin.Hooks {
 			}
 		},
 	}
+}
+
+// registrationErrorKind tells a Register call that ran out of time, which
+// a healthy kubelet restart never causes (a registration whose sockets go
+// away is cancelled at once), from one kubelet refused or was absent for.
+func registrationErrorKind(err error) string {
+	if status.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded) {
+		return "registration-timeout"
+	}
+	return "registration"
 }

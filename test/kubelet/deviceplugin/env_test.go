@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
 
@@ -70,8 +71,9 @@ func newNode(tb testing.TB) *node {
 // agent is the agent's device manager on the real controller event loop,
 // wired as the agent wires it.
 type agent struct {
-	loop *eventloop.Loop
-	dm   *manager.Manager
+	loop    *eventloop.Loop
+	dm      *manager.Manager
+	metrics *prometheus.Registry
 }
 
 // fakeKVScheduler accepts every commit: no vswitch runs in these tests, and
@@ -112,7 +114,8 @@ func (n *node) startAgent(tb testing.TB, cfg config.Config) *agent {
 func (n *node) startAgentQuietly(tb testing.TB, cfg config.Config, quiet bool) *agent {
 	tb.Helper()
 	log := testLog{tb: tb, quiet: quiet}
-	dm, err := manager.New(cfg, manager.Options{Log: log})
+	metrics := prometheus.NewRegistry()
+	dm, err := manager.New(cfg, manager.Options{Log: log, Metrics: metrics})
 	if err != nil {
 		tb.Fatalf("device manager: %v", err)
 	}
@@ -128,7 +131,7 @@ func (n *node) startAgentQuietly(tb testing.TB, cfg config.Config, quiet bool) *
 		loop.Close()
 		tb.Fatalf("start device manager: %v", err)
 	}
-	a := &agent{loop: loop, dm: dm}
+	a := &agent{loop: loop, dm: dm, metrics: metrics}
 	tb.Cleanup(a.stop)
 	return a
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	v1 "k8s.io/api/core/v1"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -78,6 +80,57 @@ func TestKubeletRestartsKeepAllocations(t *testing.T) {
 		pods = append(pods, n.admitOne(t, fmt.Sprintf("after-restart-%d", restart)))
 	}
 	n.checkKept(t, a, "at the end", pods)
+}
+
+// TestKubeletRestartsNeverWaitOutRegistration restarts kubelet many times
+// back to back, as the restart benchmark does: each restart must bring the
+// capacity back, and no registration may wait out the register timeout
+// (kubelet dialling back our socket while its startup cleanup removed it:
+// the registration must be cancelled and made again at once). Counted, not
+// timed: a Register call that ran out of time has its own error kind.
+func TestKubeletRestartsNeverWaitOutRegistration(t *testing.T) {
+	const restarts = 100
+	n := newNode(t)
+	a := n.startAgent(t, n.cfg)
+	for restart := 1; restart <= restarts; restart++ {
+		if err := n.kubelet.Restart(n.ctx); err != nil {
+			t.Fatalf("kubelet restart %d: %v", restart, err)
+		}
+		n.waitForCapacity(t, deviceCount)
+	}
+	a.stop() // the counters are final
+	const timeouts = "registration-timeout"
+	if got := counterValue(t, a.metrics, "memif_device_manager_errors_total", timeouts); got != 0 {
+		t.Errorf("%v of %d kubelet restarts had a Register call run out of time (errors_total{kind=%q}), want none", got, restarts, timeouts)
+	}
+	// A successful registration whose answer came after the next restart
+	// began is not counted, so only a lower bound holds.
+	if got := counterValue(t, a.metrics, "memif_device_manager_registrations_total", ""); got < 1 {
+		t.Errorf("registrations_total = %v, want at least the first", got)
+	}
+}
+
+// counterValue reads a counter, with label kind when kind is not empty; a
+// counter never incremented is 0.
+func counterValue(t *testing.T, registry *prometheus.Registry, name, kind string) float64 {
+	t.Helper()
+	families, err := registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, family := range families {
+		if family.GetName() != name {
+			continue
+		}
+		for _, metric := range family.GetMetric() {
+			if kind == "" || slices.ContainsFunc(metric.GetLabel(), func(l *dto.LabelPair) bool {
+				return l.GetName() == "kind" && l.GetValue() == kind
+			}) {
+				return metric.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 func TestPluginRestartKeepsAllocations(t *testing.T) {
