@@ -11,9 +11,15 @@
 // tests and the kubelet end-to-end harness start it with New.
 //
 // Lifecycle: Start creates the plugin directory if needed, serves, registers
-// (retrying with exponential backoff while kubelet is absent) and watches
-// the directory with fsnotify. kubelet wipes the directory when it restarts:
-// the removal of our socket makes the server re-serve at once, and the
-// creation of kubelet's socket makes it register at once, without polling.
+// and watches the directory with fsnotify. kubelet wipes the directory when
+// it restarts. Every directory event, and the retry timer (exponential
+// backoff while kubelet is absent or refuses), makes the supervisor look at
+// the directory as it is now: if our socket is not the one it serves, it
+// serves again; it registers the pair of sockets (kubelet's, ours) once, in
+// a goroutine of its own, and cancels that registration as soon as either
+// socket is replaced. kubelet's Register handler dials our socket back and
+// waits for it, so a registration must never outlive our socket. Stale or
+// reordered events cost nothing: a pair already registered is not
+// registered again (kubelet would refuse it as already connected).
 // Stop ends every stream (ListAndWatch returns) and removes the socket.
 package deviceplugin
