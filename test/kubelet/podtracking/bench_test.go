@@ -1,7 +1,14 @@
 package podtracking_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
 	"testing"
+	"time"
+
+	docker "github.com/fsouza/go-dockerclient"
 )
 
 // BenchmarkGetPodMemifInfo measures GetPodMemifInfo against the real
@@ -26,5 +33,130 @@ func BenchmarkGetPodMemifInfo(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkPodDeletionToDirectoryReleased measures how long a deleted pod
+// keeps its memif directory, against the real kubelet and dockerd, with the
+// pod deleted in the order a real kubelet deletes it: its containers are
+// removed while kubelet still lists the pod, and kubelet forgets the pod a
+// moment later (here: once the tracker has seen the containers go). The
+// agent reconciles once an hour, so only its recheck of kubelet can
+// release the pod.
+//
+// "release" is the time to remove the containers plus the time from kubelet
+// forgetting the pod to the directory gone; the moment between the two is
+// kubelet's, not the agent's, and is left out. The baseline, measured on
+// the same pods, is "docker-destroy": from the start of the removal to
+// Docker reporting the last container destroyed on its event stream, the
+// earliest any agent can know. ns/op is not meaningful (an iteration also
+// creates and binds a pod) and is reported as 0.
+func BenchmarkPodDeletionToDirectoryReleased(b *testing.B) {
+	e := newEnv(b)
+	a := e.startAgent(b)
+	destroyed := e.watchDestroyed(b)
+	var release, afterForgotten, dockerDestroy time.Duration
+	for i := range b.N {
+		pod := e.runPod(b, fmt.Sprintf("del-%d", i), false)
+		info := boundMemif(b, a, pod.spec)
+
+		start := time.Now()
+		pod.docker.Remove(b, e.docker)
+		removed := time.Since(start)
+		dockerDestroy += destroyed.await(b, pod.docker.SandboxID).Sub(start)
+		marker := e.waitTrackerCaughtUp(b, a, fmt.Sprintf("after-del-%d", i))
+
+		forgotten := time.Now()
+		e.kubelet.RemovePod(pod.spec.UID)
+		waitDirectoryGone(b, info.HostDir)
+		afterForgotten += time.Since(forgotten)
+		release += removed + time.Since(forgotten)
+		marker.Remove(b, e.docker)
+	}
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(release.Nanoseconds())/float64(b.N), "release-ns")
+	b.ReportMetric(float64(afterForgotten.Nanoseconds())/float64(b.N), "forgotten-to-released-ns")
+	b.ReportMetric(float64(dockerDestroy.Nanoseconds())/float64(b.N), "docker-destroy-ns")
+	b.ReportMetric(float64(release)/float64(dockerDestroy), "release/docker-destroy")
+}
+
+// waitDirectoryGone polls, finely, until dir no longer exists.
+func waitDirectoryGone(tb testing.TB, dir string) {
+	tb.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		_, err := os.Stat(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("directory %s still there (%v)", dir, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// destroyWatch hears Docker's destroy events on a client of its own and
+// notes when each arrived.
+type destroyWatch struct {
+	arrived chan destroyed
+}
+
+type destroyed struct {
+	containerID string
+	at          time.Time
+}
+
+func (e *env) watchDestroyed(tb testing.TB) *destroyWatch {
+	tb.Helper()
+	client := e.daemon.Client(tb)
+	events := make(chan *docker.APIEvents, 1024)
+	if err := client.AddEventListener(events); err != nil {
+		tb.Fatalf("listen to docker events: %v", err)
+	}
+	w := &destroyWatch{arrived: make(chan destroyed, 1024)}
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case event := <-events:
+				if event.Action != "destroy" {
+					continue
+				}
+				select {
+				case w.arrived <- destroyed{containerID: event.Actor.ID, at: time.Now()}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	tb.Cleanup(func() {
+		cancel()
+		<-done
+		if err := client.RemoveEventListener(events); err != nil {
+			tb.Errorf("stop listening to docker events: %v", err)
+		}
+	})
+	return w
+}
+
+// await returns when Docker's report of the container destroyed arrived.
+func (w *destroyWatch) await(tb testing.TB, containerID string) time.Time {
+	tb.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		select {
+		case report := <-w.arrived:
+			if report.containerID == containerID {
+				return report.at
+			}
+		case <-deadline:
+			tb.Fatalf("docker reported no destroy of container %s", containerID)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,13 +83,66 @@ type agent struct {
 	dm      *manager.Manager
 	tracker *podtracker.Tracker
 	kubelet *podresources.Client
+	// pushed is what the tracker pushed into the loop, in order.
+	pushed *pushLog
 }
 
 // lateLoop lets the tracker be created before the loop that has the device
-// manager (which needs the tracker) as a handler.
-type lateLoop struct{ loop *eventloop.Loop }
+// manager (which needs the tracker) as a handler. It logs what it accepts.
+type lateLoop struct {
+	loop   *eventloop.Loop
+	pushed *pushLog
+}
 
-func (l *lateLoop) PushEvent(event controller.Event) error { return l.loop.PushEvent(event) }
+func (l *lateLoop) PushEvent(event controller.Event) error {
+	err := l.loop.PushEvent(event)
+	if err == nil {
+		l.pushed.add(event)
+	}
+	return err
+}
+
+// pushLog keeps the events pushed into the loop.
+type pushLog struct {
+	mu     sync.Mutex
+	events []controller.Event
+	added  chan struct{}
+}
+
+func newPushLog() *pushLog { return &pushLog{added: make(chan struct{}, 1)} }
+
+func (l *pushLog) add(event controller.Event) {
+	l.mu.Lock()
+	l.events = append(l.events, event)
+	l.mu.Unlock()
+	select {
+	case l.added <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor waits until a pushed event matches.
+func (l *pushLog) waitFor(tb testing.TB, what string, match func(controller.Event) bool) {
+	tb.Helper()
+	deadline := time.After(waitTimeout)
+	seen := 0
+	for {
+		l.mu.Lock()
+		events := l.events[seen:]
+		seen = len(l.events)
+		l.mu.Unlock()
+		for _, event := range events {
+			if match(event) {
+				return
+			}
+		}
+		select {
+		case <-l.added:
+		case <-deadline:
+			tb.Fatalf("%s was not pushed", what)
+		}
+	}
+}
 
 // fakeKVScheduler accepts every commit: no vswitch runs in these tests, and
 // the device manager puts nothing into transactions.
@@ -108,12 +162,12 @@ func (l testLog) Errorf(format string, args ...any) { l.tb.Logf("ERROR "+format,
 // agent is stopped at the end of the test unless stopped before.
 func (e *env) startAgent(tb testing.TB) *agent {
 	tb.Helper()
-	a := &agent{}
+	a := &agent{pushed: newPushLog()}
 	var err error
 	if a.kubelet, err = podresources.New(e.podResourcesSocket, 5*time.Second); err != nil {
 		tb.Fatalf("pod-resources client: %v", err)
 	}
-	late := &lateLoop{}
+	late := &lateLoop{pushed: a.pushed}
 	a.tracker, err = podtracker.New(
 		podtracker.Config{ReconcilePeriod: time.Hour, DockerMinBackoff: 20 * time.Millisecond, DockerMaxBackoff: 500 * time.Millisecond},
 		podtracker.Deps{Docker: e.docker, Kubelet: a.kubelet, EventLoop: late, Log: testLog{tb}})

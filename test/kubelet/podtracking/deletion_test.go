@@ -1,0 +1,55 @@
+package podtracking_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// TestPodForgottenByKubeletAfterItsContainers deletes a pod in the order a
+// real kubelet does: the pod's containers are removed while kubelet still
+// lists it as active, and it leaves kubelet's active pods a moment later.
+// The agent reconciles once an hour, so the release must come from the
+// tracker asking kubelet again soon after the containers went.
+func TestPodForgottenByKubeletAfterItsContainers(t *testing.T) {
+	e := newEnv(t)
+	a := e.startAgent(t)
+	pod := e.runPod(t, "web", false)
+	info := boundMemif(t, a, pod.spec)
+
+	pod.docker.Remove(t, e.docker)
+	e.waitTrackerCaughtUp(t, a, "after-web").Remove(t, e.docker)
+	t.Run("kept while kubelet lists the pod", func(t *testing.T) {
+		got, err := a.dm.GetPodMemifInfo(podID("web"))
+		if err != nil || got.AllocationID != info.AllocationID {
+			t.Errorf("GetPodMemifInfo = %v, %v; want allocation %s kept", got, err, info.AllocationID)
+		}
+		if _, err := os.Stat(info.HostDir); err != nil {
+			t.Errorf("directory of a pod kubelet still lists: %v", err)
+		}
+	})
+
+	e.kubelet.RemovePod(pod.spec.UID)
+	t.Run("released once kubelet forgets it", func(t *testing.T) {
+		released(t, a, info)
+	})
+}
+
+// waitTrackerCaughtUp makes a Docker-only pod and waits until the tracker
+// pushes its AddPod: Docker reports events in order and the tracker
+// handles them in order, so by then it has handled every Docker event from
+// before the call. It returns the marker pod for the caller to remove.
+func (e *env) waitTrackerCaughtUp(tb testing.TB, a *agent, markerName string) *dockerd.Pod {
+	tb.Helper()
+	uid := "uid-" + markerName
+	marker := dockerd.CreatePod(tb, e.docker, dockerd.PodSpec{Namespace: "marker", Name: markerName, UID: uid, Image: e.image})
+	a.pushed.waitFor(tb, fmt.Sprintf("AddPod of marker pod %s", markerName), func(event controller.Event) bool {
+		add, ok := event.(*podapi.AddPod)
+		return ok && add.Pod.UID == uid
+	})
+	return marker
+}
