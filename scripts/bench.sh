@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Runs every Go benchmark of both modules (the agent's and the end-to-end
+# module test/kubelet, which needs root), each package with a -benchtime
+# that keeps the whole run bounded (about 20 minutes on 2 cores), saves the
+# raw output under _out/bench/<UTC time>/ and prints the benchmark lines.
+#
+# Usage: scripts/bench.sh [package-pattern]
+#   package-pattern  only packages whose path matches this extended regexp
+#                    (for example 'deviceplugin|podtracking').
+# Environment:
+#   BENCH_COUNT  -count for the in-process benchmarks (default 5); the
+#                end-to-end ones run once, their figures are medians or
+#                percentiles over their own iterations.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+filter=${1:-.}
+count=${BENCH_COUNT:-5}
+out=$root/_out/bench/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out"
+
+# benchflags prints the go test flags of each run of one package, a line
+# per run: iterations sized so that each package takes a few minutes at
+# most. The end-to-end benchmarks set up a node (dockerd, kubelet, pods)
+# once per run, so their iterations are counted (-benchtime=Nx).
+benchflags() {
+	case $1 in
+	test/kubelet/benchmarks)
+		echo "-bench=AgentRestartResync -benchtime=5x -count=1"
+		echo "-bench=AgentMemory -benchtime=3x -count=1"
+		echo "-bench=MemifDataPlane -benchtime=4x -count=1"
+		;;
+	test/kubelet/deviceplugin) echo "-bench=. -benchtime=30x -count=1" ;;
+	test/kubelet/podtracking)
+		echo "-bench=GetPodMemifInfo -benchtime=1s -count=1"
+		echo "-bench=PodDeletionToDirectoryReleased -benchtime=10x -count=1"
+		;;
+	plugins/podmanager/podtracker) echo "-bench=. -benchtime=1s -count=1" ;;
+	*) echo "-bench=. -benchtime=1s -count=$count" ;;
+	esac
+}
+
+# The agent binary the end-to-end benchmarks run, built as make build does.
+echo "bench: building memif-agent into $out/bin"
+CGO_ENABLED=0 go build -trimpath -o "$out/bin/" ./cmd/memif-agent
+export MEMIF_AGENT_BIN=$out/bin
+
+{
+	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "nproc: $(nproc)"
+	echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+	echo "memory: $(awk '/^MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+	echo "kernel: $(uname -r)"
+	echo "go: $(go env GOVERSION)"
+	echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$out/machine.txt"
+
+status=0
+run() { # module package flags...
+	local module=$1 pkg=$2
+	shift 2
+	local log=$out/$(echo "$pkg" | tr / _).txt
+	echo "bench: $pkg $*"
+	if ! (cd "$module" && go test -run '^$' -benchmem -timeout 30m "$@" "./${pkg#"$module"/}" </dev/null) >>"$log" 2>&1; then
+		echo "bench: $pkg FAILED, see $log"
+		status=1
+	fi
+	grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$log" >>"$out/all.txt" || true
+}
+
+for module in . test/kubelet; do
+	for pkg in $(cd "$module" && grep -rlE --include='*_test.go' '^func Benchmark' . | xargs -n1 dirname | sort -u); do
+		pkg=${pkg#./}
+		[ "$module" = . ] || pkg=$module/$pkg
+		# The root module's listing also walks into test/kubelet.
+		if [ "$module" = . ] && [[ $pkg == test/kubelet/* ]]; then continue; fi
+		[[ $pkg =~ $filter ]] || continue
+		while read -r flags; do
+			# shellcheck disable=SC2086 # the flags are words
+			run "$module" "$pkg" $flags
+		done < <(benchflags "$pkg")
+	done
+done
+
+echo
+echo "== machine ($out/machine.txt)"
+cat "$out/machine.txt"
+echo
+echo "== results ($out/all.txt; raw output per package in $out)"
+grep '^Benchmark' "$out/all.txt" || echo "(no benchmark ran)"
+exit $status
