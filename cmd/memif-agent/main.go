@@ -90,7 +90,7 @@ func newMemifAgent() *memifAgent {
 		deps.HTTP = httpServer
 	}))
 	scheduler := kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) {
-		deps.HTTPHandlers = httpServer
+		deps.HTTPHandlers = secretRedactingHandlers{httpServer}
 		deps.Cfg = withAgentDefaults(config.ForPlugin("kvscheduler"))
 	}))
 
