@@ -10,7 +10,6 @@ import (
 
 	"github.com/ligato/cn-infra/agent"
 	"github.com/ligato/cn-infra/config"
-	"github.com/ligato/cn-infra/health/probe"
 	"github.com/ligato/cn-infra/logging"
 	"github.com/ligato/cn-infra/logging/logmanager"
 	"github.com/ligato/cn-infra/rpc/prometheus"
@@ -60,7 +59,6 @@ type memifAgent struct {
 	LogManager    *logmanager.Plugin
 	HTTP          *rest.Plugin
 	Health        *health.Plugin
-	Probe         *probe.Plugin
 	Prometheus    *prometheus.Plugin
 	KVScheduler   *kvscheduler.Scheduler
 	PodManager    *podmanager.Plugin
@@ -77,14 +75,11 @@ func newMemifAgent() *memifAgent {
 				"Port of the HTTP server (probes, metrics, event history); it listens on 127.0.0.1 unless http.conf sets another endpoint")
 		})))
 	}))
-	agentHealth := health.NewPlugin()
 	metrics := prometheus.NewPlugin(prometheus.UseDeps(func(deps *prometheus.Deps) {
 		deps.HTTP = httpServer
 	}))
-	healthProbe := probe.NewPlugin(probe.UseDeps(func(deps *probe.Deps) {
-		deps.HTTP = httpServer
-		deps.StatusCheck = agentHealth
-		deps.Prometheus = metrics
+	agentHealth := health.NewPlugin(health.UseDeps(func(deps *health.Deps) {
+		deps.HTTPHandlers = httpServer
 	}))
 	logManager := logmanager.NewPlugin(logmanager.UseDeps(func(deps *logmanager.Deps) {
 		deps.HTTP = httpServer
@@ -125,7 +120,6 @@ func newMemifAgent() *memifAgent {
 		LogManager:    logManager,
 		HTTP:          httpServer,
 		Health:        agentHealth,
-		Probe:         healthProbe,
 		Prometheus:    metrics,
 		KVScheduler:   scheduler,
 		PodManager:    podManager,

@@ -1,15 +1,24 @@
-// Package health is the agent's status check: plugins report their state to
-// it (statuscheck.PluginStatusWriter) and cn-infra's probe plugin reads the
-// agent's state from it (statuscheck.StatusReader) for /readiness,
-// /liveness and the service_health metric.
+// Package health is the agent's status check and its probes: plugins report
+// their state to it (statuscheck.PluginStatusWriter), and it serves
+// GET /readiness and GET /liveness on the agent's HTTP server.
 //
-// It replaces cn-infra's statuscheck plugin for two reasons: statuscheck
+//   - /readiness answers 200 when every plugin is OK, 503 otherwise (still
+//     starting, or a plugin in error such as a failed healing resync), with
+//     the agent's and each plugin's state and error as JSON.
+//   - /liveness answers 200 while the agent serves HTTP. It does not follow
+//     the plugins' states on purpose: an agent whose vswitch or kubelet is
+//     failing is not fixed by a restart, and restarting it would only make
+//     kubelet's Allocate calls fail while it starts again.
+//
+// It replaces cn-infra's statuscheck and probe plugins for three reasons: statuscheck
 // hands its internal status map to readers that encode it outside its lock
 // (a data race with every state report), and it makes the agent's state
 // whatever plugin reported last, so a plugin reporting OK hides another
-// plugin's error. Here readers get copies, and the agent's state is the
-// worst state of its plugins: ERROR if any plugin is in error, else INIT if
-// any is still starting, else OK.
+// plugin's error; and its probe fails liveness whenever readiness fails, so
+// kubelet would restart an agent for an error a restart does not fix. Here
+// readers get copies, and the agent's state is the worst state of its
+// plugins: ERROR if any plugin is in error, else INIT if any is still
+// starting, else OK.
 //
 // It owns the reported states only; it publishes nothing to a datastore.
 package health

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"net/http"
 	"sync"
 	"time"
 
@@ -8,11 +9,20 @@ import (
 	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/health/statuscheck/model/status"
 	"github.com/ligato/cn-infra/infra"
+	"github.com/ligato/cn-infra/rpc/rest"
 )
+
+// Deps are the plugin's dependencies.
+type Deps struct {
+	// HTTPHandlers serves the probes; nil serves none.
+	HTTPHandlers rest.HTTPHandlers
+}
 
 // Plugin aggregates the states plugins report. Its methods are safe to
 // call from any goroutine.
 type Plugin struct {
+	Deps
+
 	mutex     sync.Mutex
 	startTime time.Time
 	plugins   map[infra.PluginName]*pluginState
@@ -29,16 +39,17 @@ var (
 	_ statuscheck.StatusReader       = (*Plugin)(nil)
 )
 
-// NewPlugin returns the status check with no plugin registered.
-func NewPlugin() *Plugin {
-	return &Plugin{startTime: time.Now(), plugins: map[infra.PluginName]*pluginState{}}
-}
-
 // String implements infra.Plugin.
 func (p *Plugin) String() string { return "health" }
 
-// Init implements infra.Plugin.
-func (p *Plugin) Init() error { return nil }
+// Init implements infra.Plugin: it registers the probes.
+func (p *Plugin) Init() error {
+	if p.HTTPHandlers != nil {
+		p.HTTPHandlers.RegisterHTTPHandler(ReadinessPath, p.readinessHandler, http.MethodGet)
+		p.HTTPHandlers.RegisterHTTPHandler(LivenessPath, p.livenessHandler, http.MethodGet)
+	}
+	return nil
+}
 
 // Close implements infra.Plugin.
 func (p *Plugin) Close() error { return nil }
