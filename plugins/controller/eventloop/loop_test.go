@@ -153,7 +153,10 @@ func TestRevertOnFailure(t *testing.T) {
 				h.failUpdate = map[string]bool{"E": h.name == tc.failHandler}
 			}
 			committer := &recordingCommitter{fail: func(req CommitRequest) bool { return tc.failCommit && !req.Resync }}
-			loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(handlers), Committer: committer})
+			cfg := testConfig()
+			// The healing resync after a failed commit has its own test.
+			cfg.HealingDelay, cfg.HealingMaxDelay = configfile.Duration(time.Hour), configfile.Duration(time.Hour)
+			loop := newTestLoop(t, cfg, Deps{Handlers: asHandlers(handlers), Committer: committer})
 			loop.Start()
 			event := newEvent("E", api.RevertOnFailure, tc.dir)
 			mustPush(t, loop, event)
@@ -173,6 +176,36 @@ func TestRevertOnFailure(t *testing.T) {
 				t.Errorf("history record = %+v, want an error and nothing committed", got)
 			}
 		})
+	}
+}
+
+// TestFailedRevertOnFailureCommitHeals: a commit that failed (or timed out
+// while the scheduler went on) may have applied part of the transaction, so
+// a healing resync puts back exactly what the handlers hold.
+func TestFailedRevertOnFailureCommitHeals(t *testing.T) {
+	calls := &callLog{}
+	handlers := newHandlers(calls, "h1", "h2", "h3")
+	committer := &recordingCommitter{fail: func(req CommitRequest) bool { return !req.Resync }}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(handlers), Committer: committer})
+	loop.Start()
+	event := newEvent("E", api.RevertOnFailure, api.Forward)
+	mustPush(t, loop, event)
+	if err := mustWait(t, event); !errors.Is(err, errCommitFailed) {
+		t.Fatalf("event error = %v, want the commit's error", err)
+	}
+	eventually(t, "a healing resync after the failed commit", func() bool {
+		return slices.ContainsFunc(loop.History().All(), func(rec Record) bool {
+			return rec.Name == HealingResyncName && rec.Error == ""
+		})
+	})
+	state := committer.getState()
+	for _, name := range []string{"h1", "h2", "h3"} {
+		if _, ok := state[ifKey(name, "E")]; ok {
+			t.Errorf("committer holds %s of the failed event after healing", ifKey(name, "E"))
+		}
+		if _, ok := state[ifKey(name, "resync")]; !ok {
+			t.Errorf("committer lacks %s after healing", ifKey(name, "resync"))
+		}
 	}
 }
 

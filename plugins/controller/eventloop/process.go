@@ -114,6 +114,10 @@ func (l *Loop) update(event api.Event, rec *Record) (*eventTxn, string, error) {
 	}
 	if err := l.commit(event, txn, rec, false, txnType == api.RevertOnFailure); err != nil {
 		if txnType == api.RevertOnFailure {
+			// A commit that failed or timed out may still have applied part
+			// of the transaction; the healing resync sets the scheduler
+			// back to what the handlers hold.
+			l.scheduleHealing()
 			return txn, outcomeReverted, errors.Join(err, l.revert(event, succeeded, rec))
 		}
 		errs = append(errs, err)
