@@ -3,8 +3,8 @@
 // controller.conf, commits every event's transaction to the vpp-agent KV
 // scheduler, serves the loop's REST API (GET /controller/event-history,
 // POST /controller/resync), registers its Prometheus metrics and reports the
-// loop's health to statuscheck, so that the readiness probe fails while the
-// configuration is out of sync.
+// loop's health to a status check (the agent's plugins/health), so that the
+// readiness probe fails while the configuration is out of sync.
 //
 // It owns the loop's lifecycle and nothing else: the event handlers are the
 // other plugins, listed by main in the order they must see events.
@@ -18,10 +18,10 @@
 // Example (main):
 //
 //	controllerPlugin := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
-//		deps.KVScheduler = &kvscheduler.DefaultPlugin
-//		deps.HTTPHandlers = &rest.DefaultPlugin
-//		deps.StatusCheck = &statuscheck.DefaultPlugin
-//		deps.Prometheus = &prometheus.DefaultPlugin
+//		deps.KVScheduler = scheduler
+//		deps.HTTPHandlers = httpServer
+//		deps.StatusCheck = agentHealth // plugins/health
+//		deps.Prometheus = metrics
 //		deps.EventHandlers = []api.EventHandler{deviceManager, memifWiring}
 //	}))
 package controller

@@ -4,8 +4,11 @@ import (
 	"github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
-// AddPod is pushed when a pod appears on the node (its sandbox or one of its
-// containers is seen). Handlers build what the pod needs, in order.
+// AddPod is pushed when a pod appears on the node (kubelet admitted it, or
+// its sandbox or one of its containers is seen), and again whenever what is
+// known of it grows (a new container, device IDs from kubelet): handlers
+// treat a repeat as an update of the same pod. Handlers build what the pod
+// needs, in order.
 type AddPod struct {
 	Pod Pod
 	// Containers is what is known of the pod's containers when the event
