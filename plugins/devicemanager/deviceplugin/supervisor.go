@@ -84,8 +84,9 @@ func (sup *supervisor) run(ctx context.Context) {
 			if !ok {
 				return
 			}
-			sup.handleFileEvent(event)
-			sup.reconcile(ctx)
+			if sup.handleFileEvent(event) {
+				sup.reconcile(ctx)
+			}
 		case err, ok := <-sup.watcher.Errors:
 			if ok {
 				sup.s.log.Warnf("device plugin directory watch error (registration still retries): %v", err)
@@ -102,19 +103,31 @@ func (sup *supervisor) run(ctx context.Context) {
 	}
 }
 
-func (sup *supervisor) handleFileEvent(event fsnotify.Event) {
+// handleFileEvent tells whether the event is about one of the two sockets
+// or the directory itself: other files (kubelet's checkpoint, rewritten on
+// every allocation) are none of ours.
+func (sup *supervisor) handleFileEvent(event fsnotify.Event) bool {
 	name := filepath.Clean(event.Name)
 	switch {
-	case name == sup.s.kubeletSocketPath() && event.Has(fsnotify.Create):
-		sup.s.log.Infof("kubelet socket %s created", event.Name)
-	case name == sup.s.SocketPath() && (event.Has(fsnotify.Remove) || event.Has(fsnotify.Rename)):
-		sup.s.log.Infof("device plugin socket %s removed", event.Name)
-	case name == filepath.Clean(sup.s.cfg.PluginDir) && (event.Has(fsnotify.Remove) || event.Has(fsnotify.Rename)):
-		sup.s.log.Warnf("device plugin directory %s removed: recreating it", sup.s.cfg.PluginDir)
-		if err := sup.s.watchDir(sup.watcher); err != nil {
-			sup.s.log.Errorf("%v", err)
+	case name == sup.s.kubeletSocketPath():
+		if event.Has(fsnotify.Create) {
+			sup.s.log.Infof("kubelet socket %s created", event.Name)
 		}
+	case name == sup.s.SocketPath():
+		if event.Has(fsnotify.Remove) || event.Has(fsnotify.Rename) {
+			sup.s.log.Infof("device plugin socket %s removed", event.Name)
+		}
+	case name == filepath.Clean(sup.s.cfg.PluginDir):
+		if event.Has(fsnotify.Remove) || event.Has(fsnotify.Rename) {
+			sup.s.log.Warnf("device plugin directory %s removed: recreating it", sup.s.cfg.PluginDir)
+			if err := sup.s.watchDir(sup.watcher); err != nil {
+				sup.s.log.Errorf("%v", err)
+			}
+		}
+	default:
+		return false
 	}
+	return true
 }
 
 // reconcile serves again if our socket is not the one our server listens
