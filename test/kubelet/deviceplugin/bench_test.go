@@ -3,8 +3,11 @@ package deviceplugin_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,6 +35,7 @@ func newBenchNode(b *testing.B) *benchNode {
 	n := newNode(b)
 	cfg := n.cfg
 	cfg.DeviceCount = benchDevices
+	cfg.SocketRoot = tmpfsSocketRoot(b, cfg.SocketRoot)
 	n.cfg = cfg
 	a := n.startAgentQuietly(b, cfg, true)
 	stub, err := kubelettest.StartStubPlugin(n.ctx, stubResource, benchDevices)
@@ -52,6 +56,26 @@ func newBenchNode(b *testing.B) *benchNode {
 		}
 	}
 	return &benchNode{node: n, agent: a}
+}
+
+// tmpfsSocketRoot returns a fresh directory on tmpfs for the allocation
+// directories, as on a node, where the socket root (/var/run/contiv/memif)
+// is on tmpfs; without a tmpfs (/dev/shm) it returns fallback. The
+// checkpoint stays on disk, next to kubelet's.
+func tmpfsSocketRoot(b *testing.B, fallback string) string {
+	b.Helper()
+	var fs syscall.Statfs_t
+	const tmpfsMagic = 0x01021994
+	if err := syscall.Statfs("/dev/shm", &fs); err != nil || fs.Type != tmpfsMagic {
+		b.Logf("no tmpfs at /dev/shm: allocation directories in %s", fallback)
+		return fallback
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "memif-bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "memif")
 }
 
 // BenchmarkAllocate measures the time from a pod's admission to kubelet's
