@@ -4,7 +4,7 @@
 // DeviceManagerAPI sibling plugins read.
 //
 // It owns the allocation directories under the socket root and the
-// checkpoint file. It does not touch the vswitch side (sibling handlers put
+// checkpoint (its snapshot and journal files). It does not touch the vswitch side (sibling handlers put
 // that into the event's transaction) nor find pods itself: pod evidence
 // comes in AddPod events and from the optional PodLister at resync.
 //
@@ -16,8 +16,9 @@
 //
 // The handler runs on the controller event loop; allocation state is
 // behind the allocation package's lock, so the DeviceManagerAPI methods are
-// safe from any goroutine. Every change is in the checkpoint before the
-// event that made it returns.
+// safe from any goroutine. Every change is in the checkpoint, durably,
+// before the event that made it returns: one checkpoint.Writer, used only
+// on the event loop, appends each change to the journal and syncs it once.
 //
 // Running it without the agent (tests, benchmarks, the kubelet harness):
 //
