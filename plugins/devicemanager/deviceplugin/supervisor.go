@@ -32,6 +32,7 @@ type supervisor struct {
 	grpcServer *grpc.Server
 	serveErr   <-chan error
 	served     socketID // our socket as our server created it
+	serving    uint64   // counts serve calls: names our server in a registration
 
 	registered registration // the pair of the last successful registration
 	inFlight   *attempt     // nil when no registration runs
@@ -44,8 +45,11 @@ type supervisor struct {
 }
 
 // registration is what a Register call is for: the kubelet socket it is
-// sent to and our socket kubelet dials back.
-type registration struct{ kubelet, plugin socketID }
+// sent to and our server (its serve count) that kubelet dials back.
+type registration struct {
+	kubelet socketID
+	serving uint64
+}
 
 type attempt struct {
 	registration registration
@@ -134,7 +138,7 @@ func (sup *supervisor) handleFileEvent(event fsnotify.Event) bool {
 // on, and registers the current pair of sockets unless that is done or
 // under way. An attempt for another pair is cancelled: its sockets are gone.
 func (sup *supervisor) reconcile(ctx context.Context) {
-	plugin, err := sup.ensureServing()
+	serving, err := sup.ensureServing()
 	if err != nil {
 		sup.cancelAttempt()
 		sup.failed(err)
@@ -148,7 +152,7 @@ func (sup *supervisor) reconcile(ctx context.Context) {
 		sup.failed(fmt.Errorf("kubelet registration socket: %w", err))
 		return
 	}
-	want := registration{kubelet: kubelet, plugin: plugin}
+	want := registration{kubelet: kubelet, serving: serving}
 	switch {
 	case want == sup.registered:
 		sup.cancelAttempt() // for an older pair, if any
@@ -160,21 +164,21 @@ func (sup *supervisor) reconcile(ctx context.Context) {
 	}
 }
 
-// ensureServing returns our socket, serving afresh if the file at our path
-// is missing or not the socket our server listens on.
-func (sup *supervisor) ensureServing() (socketID, error) {
+// ensureServing serves afresh if the file at our path is missing or not the
+// socket our server listens on, and returns the serve count of the server.
+func (sup *supervisor) ensureServing() (uint64, error) {
 	if sup.grpcServer != nil {
 		current, err := statSocket(sup.s.SocketPath())
 		if err == nil && current == sup.served {
-			return current, nil
+			return sup.serving, nil
 		}
 		sup.s.log.Infof("device plugin socket %s is gone (kubelet restarted): serving again", sup.s.SocketPath())
 		sup.stopServing()
 	}
 	if err := sup.serve(); err != nil {
-		return socketID{}, fmt.Errorf("serve before registering: %w", err)
+		return 0, fmt.Errorf("serve before registering: %w", err)
 	}
-	return sup.served, nil
+	return sup.serving, nil
 }
 
 func (sup *supervisor) serve() error {
@@ -188,6 +192,7 @@ func (sup *supervisor) serve() error {
 		return fmt.Errorf("device plugin socket vanished as it was served: %w", err)
 	}
 	sup.grpcServer, sup.serveErr, sup.served = server, serveErr, served
+	sup.serving++
 	return nil
 }
 
