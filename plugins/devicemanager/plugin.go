@@ -90,6 +90,11 @@ func (p *Plugin) Update(event controller.Event, txn controller.EventOperations) 
 // Revert implements controller.EventHandler.
 func (p *Plugin) Revert(event controller.Event) error { return p.dm.Revert(event) }
 
+// BoundPodMemifs implements dmapi.DeviceManagerAPI.
+func (p *Plugin) BoundPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
+	return p.dm.BoundPodMemifs(pod)
+}
+
 // GetPodMemifInfo implements dmapi.DeviceManagerAPI.
 func (p *Plugin) GetPodMemifInfo(pod podapi.PodID) (dmapi.MemifInfo, error) {
 	return p.dm.GetPodMemifInfo(pod)

@@ -77,8 +77,15 @@ func (d *DeviceManager) GetPodMemifInfo(pod podapi.PodID) (devapi.MemifInfo, err
 	return infos[0], nil
 }
 
-// GetPodMemifs implements devapi.DeviceManagerAPI.
+// GetPodMemifs implements devapi.DeviceManagerAPI. The stand-in resolves
+// no pod: it answers as BoundPodMemifs.
 func (d *DeviceManager) GetPodMemifs(pod podapi.PodID) ([]devapi.MemifInfo, error) {
+	return d.BoundPodMemifs(pod)
+}
+
+// BoundPodMemifs implements devapi.DeviceManagerAPI: allocations recorded
+// with a pod.
+func (d *DeviceManager) BoundPodMemifs(pod podapi.PodID) ([]devapi.MemifInfo, error) {
 	var infos []devapi.MemifInfo
 	for _, info := range d.ListAllocations() {
 		if info.Pod == pod {

@@ -3,6 +3,7 @@ package allocation
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -95,23 +96,20 @@ func (s *State) bindLocked(pod podapi.Pod, containers []podapi.PodContainer) []B
 	return bindings
 }
 
-// ReleasePod removes every allocation bound to pod and returns them, so the
-// caller can remove their directories.
-func (s *State) ReleasePod(pod podapi.Pod) []Allocation {
-	s.mu.Lock()
-	var released []Allocation
-	for id, a := range s.allocations {
+// PodAllocations returns every allocation bound to pod (this incarnation,
+// when both UIDs are known), ordered by ID. The caller releases them with
+// Remove once the vswitch side is gone.
+func (s *State) PodAllocations(pod podapi.Pod) []Allocation {
+	s.mu.RLock()
+	var held []Allocation
+	for _, a := range s.allocations {
 		if a.Bound() && heldBy(a, pod) {
-			s.removeLocked(id)
-			released = append(released, a)
+			held = append(held, a.clone())
 		}
 	}
-	s.mu.Unlock()
-	sortAllocations(released)
-	for _, a := range released {
-		s.watchers.notify(dmapi.AllocationChange{Kind: dmapi.Released, Memif: a.Info()})
-	}
-	return released
+	s.mu.RUnlock()
+	sortAllocations(held)
+	return held
 }
 
 // Collected is an allocation a resync released, and why.
@@ -120,23 +118,39 @@ type Collected struct {
 	Reason     string
 }
 
+// GonePod is a pod that holds allocations but is no longer alive, or was
+// recreated with another UID, and why.
+type GonePod struct {
+	Pod    podapi.Pod
+	Reason string
+}
+
 // Collect brings the state in line with the pods alive on the node: it
-// binds what their evidence proves, then releases every allocation bound to
-// a pod that is gone (or was recreated with another UID) and every unbound
-// allocation older than grace. Call it only with a complete answer of the
-// pod lister. It returns the bindings made and the allocations released.
-func (s *State) Collect(live []podapi.PodState, now time.Time, grace time.Duration) ([]Binding, []Collected) {
+// binds what their evidence proves and releases every unbound allocation
+// older than grace (never wired to the vswitch). Allocations bound to a pod
+// that is gone (or was recreated with another UID) are kept: it returns
+// those pods, for the caller to remove their vswitch side first and then
+// release them. Call it only with a complete answer of the
+// pod lister.
+func (s *State) Collect(live []podapi.PodState, now time.Time, grace time.Duration) ([]Binding, []Collected, []GonePod) {
 	s.mu.Lock()
 	var bindings []Binding
 	for _, pod := range live {
 		bindings = append(bindings, s.bindLocked(pod.Pod, pod.Containers)...)
 	}
 	var collected []Collected
+	goneByPod := map[podapi.Pod]string{}
 	for id, a := range s.allocations {
-		if reason := collectReason(a, live, now, grace); reason != "" {
-			s.removeLocked(id)
-			collected = append(collected, Collected{Allocation: a, Reason: reason})
+		reason := collectReason(a, live, now, grace)
+		if reason == "" {
+			continue
 		}
+		if a.Bound() {
+			goneByPod[podapi.Pod{ID: a.Pod, UID: a.PodUID}] = reason
+			continue
+		}
+		s.removeLocked(id)
+		collected = append(collected, Collected{Allocation: a, Reason: reason})
 	}
 	s.mu.Unlock()
 	sortBindings(bindings)
@@ -147,7 +161,16 @@ func (s *State) Collect(live []podapi.PodState, now time.Time, grace time.Durati
 	for _, c := range collected {
 		s.watchers.notify(dmapi.AllocationChange{Kind: dmapi.Released, Memif: c.Allocation.Info()})
 	}
-	return bindings, collected
+	return bindings, collected, sortedGonePods(goneByPod)
+}
+
+func sortedGonePods(reasons map[podapi.Pod]string) []GonePod {
+	gone := make([]GonePod, 0, len(reasons))
+	for pod, reason := range reasons {
+		gone = append(gone, GonePod{Pod: pod, Reason: reason})
+	}
+	slices.SortFunc(gone, func(x, y GonePod) int { return strings.Compare(x.Pod.String(), y.Pod.String()) })
+	return gone
 }
 
 // collectReason says why a must be released given the live pods, or "".
@@ -171,23 +194,13 @@ func collectReason(a Allocation, live []podapi.PodState, now time.Time, grace ti
 }
 
 func sortAllocations(list []Allocation) {
-	slices.SortFunc(list, func(x, y Allocation) int { return compareStrings(x.ID, y.ID) })
+	slices.SortFunc(list, func(x, y Allocation) int { return strings.Compare(x.ID, y.ID) })
 }
 
 func sortBindings(list []Binding) {
-	slices.SortFunc(list, func(x, y Binding) int { return compareStrings(x.Allocation.ID, y.Allocation.ID) })
+	slices.SortFunc(list, func(x, y Binding) int { return strings.Compare(x.Allocation.ID, y.Allocation.ID) })
 }
 
 func sortCollected(list []Collected) {
-	slices.SortFunc(list, func(x, y Collected) int { return compareStrings(x.Allocation.ID, y.Allocation.ID) })
-}
-
-func compareStrings(x, y string) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
+	slices.SortFunc(list, func(x, y Collected) int { return strings.Compare(x.Allocation.ID, y.Allocation.ID) })
 }

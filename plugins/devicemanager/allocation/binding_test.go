@@ -59,13 +59,23 @@ func TestBind(t *testing.T) {
 	if len(stolen) != 0 {
 		t.Errorf("another pod took a bound allocation: %v", bindingSummary(stolen))
 	}
-	a1, _ := s.Get("a-1")
+	a1, _ := held(s, "a-1")
 	if a1.Pod != podWeb.ID || a1.PodUID != podWeb.UID || a1.ContainerName != "app" {
 		t.Errorf("a-1 = %v, want bound to %s container app", a1, podWeb)
 	}
-	if a3, _ := s.Get("a-3"); a3.Bound() {
+	if a3, _ := held(s, "a-3"); a3.Bound() {
 		t.Errorf("a-3 was bound without evidence: %v", a3)
 	}
+}
+
+// held returns the allocation the state holds under id.
+func held(s *State, id string) (Allocation, bool) {
+	for _, a := range s.List() {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return Allocation{}, false
 }
 
 func bindingSummary(bindings []Binding) []string {
@@ -76,11 +86,11 @@ func bindingSummary(bindings []Binding) []string {
 	return out
 }
 
-func TestReleasePod(t *testing.T) {
+func TestPodAllocations(t *testing.T) {
 	cases := []struct {
-		name        string
-		deleted     podapi.Pod
-		wantRelease []string
+		name     string
+		deleted  podapi.Pod
+		wantHeld []string
 	}{
 		{"the pod", podWeb, []string{"a-1", "a-2"}},
 		{"the pod without UID", podapi.Pod{ID: podWeb.ID}, []string{"a-1", "a-2"}},
@@ -94,15 +104,15 @@ func TestReleasePod(t *testing.T) {
 				{Name: "app", MountSources: []string{"/var/run/contiv/memif/a-1", "/var/run/contiv/memif/a-2"}},
 				{Name: "b", MountSources: []string{"/var/run/contiv/memif/a-2"}},
 			})
-			var released []string
-			for _, a := range s.ReleasePod(tc.deleted) {
-				released = append(released, a.ID)
+			var ids []string
+			for _, a := range s.PodAllocations(tc.deleted) {
+				ids = append(ids, a.ID)
 			}
-			if !reflect.DeepEqual(released, tc.wantRelease) {
-				t.Errorf("ReleasePod(%s) = %v, want %v", tc.deleted, released, tc.wantRelease)
+			if !reflect.DeepEqual(ids, tc.wantHeld) {
+				t.Errorf("PodAllocations(%s) = %v, want %v", tc.deleted, ids, tc.wantHeld)
 			}
-			if _, ok := s.Get("a-3"); !ok {
-				t.Error("the unbound allocation was released")
+			if len(s.List()) != 3 {
+				t.Errorf("PodAllocations released allocations: the state holds %d, want 3", len(s.List()))
 			}
 		})
 	}
@@ -119,6 +129,7 @@ func TestCollect(t *testing.T) {
 		live        []podapi.PodState
 		wantBound   []string
 		wantRelease []string
+		wantGone    []string
 		wantReason  string
 	}{
 		{
@@ -130,13 +141,15 @@ func TestCollect(t *testing.T) {
 		{
 			name:        "cache pod gone",
 			live:        []podapi.PodState{{Pod: podWeb}},
-			wantRelease: []string{"a-cache", "a-old-unbound"},
+			wantRelease: []string{"a-old-unbound"},
+			wantGone:    []string{"ns/cache (uid uid-cache)"},
 			wantReason:  "pod ns/cache (uid uid-cache) is gone",
 		},
 		{
 			name:        "cache pod recreated",
 			live:        []podapi.PodState{{Pod: podWeb}, {Pod: podapi.Pod{ID: podCache.ID, UID: "uid-new"}}},
-			wantRelease: []string{"a-cache", "a-old-unbound"},
+			wantRelease: []string{"a-old-unbound"},
+			wantGone:    []string{"ns/cache (uid uid-cache)"},
 			wantReason:  "pod ns/cache was recreated (uid uid-new, the allocation's was uid-cache)",
 		},
 		{
@@ -148,7 +161,8 @@ func TestCollect(t *testing.T) {
 		{
 			name:        "no pod alive",
 			live:        nil,
-			wantRelease: []string{"a-cache", "a-old-unbound", "a-web"},
+			wantRelease: []string{"a-old-unbound"},
+			wantGone:    []string{"ns/cache (uid uid-cache)", "ns/web (uid uid-web)"},
 		},
 	}
 	for _, tc := range cases {
@@ -157,14 +171,26 @@ func TestCollect(t *testing.T) {
 			web.Pod, web.PodUID, web.ContainerName = podWeb.ID, podWeb.UID, "app"
 			cache.Pod, cache.PodUID = podCache.ID, podCache.UID
 			s := newTestState(t, 8, web, cache, newAllocation("a-old-unbound", "memif-003"), fresh)
-			bindings, collected := s.Collect(tc.live, now, grace)
+			bindings, collected, gone := s.Collect(tc.live, now, grace)
 			if got := bindingSummary(bindings); !reflect.DeepEqual(got, tc.wantBound) {
 				t.Errorf("bindings = %v, want %v", got, tc.wantBound)
 			}
-			var released, reasons []string
+			var released, gonePods, reasons []string
 			for _, c := range collected {
 				released = append(released, c.Allocation.ID)
 				reasons = append(reasons, c.Reason)
+			}
+			for _, g := range gone {
+				gonePods = append(gonePods, g.Pod.String())
+				reasons = append(reasons, g.Reason)
+			}
+			if !reflect.DeepEqual(gonePods, tc.wantGone) {
+				t.Errorf("gone pods %v, want %v", gonePods, tc.wantGone)
+			}
+			for _, pod := range gone {
+				if memifs, err := s.PodMemifs(pod.Pod.ID); err != nil {
+					t.Errorf("allocations of gone pod %s were released before its vswitch side: %v, %v", pod.Pod, memifs, err)
+				}
 			}
 			if !reflect.DeepEqual(released, tc.wantRelease) {
 				t.Errorf("collected %v, want %v (reasons %q)", released, tc.wantRelease, reasons)
@@ -172,11 +198,11 @@ func TestCollect(t *testing.T) {
 			if tc.wantReason != "" && !strings.Contains(strings.Join(reasons, "; "), tc.wantReason) {
 				t.Errorf("reasons %q, want one to say %q", reasons, tc.wantReason)
 			}
-			if _, ok := s.Get("a-fresh"); !ok {
+			if _, ok := held(s, "a-fresh"); !ok {
 				t.Error("an unbound allocation within its grace period was collected")
 			}
 			for _, id := range released {
-				if _, ok := s.Get(id); ok {
+				if _, ok := held(s, id); ok {
 					t.Errorf("collected allocation %s is still held", id)
 				}
 			}

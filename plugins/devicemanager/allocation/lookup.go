@@ -22,21 +22,17 @@ func (s *State) PodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
 	if len(infos) == 0 {
 		return nil, &dmapi.NoMemifError{Pod: pod}
 	}
+	sortByContainer(infos)
+	return infos, nil
+}
+
+// sortByContainer orders a pod's memifs by container name, then allocation
+// ID: the order the device manager API promises.
+func sortByContainer(infos []dmapi.MemifInfo) {
 	slices.SortFunc(infos, func(x, y dmapi.MemifInfo) int {
 		if c := strings.Compare(x.ContainerName, y.ContainerName); c != 0 {
 			return c
 		}
 		return strings.Compare(x.AllocationID, y.AllocationID)
 	})
-	return infos, nil
-}
-
-// PodMemifInfo returns the pod's first memif by container name, or a
-// *dmapi.NoMemifError.
-func (s *State) PodMemifInfo(pod podapi.PodID) (dmapi.MemifInfo, error) {
-	infos, err := s.PodMemifs(pod)
-	if err != nil {
-		return dmapi.MemifInfo{}, err
-	}
-	return infos[0], nil
 }

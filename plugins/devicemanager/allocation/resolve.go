@@ -1,9 +1,6 @@
 package allocation
 
 import (
-	"slices"
-	"strings"
-
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
@@ -28,11 +25,6 @@ func (s *State) Resolve(pod podapi.Pod, containers []podapi.PodContainer) []dmap
 		}
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(infos, func(x, y dmapi.MemifInfo) int {
-		if c := strings.Compare(x.ContainerName, y.ContainerName); c != 0 {
-			return c
-		}
-		return strings.Compare(x.AllocationID, y.AllocationID)
-	})
+	sortByContainer(infos)
 	return infos
 }

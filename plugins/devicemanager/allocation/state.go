@@ -37,9 +37,6 @@ func NewState(resource string, devices []string) *State {
 	}
 }
 
-// Resource is the extended resource the devices belong to.
-func (s *State) Resource() string { return s.resource }
-
 // Devices returns every device ID, in order.
 func (s *State) Devices() []string { return slices.Clone(s.devices) }
 
@@ -162,14 +159,6 @@ func (s *State) removeLocked(allocationID string) (Allocation, bool) {
 		}
 	}
 	return a, true
-}
-
-// Get returns one allocation.
-func (s *State) Get(allocationID string) (Allocation, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	a, ok := s.allocations[allocationID]
-	return a.clone(), ok
 }
 
 // List returns every allocation ordered by ID.

@@ -98,17 +98,28 @@ type AllocationChange struct {
 }
 
 // DeviceManagerAPI is what sibling plugins and the node-local API read from
-// the device manager. Every method is safe to call from any goroutine.
+// the device manager. Every method is safe to call from any goroutine; only
+// those that say so are safe on the controller event loop, which must never
+// wait on I/O.
 type DeviceManagerAPI interface {
+	// BoundPodMemifs returns the memifs bound to the pod, ordered by
+	// container name, or a *NoMemifError. Safe on the event loop: it reads
+	// the device manager's state only, so an allocation whose pod the loop
+	// has not bound yet is not in it. Event handlers use it.
+	BoundPodMemifs(pod podapi.PodID) ([]MemifInfo, error)
 	// GetPodMemifInfo returns the pod's memif. A pod with several memif
 	// containers gets the first by container name. A pod without one gets a
-	// *NoMemifError.
+	// *NoMemifError. Like GetPodMemifs it may ask the runtime and kubelet
+	// about a pod just admitted (I/O): not for use on the event loop.
 	GetPodMemifInfo(pod podapi.PodID) (MemifInfo, error)
 	// GetPodMemifs returns every memif of the pod, ordered by container name,
-	// or a *NoMemifError.
+	// or a *NoMemifError. When no allocation is bound to the pod yet, it may
+	// ask the runtime and kubelet about the pod, just admitted, and answer
+	// with the unbound allocations they prove it holds. That is I/O: not for
+	// use on the event loop (use BoundPodMemifs there).
 	GetPodMemifs(pod podapi.PodID) ([]MemifInfo, error)
 	// ListAllocations returns every allocation, bound or not, ordered by
-	// AllocationID.
+	// AllocationID. Safe on the event loop: it reads the state only.
 	ListAllocations() []MemifInfo
 	// WatchAllocations sends every change to changes until ctx ends. The
 	// device manager never blocks on a slow watcher: when changes is full

@@ -10,6 +10,11 @@ import (
 
 var _ dmapi.DeviceManagerAPI = (*Manager)(nil)
 
+// BoundPodMemifs implements dmapi.DeviceManagerAPI: the state only, no I/O.
+func (m *Manager) BoundPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
+	return m.state.PodMemifs(pod)
+}
+
 // GetPodMemifInfo implements dmapi.DeviceManagerAPI.
 func (m *Manager) GetPodMemifInfo(pod podapi.PodID) (dmapi.MemifInfo, error) {
 	infos, err := m.GetPodMemifs(pod)
@@ -19,7 +24,8 @@ func (m *Manager) GetPodMemifInfo(pod podapi.PodID) (dmapi.MemifInfo, error) {
 	return infos[0], nil
 }
 
-// GetPodMemifs implements dmapi.DeviceManagerAPI.
+// GetPodMemifs implements dmapi.DeviceManagerAPI; for a pod holding no
+// bound allocation it asks the PodResolver, which may take PodListTimeout.
 func (m *Manager) GetPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
 	infos, err := m.state.PodMemifs(pod)
 	if errors.Is(err, dmapi.ErrNoMemif) && m.opts.PodResolver != nil {

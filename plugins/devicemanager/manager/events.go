@@ -6,12 +6,15 @@ import (
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
-// ReleaseAllocation releases an allocation that was never handed to a
-// container (see deviceplugin.Hooks.Abandoned). Only the device manager
-// pushes and handles it.
+// ReleaseAllocation releases one allocation: one that was never handed to a
+// container (see deviceplugin.Hooks.Abandoned), or one of a deleted pod, as
+// a follow-up of its DeletePod once the vswitch side is removed. Only the
+// device manager pushes and handles it.
 type ReleaseAllocation struct {
 	AllocationID string
 	Reason       string
+	// cancelled is set when the DeletePod that pushed it was reverted.
+	cancelled bool
 }
 
 // GetName implements controller.Event.

@@ -32,25 +32,33 @@ func (m *Manager) HandlesEvent(event controller.Event) bool {
 }
 
 // Update implements controller.EventHandler.
-func (m *Manager) Update(event controller.Event, _ controller.EventOperations) (string, error) {
+func (m *Manager) Update(event controller.Event, ops controller.EventOperations) (string, error) {
 	switch ev := event.(type) {
 	case *dmapi.AllocateDevice:
 		return m.allocate(ev)
 	case *podapi.AddPod:
 		return m.bindPod(ev)
 	case *podapi.DeletePod:
-		return m.releasePod(ev.Pod)
+		return m.releasePodLater(ev, ops)
 	case *ReleaseAllocation:
-		return m.releaseAbandoned(ev)
+		return m.release(ev)
 	case *ReconcileAllocations:
-		return m.collect()
+		return m.collect(ops)
 	}
 	return "", nil
 }
 
 // Revert implements controller.EventHandler: a reverted AllocateDevice
-// leaves no directory and no allocation behind.
+// leaves no directory and no allocation behind; a reverted DeletePod
+// releases nothing.
 func (m *Manager) Revert(event controller.Event) error {
+	if m.pendingRelease.event == event {
+		for _, release := range m.pendingRelease.releases {
+			release.cancelled = true
+		}
+		m.pendingRelease = pendingRelease{}
+		return nil
+	}
 	ev, ok := event.(*dmapi.AllocateDevice)
 	if !ok || ev.AllocationID == "" {
 		return nil
@@ -139,24 +147,32 @@ func (m *Manager) bindPod(ev *podapi.AddPod) (string, error) {
 	return fmt.Sprintf("bound %d allocations to %s", len(bindings), ev.Pod), m.persist()
 }
 
-func (m *Manager) releasePod(pod podapi.Pod) (string, error) {
-	released := m.state.ReleasePod(pod)
-	if len(released) == 0 {
+// releasePodLater releases the pod's allocations in follow-ups, which run
+// once this DeletePod's transaction, removing the vswitch side, is
+// committed: the socket directory must outlive the interface listening on
+// it.
+func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controller.EventOperations) (string, error) {
+	held := m.state.PodAllocations(ev.Pod)
+	m.pendingRelease = pendingRelease{event: ev}
+	var errs []error
+	for _, a := range held {
+		release := &ReleaseAllocation{AllocationID: a.ID, Reason: fmt.Sprintf("pod %s deleted", ev.Pod)}
+		if err := ops.PushFollowUp(release); err != nil {
+			errs = append(errs, fmt.Errorf("release %s of deleted pod %s (the next collection releases it): %w", a.ID, ev.Pod, err))
+			continue
+		}
+		m.pendingRelease.releases = append(m.pendingRelease.releases, release)
+	}
+	if len(held) == 0 {
 		return "", nil
 	}
-	errs := []error{}
-	for _, a := range released {
-		m.log.Infof("released %s: pod %s deleted", a, pod)
-		errs = append(errs, m.removeDir(a))
-	}
-	errs = append(errs, m.persist())
-	return fmt.Sprintf("released %d allocations of %s", len(released), pod), errors.Join(errs...)
+	return fmt.Sprintf("releasing %d allocations of %s once its vswitch side is removed", len(m.pendingRelease.releases), ev.Pod), errors.Join(errs...)
 }
 
 // Resync implements controller.EventHandler: load the checkpoint once,
 // make sure every kept allocation has its directory, and collect what no
 // live pod holds.
-func (m *Manager) Resync(_ controller.Event, _ controller.KubeStateData, _ int, _ controller.EventOperations) error {
+func (m *Manager) Resync(_ controller.Event, _ controller.KubeStateData, _ int, ops controller.EventOperations) error {
 	var errs []error
 	if !m.loaded {
 		if m.load() {
@@ -164,7 +180,7 @@ func (m *Manager) Resync(_ controller.Event, _ controller.KubeStateData, _ int, 
 		}
 		m.loaded = true
 	}
-	_, collectErr := m.collect()
+	_, collectErr := m.collect(ops)
 	errs = append(errs, collectErr)
 	for _, a := range m.state.List() {
 		if err := m.ensureDir(a); err != nil {
@@ -201,8 +217,11 @@ func (m *Manager) load() (complete bool) {
 	return statErr == nil && len(skipped) == 0
 }
 
-// collect releases what no live pod holds, when the pod lister answers.
-func (m *Manager) collect() (string, error) {
+// collect releases the unbound allocations no live pod holds, when the pod
+// lister answers. A bound allocation was wired to the vswitch, so for a
+// gone pod it pushes a DeletePod follow-up instead: the vswitch side is
+// removed first, then the DeletePod releases the allocations.
+func (m *Manager) collect(ops controller.EventOperations) (string, error) {
 	if m.opts.PodLister == nil {
 		return "", nil
 	}
@@ -213,7 +232,7 @@ func (m *Manager) collect() (string, error) {
 		m.log.Warnf("list live pods for collection (collecting nothing this time): %v", err)
 		return "", nil
 	}
-	bindings, collected := m.state.Collect(live, m.opts.Now(), m.cfg.UnboundGracePeriod.Duration())
+	bindings, collected, gone := m.state.Collect(live, m.opts.Now(), m.cfg.UnboundGracePeriod.Duration())
 	for _, b := range bindings {
 		m.log.Infof("bound %s to pod %s by %s", b.Allocation, b.Allocation.Pod, b.Evidence)
 	}
@@ -222,14 +241,30 @@ func (m *Manager) collect() (string, error) {
 		m.log.Infof("collected %s: %s", c.Allocation, c.Reason)
 		errs = append(errs, m.removeDir(c.Allocation))
 	}
-	if len(bindings) == 0 && len(collected) == 0 {
+	errs = append(errs, m.deleteGonePods(gone, ops))
+	if len(bindings) == 0 && len(collected) == 0 && len(gone) == 0 {
 		return "", errors.Join(errs...)
 	}
 	errs = append(errs, m.persist())
-	return fmt.Sprintf("bound %d, collected %d allocations", len(bindings), len(collected)), errors.Join(errs...)
+	return fmt.Sprintf("bound %d, collected %d allocations, deleting %d gone pods", len(bindings), len(collected), len(gone)), errors.Join(errs...)
 }
 
-func (m *Manager) releaseAbandoned(ev *ReleaseAllocation) (string, error) {
+func (m *Manager) deleteGonePods(gone []allocation.GonePod, ops controller.EventOperations) error {
+	var errs []error
+	for _, g := range gone {
+		m.log.Infof("deleting %s: %s", g.Pod, g.Reason)
+		if err := ops.PushFollowUp(&podapi.DeletePod{Pod: g.Pod}); err != nil {
+			errs = append(errs, fmt.Errorf("delete gone pod %s (the next collection retries): %w", g.Pod, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// release releases one allocation; one already released is not an error.
+func (m *Manager) release(ev *ReleaseAllocation) (string, error) {
+	if ev.cancelled {
+		return "", nil
+	}
 	a, err := m.state.Remove(ev.AllocationID)
 	if errors.Is(err, allocation.ErrUnknownAllocation) {
 		return "", nil // already released, for example by a resync

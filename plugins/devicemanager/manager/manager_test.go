@@ -356,6 +356,13 @@ func TestResyncCollectsGonePods(t *testing.T) {
 
 	lister.pods = lister.pods[:1] // the gone pod died while the agent was down
 	second := startAgent(t, cfg, lister)
+	// The gone pod is deleted in follow-ups of the startup resync, which run
+	// before this resync.
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if err := second.loop.Resync(ctx); err != nil {
+		t.Fatalf("resync after restart: %v", err)
+	}
 	after, err := second.dm.GetPodMemifInfo(live.ID)
 	if err != nil || after.Secret != before.Secret || after.HostSocket != before.HostSocket {
 		t.Errorf("live pod's memif after restart = %v, %v; want the same as before (%v)", after, err, before)

@@ -72,7 +72,8 @@ func (h *Handler) HandlesEvent(event controller.Event) bool {
 }
 
 // Resync implements controller.EventHandler: it wires every allocation
-// bound to a pod and forgets every other interface it put.
+// bound to a pod and forgets every other interface it put. ListAllocations
+// reads the device manager's state only, as the event loop requires.
 func (h *Handler) Resync(_ controller.Event, _ controller.KubeStateData, _ int, txn controller.EventOperations) error {
 	byPod := map[podapi.PodID][]devapi.MemifInfo{}
 	for _, memif := range h.devices.ListAllocations() {
@@ -161,9 +162,11 @@ func (h *Handler) unwire(pod podapi.Pod, txn controller.EventOperations) string 
 }
 
 // podMemifs returns the pod's memifs bound to this incarnation of it; a pod
-// without a memif has nothing to wire.
+// without a memif has nothing to wire. It reads the bound state only: the
+// handler runs on the event loop, which must not wait on the runtime or
+// kubelet, and an unbound allocation would be unwired by the next resync.
 func (h *Handler) podMemifs(pod podapi.Pod) ([]devapi.MemifInfo, error) {
-	memifs, err := h.devices.GetPodMemifs(pod.ID)
+	memifs, err := h.devices.BoundPodMemifs(pod.ID)
 	if errors.Is(err, devapi.ErrNoMemif) {
 		return nil, nil
 	}
