@@ -13,8 +13,10 @@ import (
 // TestPodForgottenByKubeletAfterItsContainers deletes a pod in the order a
 // real kubelet does: the pod's containers are removed while kubelet still
 // lists it as active, and it leaves kubelet's active pods a moment later.
-// The agent reconciles once an hour, so the release must come from the
-// tracker asking kubelet again soon after the containers went.
+// The tracker reconciles once an hour, so its DeletePod can only come from
+// asking kubelet again after the containers went. (The device manager's own
+// reconciliation, once a minute, would release the allocation too, but
+// without a DeletePod.)
 func TestPodForgottenByKubeletAfterItsContainers(t *testing.T) {
 	e := newEnv(t)
 	a := e.startAgent(t)
@@ -24,6 +26,9 @@ func TestPodForgottenByKubeletAfterItsContainers(t *testing.T) {
 	pod.docker.Remove(t, e.docker)
 	e.waitTrackerCaughtUp(t, a, "after-web").Remove(t, e.docker)
 	t.Run("kept while kubelet lists the pod", func(t *testing.T) {
+		if a.pushed.count(isDeleteOf(pod)) != 0 {
+			t.Error("DeletePod pushed while kubelet lists the pod")
+		}
 		got, err := a.dm.GetPodMemifInfo(podID("web"))
 		if err != nil || got.AllocationID != info.AllocationID {
 			t.Errorf("GetPodMemifInfo = %v, %v; want allocation %s kept", got, err, info.AllocationID)
@@ -34,9 +39,18 @@ func TestPodForgottenByKubeletAfterItsContainers(t *testing.T) {
 	})
 
 	e.kubelet.RemovePod(pod.spec.UID)
-	t.Run("released once kubelet forgets it", func(t *testing.T) {
+	t.Run("deleted and released once kubelet forgets it", func(t *testing.T) {
+		a.pushed.waitFor(t, "DeletePod of web", isDeleteOf(pod))
 		released(t, a, info)
 	})
+}
+
+// isDeleteOf matches the DeletePod of the pod's incarnation.
+func isDeleteOf(pod *kubePod) func(controller.Event) bool {
+	return func(event controller.Event) bool {
+		deletion, ok := event.(*podapi.DeletePod)
+		return ok && deletion.Pod.ID == podID(pod.spec.Name) && deletion.Pod.UID == string(pod.spec.UID)
+	}
 }
 
 // waitTrackerCaughtUp makes a Docker-only pod and waits until the tracker

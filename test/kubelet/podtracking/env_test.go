@@ -121,6 +121,19 @@ func (l *pushLog) add(event controller.Event) {
 	}
 }
 
+// count returns how many pushed events match.
+func (l *pushLog) count(match func(controller.Event) bool) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, event := range l.events {
+		if match(event) {
+			n++
+		}
+	}
+	return n
+}
+
 // waitFor waits until a pushed event matches.
 func (l *pushLog) waitFor(tb testing.TB, what string, match func(controller.Event) bool) {
 	tb.Helper()
