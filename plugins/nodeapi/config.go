@@ -2,8 +2,10 @@ package nodeapi
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/unixgroup"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
 
@@ -25,10 +27,18 @@ type Config struct {
 
 // serverConfig validates c and returns the server's configuration.
 func (c Config) serverConfig() (server.Config, error) {
+	if c.SocketPath != "" && !filepath.IsAbs(c.SocketPath) {
+		return server.Config{}, fmt.Errorf("invalid socket-path %q in nodeapi config: want an absolute path", c.SocketPath)
+	}
 	if c.SocketMode&^0o777 != 0 {
 		return server.Config{}, fmt.Errorf("invalid socket-mode %s in nodeapi config: want octal permission bits such as \"0600\"", c.SocketMode)
 	}
-	if _, err := server.ResolveGroup(c.SocketGroup); err != nil {
+	// The API hands out every memif secret: a group may be let in, the
+	// world may not.
+	if c.SocketMode&0o007 != 0 {
+		return server.Config{}, fmt.Errorf("invalid socket-mode %s in nodeapi config: it lets every local user read memif secrets; use \"0660\" with socket-group", c.SocketMode)
+	}
+	if _, err := unixgroup.Lookup(c.SocketGroup); err != nil {
 		return server.Config{}, fmt.Errorf("invalid socket-group in nodeapi config: %w", err)
 	}
 	if c.WatchBuffer < 0 {

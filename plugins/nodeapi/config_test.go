@@ -85,3 +85,22 @@ func TestConfigRefusesModeBeyondPermissionBits(t *testing.T) {
 		t.Errorf("serverConfig(socket-mode 04777) = %v, want an error naming socket-mode", err)
 	}
 }
+
+func TestConfigRefusesHostileValues(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     Config
+		wantKey string
+	}{
+		{"world-connectable socket", Config{SocketMode: 0o666}, "socket-mode"},
+		{"others may connect", Config{SocketMode: 0o602}, "socket-mode"},
+		{"relative socket path", Config{SocketPath: "api.sock"}, "socket-path"},
+		{"traversing relative socket path", Config{SocketPath: "../../tmp/api.sock"}, "socket-path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.cfg.serverConfig(); err == nil || !strings.Contains(err.Error(), tc.wantKey) {
+				t.Errorf("serverConfig(%+v) = %v, want an error naming %s", tc.cfg, err, tc.wantKey)
+			}
+		})
+	}
+}

@@ -36,13 +36,21 @@ func DefaultConfig() Config {
 	}
 }
 
+// MaxQueueSize and MaxHistorySize bound the queue and the history: both
+// are allocated at start, and a mistyped size would exhaust memory before
+// the agent could say which key was wrong.
+const (
+	MaxQueueSize   = 1 << 16
+	MaxHistorySize = 1 << 16
+)
+
 // Validate reports the first invalid key, by its config-file name.
 func (c Config) Validate() error {
 	switch {
-	case c.QueueSize < 1:
-		return fmt.Errorf("invalid controller config: event-queue-size must be at least 1, got %d", c.QueueSize)
-	case c.HistorySize < 1:
-		return fmt.Errorf("invalid controller config: event-history-size must be at least 1, got %d", c.HistorySize)
+	case c.QueueSize < 1 || c.QueueSize > MaxQueueSize:
+		return fmt.Errorf("invalid controller config: event-queue-size must be 1..%d, got %d", MaxQueueSize, c.QueueSize)
+	case c.HistorySize < 1 || c.HistorySize > MaxHistorySize:
+		return fmt.Errorf("invalid controller config: event-history-size must be 1..%d, got %d", MaxHistorySize, c.HistorySize)
 	case c.HealingDelay <= 0:
 		return fmt.Errorf("invalid controller config: healing-delay must be positive, got %s", c.HealingDelay)
 	case c.HealingMaxDelay < c.HealingDelay:
