@@ -41,16 +41,17 @@ func BenchmarkGetPodMemifInfo(b *testing.B) {
 // pod deleted in the order a real kubelet deletes it: its containers are
 // removed while kubelet still lists the pod, and kubelet forgets the pod a
 // moment later (here: once the tracker has seen the containers go). The
-// agent reconciles once an hour, so only its recheck of kubelet can
-// release the pod.
+// tracker reconciles once an hour, so it is its recheck of kubelet that
+// releases the pod.
 //
 // "release" is the time to remove the containers plus the time from kubelet
-// forgetting the pod to the directory gone; the moment between the two is
-// kubelet's, not the agent's, and is left out. The baseline, measured on
-// the same pods, is "docker-destroy": from the start of the removal to
-// Docker reporting the last container destroyed on its event stream, the
-// earliest any agent can know. ns/op is not meaningful (an iteration also
-// creates and binds a pod) and is reported as 0.
+// forgetting the pod to the directory gone ("forgotten-to-released"); the
+// moment between the two is kubelet's, not the agent's, and is left out.
+// The baseline, measured on the same pods, is "docker-destroy": from the
+// start of the removal to Docker reporting the last container destroyed on
+// its event stream, the earliest any agent can know. ns/op is not
+// meaningful (an iteration also creates and binds a pod) and is reported
+// as 0.
 func BenchmarkPodDeletionToDirectoryReleased(b *testing.B) {
 	e := newEnv(b)
 	a := e.startAgent(b)
