@@ -28,7 +28,7 @@ benchflags() {
 	test/kubelet/benchmarks)
 		echo "-bench=AgentRestartResync -benchtime=5x -count=1"
 		echo "-bench=AgentMemory -benchtime=3x -count=1"
-		echo "-bench=MemifDataPlane -benchtime=4x -count=1"
+		echo "-bench=MemifDataPlane -benchtime=6x -count=1"
 		;;
 	test/kubelet/deviceplugin) echo "-bench=. -benchtime=30x -count=1" ;;
 	test/kubelet/podtracking)
@@ -57,16 +57,22 @@ export MEMIF_AGENT_BIN=$out/bin
 } >"$out/machine.txt"
 
 status=0
+# run runs one go test of the benchmarks; its output is appended to the
+# package's log, logs of the peers (kubelet's klog, the agent) to the
+# package's .stderr.txt, and its benchmark lines to all.txt.
 run() { # module package flags...
 	local module=$1 pkg=$2
 	shift 2
-	local log=$out/$(echo "$pkg" | tr / _).txt
+	local log
+	log=$out/$(echo "$pkg" | tr / _)
 	echo "bench: $pkg $*"
-	if ! (cd "$module" && go test -run '^$' -benchmem -timeout 30m "$@" "./${pkg#"$module"/}" </dev/null) >>"$log" 2>&1; then
-		echo "bench: $pkg FAILED, see $log"
+	if ! (cd "$module" && go test -run '^$' -benchmem -timeout 30m "$@" "./${pkg#"$module"/}" </dev/null) >"$out/run.txt" 2>>"$log.stderr.txt"; then
+		echo "bench: $pkg FAILED, see $log.txt and $log.stderr.txt"
 		status=1
 	fi
-	grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$log" >>"$out/all.txt" || true
+	cat "$out/run.txt" >>"$log.txt"
+	grep -E '^(Benchmark|goos|goarch|pkg|cpu)' "$out/run.txt" >>"$out/all.txt" || true
+	rm -f "$out/run.txt"
 }
 
 for module in . test/kubelet; do
