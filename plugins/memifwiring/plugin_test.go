@@ -85,7 +85,9 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return path
 }
 
-func startAgent(t *testing.T) *testAgent {
+// startAgent starts the agent; options set the device manager's optional
+// collaborators.
+func startAgent(t *testing.T, options ...func(*manager.Options)) *testAgent {
 	t.Helper()
 	dir := t.TempDir()
 	a := &testAgent{vswitch: newVswitchStandIn(), sibling: &failingSibling{}, rest: newRESTRouter()}
@@ -109,7 +111,11 @@ func startAgent(t *testing.T) *testAgent {
 	dmCfg.PluginDir = filepath.Join(dir, "device-plugins")
 	dmCfg.SocketRoot = filepath.Join(dir, "memif")
 	dmCfg.CheckpointPath = filepath.Join(dir, "state", "checkpoint.json")
-	devices, err := manager.New(dmCfg, manager.Options{Log: testLogger{t}})
+	dmOptions := manager.Options{Log: testLogger{t}}
+	for _, set := range options {
+		set(&dmOptions)
+	}
+	devices, err := manager.New(dmCfg, dmOptions)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package memifwiring_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -19,6 +21,15 @@ type vswitchStandIn struct {
 	mu         sync.Mutex
 	interfaces map[string]*vpp_interfaces.Interface
 	refusing   bool
+	deletes    []deletion
+}
+
+// deletion is one interface the vswitch was told to delete, and whether its
+// socket directory was still there: VPP listens on the socket, so the
+// directory must outlive the interface.
+type deletion struct {
+	name             string
+	socketDirPresent bool
 }
 
 func newVswitchStandIn() *vswitchStandIn {
@@ -76,10 +87,20 @@ func (v *vswitchStandIn) create(_ string, value proto.Message) (kvs.Metadata, er
 }
 
 func (v *vswitchStandIn) delete(_ string, value proto.Message, _ kvs.Metadata) error {
+	iface := value.(*vpp_interfaces.Interface)
+	_, statErr := os.Stat(filepath.Dir(iface.GetMemif().GetSocketFilename()))
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	delete(v.interfaces, value.(*vpp_interfaces.Interface).Name)
+	delete(v.interfaces, iface.Name)
+	v.deletes = append(v.deletes, deletion{name: iface.Name, socketDirPresent: statErr == nil})
 	return nil
+}
+
+// deletions returns the deletions the vswitch was told of, in order.
+func (v *vswitchStandIn) deletions() []deletion {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.deletes)
 }
 
 func (v *vswitchStandIn) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {

@@ -13,8 +13,6 @@ import (
 type ReleaseAllocation struct {
 	AllocationID string
 	Reason       string
-	// cancelled is set when the DeletePod that pushed it was reverted.
-	cancelled bool
 }
 
 // GetName implements controller.Event.

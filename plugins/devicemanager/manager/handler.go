@@ -49,16 +49,8 @@ func (m *Manager) Update(event controller.Event, ops controller.EventOperations)
 }
 
 // Revert implements controller.EventHandler: a reverted AllocateDevice
-// leaves no directory and no allocation behind; a reverted DeletePod
-// releases nothing.
+// leaves no directory and no allocation behind.
 func (m *Manager) Revert(event controller.Event) error {
-	if m.pendingRelease.event == event {
-		for _, release := range m.pendingRelease.releases {
-			release.cancelled = true
-		}
-		m.pendingRelease = pendingRelease{}
-		return nil
-	}
 	ev, ok := event.(*dmapi.AllocateDevice)
 	if !ok || ev.AllocationID == "" {
 		return nil
@@ -153,20 +145,17 @@ func (m *Manager) bindPod(ev *podapi.AddPod) (string, error) {
 // it.
 func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controller.EventOperations) (string, error) {
 	held := m.state.PodAllocations(ev.Pod)
-	m.pendingRelease = pendingRelease{event: ev}
+	if len(held) == 0 {
+		return "", nil
+	}
 	var errs []error
 	for _, a := range held {
 		release := &ReleaseAllocation{AllocationID: a.ID, Reason: fmt.Sprintf("pod %s deleted", ev.Pod)}
 		if err := ops.PushFollowUp(release); err != nil {
 			errs = append(errs, fmt.Errorf("release %s of deleted pod %s (the next collection releases it): %w", a.ID, ev.Pod, err))
-			continue
 		}
-		m.pendingRelease.releases = append(m.pendingRelease.releases, release)
 	}
-	if len(held) == 0 {
-		return "", nil
-	}
-	return fmt.Sprintf("releasing %d allocations of %s once its vswitch side is removed", len(m.pendingRelease.releases), ev.Pod), errors.Join(errs...)
+	return fmt.Sprintf("releasing %d allocations of %s once its vswitch side is removed", len(held), ev.Pod), errors.Join(errs...)
 }
 
 // Resync implements controller.EventHandler: load the checkpoint once,
@@ -262,9 +251,6 @@ func (m *Manager) deleteGonePods(gone []allocation.GonePod, ops controller.Event
 
 // release releases one allocation; one already released is not an error.
 func (m *Manager) release(ev *ReleaseAllocation) (string, error) {
-	if ev.cancelled {
-		return "", nil
-	}
 	a, err := m.state.Remove(ev.AllocationID)
 	if errors.Is(err, allocation.ErrUnknownAllocation) {
 		return "", nil // already released, for example by a resync

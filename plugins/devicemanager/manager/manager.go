@@ -52,11 +52,9 @@ type Manager struct {
 	state   *allocation.State
 	metrics *metrics
 
-	// loaded, checkpoint and pendingRelease are touched only on the event
-	// loop.
-	loaded         bool
-	checkpoint     *checkpoint.Writer
-	pendingRelease pendingRelease
+	// loaded and checkpoint are touched only on the event loop.
+	loaded     bool
+	checkpoint *checkpoint.Writer
 
 	serverMu sync.Mutex
 	server   *deviceplugin.Server
@@ -64,13 +62,6 @@ type Manager struct {
 	// closed when it has ended.
 	stopReconcile context.CancelFunc
 	reconcileDone chan struct{}
-}
-
-// pendingRelease is what the last DeletePod pushed, so that its Revert can
-// cancel the releases.
-type pendingRelease struct {
-	event    controller.Event
-	releases []*ReleaseAllocation
 }
 
 // New validates cfg and returns a manager holding no allocation; the
