@@ -11,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
 )
 
 func TestAgentNotRunning(t *testing.T) {
@@ -47,7 +45,7 @@ func leaveStaleSocket(t *testing.T, path string) {
 }
 
 func TestCommandErrors(t *testing.T) {
-	socket := startAgentAPI(t, populatedDevices(), nil)
+	socket := startPopulatedAgent(t, false).socket
 	for _, tc := range []struct {
 		name       string
 		args       []string
@@ -101,7 +99,7 @@ func TestPermissionDenied(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run memifctl as the unprivileged user nobody against root's 0600 socket")
 	}
-	socket := startAgentAPI(t, devicemanagerstandin.New(), nil)
+	socket := startAgent(t, false).socket
 	binary := copyTestBinary(t)
 	// The binary and the socket's directory must be reachable by nobody
 	// (t.TempDir makes them 0700); the socket itself stays 0600.

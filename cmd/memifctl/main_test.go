@@ -5,74 +5,123 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
-	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
-	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagertest"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden with the current output")
 
+// testStart is the device manager's clock: every allocation is made then.
 var testStart = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 
-func memif(id, namespace, pod, container, secret string, devices ...string) devapi.MemifInfo {
-	info := devapi.MemifInfo{
-		AllocationID:    id,
-		DeviceIDs:       devices,
-		HostDir:         "/var/run/contiv/memif/" + id,
-		HostSocket:      "/var/run/contiv/memif/" + id + "/memif.sock",
-		ContainerSocket: "/run/vpp/memif.sock",
-		Secret:          secret,
-		AllocatedAt:     testStart,
-	}
-	if pod != "" {
-		info.Pod = podapi.PodID{Namespace: namespace, Name: pod}
-		info.PodUID = "uid-" + pod
-		info.ContainerName = container
-	}
-	return info
+func fixedClock() time.Time { return testStart }
+
+var web = podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "web"}, UID: "uid-web"}
+
+// agent is the real device manager on the real controller event loop,
+// served by the real node API, and how to make its output stable.
+type agent struct {
+	devices *watchedDevices
+	loop    *eventloop.Loop
+	socket  string
+	// runValues are the run-dependent values of the output (allocation IDs,
+	// secrets, the temporary socket root) and their placeholders.
+	runValues []string
 }
 
-// eventHistory is a fixed history standing in for the controller's.
-type eventHistory []server.EventRecord
-
-func (h eventHistory) EventHistory(query server.HistoryQuery) []server.EventRecord {
-	var out []server.EventRecord
-	for _, rec := range h {
-		if rec.Seq > query.SinceSeq {
-			out = append(out, rec)
-		}
+// startAgent runs the agent's device manager, event loop and node API;
+// with history, the API serves the loop's event history.
+func startAgent(t *testing.T, history bool) *agent {
+	t.Helper()
+	devices, loop := devicemanagertest.Start(t, fixedClock)
+	a := &agent{devices: &watchedDevices{Manager: devices, registered: make(chan struct{}, 1)}, loop: loop}
+	var source server.HistorySource
+	if history {
+		source = loop
 	}
-	if query.Last > 0 && len(out) > query.Last {
-		out = out[len(out)-query.Last:]
-	}
-	return out
+	a.socket = startAgentAPI(t, a.devices, source)
+	return a
 }
 
-var testHistory = eventHistory{
-	{Seq: 1, Name: "StartupResync", Description: "StartupResync (full-resync)", Method: "full-resync",
-		StartedAt: testStart, FinishedAt: testStart.Add(1500 * time.Microsecond), Committed: 2,
-		Handlers: []server.HandlerRecord{{Handler: "devicemanager", Action: "resync"}}},
-	{Seq: 2, Name: "AddPod", Description: "AddPod default/web (uid uid-web)", Method: "update",
-		TxnType: "best-effort", Direction: "forward",
-		StartedAt: testStart.Add(time.Second), FinishedAt: testStart.Add(time.Second + 3*time.Millisecond),
-		Handlers: []server.HandlerRecord{
-			{Handler: "devicemanager", Action: "update", Change: "bound alloc-1 to default/web"},
-			{Handler: "memifwiring", Action: "update", Change: "put memif_default_web_app_0"},
-		},
-		Committed: 1,
-		Error:     "commit 1 values of event AddPod: vswitch refused memif_default_web_app_0"},
+// allocate allocates deviceIDs as kubelet's Allocate would, and records
+// the placeholders of the allocation's ID, secret and socket root.
+func (a *agent) allocate(t *testing.T, deviceIDs ...string) *dmapi.AllocateDevice {
+	t.Helper()
+	allocation := devicemanagertest.Allocate(t, a.loop, deviceIDs...)
+	n := len(a.runValues)/6 + 1
+	socketRoot := filepath.Dir(filepath.Dir(allocation.Annotations[dmapi.AnnotationSocketHost]))
+	a.runValues = append(a.runValues,
+		allocation.AllocationID, idPlaceholder(allocation.AllocationID, n),
+		allocation.Envs[dmapi.EnvMemifSecret], fmt.Sprintf("(secret %d)", n),
+		socketRoot, config.DefaultSocketRoot)
+	return allocation
+}
+
+// idPlaceholder keeps an allocation ID's device prefix and length (the
+// watch table has fixed column widths) and replaces its random suffix.
+func idPlaceholder(id string, n int) string {
+	prefix, random := id[:strings.LastIndex(id, "-")+1], id[strings.LastIndex(id, "-")+1:]
+	return prefix + fmt.Sprintf("rand%0*d", len(random)-len("rand"), n)
+}
+
+// normalize replaces the run-dependent values of output by their
+// placeholders.
+func (a *agent) normalize(output string) string {
+	return strings.NewReplacer(a.runValues...).Replace(output)
+}
+
+// watchedDevices is the real device manager, telling when a watch has
+// been registered, so that the test changes nothing before.
+type watchedDevices struct {
+	*manager.Manager
+	registered chan struct{}
+}
+
+func (d *watchedDevices) WatchAllocations(ctx context.Context, changes chan<- dmapi.AllocationChange) {
+	d.Manager.WatchAllocations(ctx, changes)
+	d.registered <- struct{}{}
+}
+
+// startPopulatedAgent returns an agent with pod default/web holding two
+// memifs (containers app and sidecar), one unbound allocation, and an
+// allocation of an unknown device refused, in its event history.
+func startPopulatedAgent(t *testing.T, history bool) *agent {
+	t.Helper()
+	a := startAgent(t, history)
+	app := a.allocate(t, "memif-003")
+	sidecar := a.allocate(t, "memif-004", "memif-005")
+	a.allocate(t, "memif-007")
+	refused := dmapi.NewAllocateDevice(dmapi.DefaultResourceName, []string{"memif-999"})
+	if err := a.loop.PushEvent(refused); err != nil {
+		t.Fatal(err)
+	}
+	if err := refused.Wait(t.Context()); err == nil {
+		t.Fatal("allocation of the unknown device memif-999 succeeded")
+	}
+	devicemanagertest.AddPod(t, a.loop, a.devices, web,
+		devicemanagertest.Container{Name: "app", Allocation: app}, devicemanagertest.Container{Name: "sidecar", Allocation: sidecar})
+	devicemanagertest.WaitForHistory(t, a.loop, 6)
+	return a
 }
 
 // startAgentAPI serves the real node API over a temp Unix socket.
-func startAgentAPI(t *testing.T, devices *devicemanagerstandin.DeviceManager, history server.EventHistory) string {
+func startAgentAPI(t *testing.T, devices dmapi.DeviceManagerAPI, history server.HistorySource) string {
 	t.Helper()
 	socket := filepath.Join(t.TempDir(), "api.sock")
 	srv, err := server.Start(server.Config{SocketPath: socket}, server.NewService(devices, history, 0))
@@ -85,14 +134,6 @@ func startAgentAPI(t *testing.T, devices *devicemanagerstandin.DeviceManager, hi
 		}
 	})
 	return socket
-}
-
-func populatedDevices() *devicemanagerstandin.DeviceManager {
-	devices := devicemanagerstandin.New()
-	devices.Allocate(memif("alloc-1", "default", "web", "app", "s3cret-app", "memif-3"))
-	devices.Allocate(memif("alloc-2", "default", "web", "sidecar", "s3cret-sidecar", "memif-4", "memif-5"))
-	devices.Allocate(memif("alloc-3", "", "", "", "s3cret-unbound", "memif-7"))
-	return devices
 }
 
 func runMemifctl(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -120,36 +161,112 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 }
 
+// outputKind says how a golden file is compared.
+type outputKind int
+
+const (
+	// text is compared as it is.
+	text outputKind = iota
+	// table is checked for aligned columns, then its event times are
+	// replaced and it is laid out again (see normalizeTable).
+	table
+	// jsonOutput has its event times replaced (see eventTimes).
+	jsonOutput
+)
+
+// Golden files hold the output with the run's allocation IDs, secrets and
+// socket root replaced by placeholders (agent.normalize), and event times
+// and durations by "(time)" and "(duration)": the loop stamps events with
+// the real clock. Allocation times come from the device manager's fixed
+// clock and stay.
 func TestOutputMatchesGolden(t *testing.T) {
-	socket := startAgentAPI(t, populatedDevices(), testHistory)
-	emptySocket := startAgentAPI(t, devicemanagerstandin.New(), eventHistory{})
+	populated := startPopulatedAgent(t, true)
+	empty := startAgent(t, true)
 	for _, tc := range []struct {
 		golden string
-		socket string
+		agent  *agent
+		kind   outputKind
 		args   []string
 	}{
-		{"list", socket, []string{"list"}},
-		{"list-secrets", socket, []string{"list", "--show-secrets"}},
-		{"list-json", socket, []string{"-o", "json", "list"}},
-		{"list-json-secrets", socket, []string{"list", "-o", "json", "--show-secrets"}},
-		{"list-empty", emptySocket, []string{"list"}},
-		{"list-empty-json", emptySocket, []string{"list", "-o", "json"}},
-		{"get", socket, []string{"get", "default/web"}},
-		{"get-secrets", socket, []string{"get", "default/web", "--show-secrets"}},
-		{"get-json", socket, []string{"get", "-o", "json", "default/web"}},
-		{"events", socket, []string{"events"}},
-		{"events-last", socket, []string{"events", "--last", "1"}},
-		{"events-json", socket, []string{"events", "-o", "json"}},
-		{"events-empty", emptySocket, []string{"events"}},
+		{"list", populated, table, []string{"list"}},
+		{"list-secrets", populated, table, []string{"list", "--show-secrets"}},
+		{"list-json", populated, jsonOutput, []string{"-o", "json", "list"}},
+		{"list-json-secrets", populated, jsonOutput, []string{"list", "-o", "json", "--show-secrets"}},
+		{"list-empty", empty, text, []string{"list"}},
+		{"list-empty-json", empty, text, []string{"list", "-o", "json"}},
+		{"get", populated, table, []string{"get", "default/web"}},
+		{"get-secrets", populated, table, []string{"get", "default/web", "--show-secrets"}},
+		{"get-json", populated, jsonOutput, []string{"get", "-o", "json", "default/web"}},
+		{"events", populated, table, []string{"events"}},
+		{"events-last", populated, table, []string{"events", "--last", "1"}},
+		{"events-json", populated, jsonOutput, []string{"events", "-o", "json"}},
+		{"events-empty", empty, text, []string{"events", "--since", "1"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			stdout, stderr, code := runMemifctl(t, append([]string{"--socket", tc.socket}, tc.args...)...)
+			stdout, stderr, code := runMemifctl(t, append([]string{"--socket", tc.agent.socket}, tc.args...)...)
 			if code != exitOK || stderr != "" {
 				t.Fatalf("memifctl %v: exit %d, stderr %q", tc.args, code, stderr)
 			}
-			checkGolden(t, tc.golden, stdout)
+			got := tc.agent.normalize(stdout)
+			switch tc.kind {
+			case table:
+				got = normalizeTable(t, stdout, tc.agent.normalize)
+			case jsonOutput:
+				got = eventTimes.ReplaceAllString(got, `"$1": "(time)"`)
+			}
+			checkGolden(t, tc.golden, got)
 		})
 	}
+}
+
+// eventTimes matches the times of an event record in JSON output.
+var eventTimes = regexp.MustCompile(`"(startedAt|finishedAt)": "[^"]*"`)
+
+// cellGap separates the cells of a table row: memifctl pads every cell but
+// the last to its column's width plus two spaces.
+var cellGap = regexp.MustCompile(` {2,}`)
+
+// normalizeTable checks that every row of output has its cells where the
+// header has its columns, normalizes the cells (and replaces those of the
+// STARTED and DURATION columns), and lays the table out again with
+// memifctl's table writer: placeholders change cell widths.
+func normalizeTable(t *testing.T, output string, normalize func(string) string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(output, "\n"), "\n")
+	header := cellGap.Split(lines[0], -1)
+	columns := cellStarts(lines[0])
+	var out strings.Builder
+	laidOut := newTable(&out)
+	for i, line := range lines {
+		if starts := cellStarts(line); !slices.Equal(starts, columns) {
+			t.Errorf("row %d %q has cells at %v, want them under the header's columns %v", i, line, starts, columns)
+		}
+		cells := cellGap.Split(line, -1)
+		for j := range cells {
+			cells[j] = normalize(cells[j])
+			if i > 0 && j < len(header) && header[j] == "STARTED" {
+				cells[j] = "(time)"
+			}
+			if i > 0 && j < len(header) && header[j] == "DURATION" {
+				cells[j] = "(duration)"
+			}
+		}
+		writeRow(laidOut, cells...)
+	}
+	if err := laidOut.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// cellStarts returns the columns (in characters) where the cells of line
+// start.
+func cellStarts(line string) []int {
+	starts := []int{0}
+	for _, gap := range cellGap.FindAllStringIndex(line, -1) {
+		starts = append(starts, utf8.RuneCountInString(line[:gap[1]]))
+	}
+	return starts
 }
 
 func TestWatchMatchesGolden(t *testing.T) {
@@ -163,30 +280,29 @@ func TestWatchMatchesGolden(t *testing.T) {
 		{"watch-json", []string{"watch", "-o", "json"}, 0},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			devices := devicemanagerstandin.New()
-			socket := startAgentAPI(t, devices, nil)
+			agent := startAgent(t, false)
 			ctx, cancel := context.WithCancel(t.Context())
 			reader, writer := io.Pipe()
 			exited := make(chan int, 1)
 			go func() {
-				exited <- run(ctx, append([]string{"--socket", socket}, tc.args...), writer, io.Discard)
+				exited <- run(ctx, append([]string{"--socket", agent.socket}, tc.args...), writer, io.Discard)
 				writer.Close()
 			}()
 			lines := bufio.NewScanner(reader)
 			var got strings.Builder
 			readLines(t, lines, &got, tc.skipLines)
-			waitForWatcher(t, devices)
+			<-agent.devices.registered
 
-			devices.Allocate(memif("alloc-1", "", "", "", "s3cret", "memif-3"))
-			devices.Allocate(memif("alloc-1", "default", "web", "app", "s3cret", "memif-3"))
-			devices.Release("alloc-1")
+			allocation := agent.allocate(t, "memif-003")
+			devicemanagertest.AddPod(t, agent.loop, agent.devices, web, devicemanagertest.Container{Name: "app", Allocation: allocation})
+			devicemanagertest.DeletePod(t, agent.loop, agent.devices, web)
 			readLines(t, lines, &got, 3)
 			cancel()
 			go io.Copy(io.Discard, reader)
 			if code := <-exited; code != exitOK {
 				t.Errorf("watch interrupted: exit %d, want %d", code, exitOK)
 			}
-			checkGolden(t, tc.golden, got.String())
+			checkGolden(t, tc.golden, agent.normalize(got.String()))
 		})
 	}
 }
@@ -198,17 +314,5 @@ func readLines(t *testing.T, lines *bufio.Scanner, into *strings.Builder, n int)
 			t.Fatalf("watch output ended early: %v (so far %q)", lines.Err(), into.String())
 		}
 		into.WriteString(lines.Text() + "\n")
-	}
-}
-
-// waitForWatcher waits until the watch is registered with the device
-// manager, so that no change is made before it.
-func waitForWatcher(t *testing.T, devices *devicemanagerstandin.DeviceManager) {
-	t.Helper()
-	for devices.Watchers() == 0 {
-		if t.Context().Err() != nil {
-			t.Fatal("watch never registered")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -17,7 +17,7 @@ type Deps struct {
 	DeviceManager devapi.DeviceManagerAPI
 	// Controller gives the event history to GetEventHistory; nil answers
 	// it UNAVAILABLE.
-	Controller HistorySource
+	Controller server.HistorySource
 }
 
 // Plugin serves the node-local API from AfterInit until Close.
@@ -43,11 +43,7 @@ func (p *Plugin) Init() error {
 		return err
 	}
 	p.serverConfig = serverConfig
-	var history server.EventHistory
-	if p.Controller != nil {
-		history = LoopHistory(p.Controller)
-	}
-	p.service = server.NewService(p.DeviceManager, history, cfg.WatchBuffer)
+	p.service = server.NewService(p.DeviceManager, p.Controller, cfg.WatchBuffer)
 	return nil
 }
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/ligato/cn-infra/config"
 
-	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagertest"
 )
 
 // configFile is a config.PluginConfig reading one YAML file, the way
@@ -23,20 +23,11 @@ func (f configFile) LoadValue(value interface{}) (bool, error) {
 func (f configFile) GetConfigName() string { return string(f) }
 
 func TestPluginServesOnConfiguredSocketUntilClose(t *testing.T) {
-	dir := t.TempDir()
-	socket := filepath.Join(dir, "run", "api.sock")
-	confPath := filepath.Join(dir, "nodeapi.conf")
-	conf := "socket-path: " + socket + "\nsocket-mode: \"0660\"\n"
-	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Committer: vswitchStandInCommitter{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	loop, devices := startController(t)
+	socket := filepath.Join(t.TempDir(), "run", "api.sock")
 	plugin := NewPlugin(UseDeps(func(deps *Deps) {
-		deps.Cfg = configFile(confPath)
-		deps.DeviceManager = devicemanagerstandin.New()
+		deps.Cfg = writeConfig(t, "socket-path: "+socket+"\nsocket-mode: \"0660\"\n")
+		deps.DeviceManager = devices
 		deps.Controller = loop
 	}))
 	if err := plugin.Init(); err != nil {
@@ -52,6 +43,9 @@ func TestPluginServesOnConfiguredSocketUntilClose(t *testing.T) {
 	if info.Mode().Perm() != 0o660 {
 		t.Errorf("socket mode = %v, want 0660 from the config", info.Mode().Perm())
 	}
+	if _, err := dial(t, socket).ListAllocations(t.Context(), &memifv1.ListAllocationsRequest{}); err != nil {
+		t.Errorf("ListAllocations on the configured socket: %v", err)
+	}
 	if err := plugin.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -60,14 +54,19 @@ func TestPluginServesOnConfiguredSocketUntilClose(t *testing.T) {
 	}
 }
 
-func TestPluginInitRefusesBadConfig(t *testing.T) {
+func writeConfig(t *testing.T, conf string) configFile {
+	t.Helper()
 	confPath := filepath.Join(t.TempDir(), "nodeapi.conf")
-	if err := os.WriteFile(confPath, []byte("socket-mode: \"rw\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return configFile(confPath)
+}
+
+func TestPluginInitRefusesBadConfig(t *testing.T) {
 	plugin := NewPlugin(UseDeps(func(deps *Deps) {
-		deps.Cfg = configFile(confPath)
-		deps.DeviceManager = devicemanagerstandin.New()
+		deps.Cfg = writeConfig(t, "socket-mode: \"rw\"\n")
+		deps.DeviceManager = devicemanagertest.New(t, nil)
 	}))
 	err := plugin.Init()
 	if err == nil || !strings.Contains(err.Error(), `config key "socket-mode"`) {

@@ -3,13 +3,13 @@ package config
 import (
 	"errors"
 	"fmt"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/unixgroup"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
 
@@ -138,19 +138,9 @@ func (c Config) Validate() error {
 // ResolveGroup returns the numeric group ID of DirGroup, or -1 when no
 // group is configured (the directory keeps the agent's group).
 func (c Config) ResolveGroup() (int, error) {
-	if c.DirGroup == "" {
-		return -1, nil
-	}
-	if gid, err := strconv.Atoi(string(c.DirGroup)); err == nil {
-		return gid, nil
-	}
-	group, err := user.LookupGroup(string(c.DirGroup))
+	gid, err := unixgroup.Lookup(string(c.DirGroup))
 	if err != nil {
-		return 0, &configfile.KeyError{Key: "dir-group", Reason: fmt.Sprintf("group %q not found on this host: %v", c.DirGroup, err)}
-	}
-	gid, err := strconv.Atoi(group.Gid)
-	if err != nil {
-		return 0, &configfile.KeyError{Key: "dir-group", Reason: fmt.Sprintf("group %q has a non-numeric ID %q", c.DirGroup, group.Gid)}
+		return 0, &configfile.KeyError{Key: "dir-group", Reason: err.Error()}
 	}
 	return gid, nil
 }

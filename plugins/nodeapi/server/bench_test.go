@@ -5,25 +5,21 @@ import (
 	"testing"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagertest"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
-	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // BenchmarkListAllocations compares a ListAllocations call over the API's
 // Unix socket with reading the device manager in-process (the baseline):
 // the ratio is what the API costs a node process.
 func BenchmarkListAllocations(b *testing.B) {
-	devices := devicemanagerstandin.New()
-	for i := range 100 {
-		info := webMemif()
-		info.AllocationID = fmt.Sprintf("alloc-%03d", i)
-		info.Pod = podapi.PodID{Namespace: "default", Name: fmt.Sprintf("pod-%03d", i)}
-		devices.Allocate(info)
+	devices, loop := devicemanagertest.Start(b, fixedClock)
+	for i := range devicemanagertest.DeviceCount {
+		devicemanagertest.Allocate(b, loop, fmt.Sprintf("memif-%03d", i))
 	}
 	b.Run("in-process baseline", func(b *testing.B) {
 		for b.Loop() {
-			if len(devices.ListAllocations()) != 100 {
+			if len(devices.ListAllocations()) != devicemanagertest.DeviceCount {
 				b.Fatal("lost allocations")
 			}
 		}
@@ -32,7 +28,7 @@ func BenchmarkListAllocations(b *testing.B) {
 		client := startAPI(b, devices, nil, server.Config{})
 		for b.Loop() {
 			resp, err := client.ListAllocations(b.Context(), &memifv1.ListAllocationsRequest{})
-			if err != nil || len(resp.Allocations) != 100 {
+			if err != nil || len(resp.Allocations) != devicemanagertest.DeviceCount {
 				b.Fatalf("ListAllocations: %v", err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
 
@@ -40,17 +41,17 @@ func toChangeKind(kind devapi.AllocationChangeKind) memifv1.ChangeKind {
 	return memifv1.ChangeKind_CHANGE_KIND_UNSPECIFIED
 }
 
-func toEventRecord(record EventRecord) *memifv1.EventRecord {
+func toEventRecord(record eventloop.Record) *memifv1.EventRecord {
 	msg := &memifv1.EventRecord{
-		Seq:         record.Seq,
+		Seq:         record.SeqNum,
 		Name:        record.Name,
 		Description: record.Description,
 		Method:      record.Method,
 		TxnType:     record.TxnType,
 		Direction:   record.Direction,
 		Committed:   uint32(max(record.Committed, 0)),
-		StartedAt:   toTimestamp(record.StartedAt),
-		FinishedAt:  toTimestamp(record.FinishedAt),
+		StartedAt:   toTimestamp(record.Start),
+		FinishedAt:  toTimestamp(record.End),
 		Error:       record.Error,
 	}
 	for _, handler := range record.Handlers {

@@ -2,60 +2,20 @@ package server_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagertest"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // waitLimit only bounds waits for what should happen; nothing asserts time.
 const waitLimit = 20 * time.Second
-
-type testLogger struct{ t *testing.T }
-
-func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
-func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
-func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
-func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
-
-// vswitchStandInCommitter accepts every transaction; no vswitch runs here.
-type vswitchStandInCommitter struct{}
-
-func (vswitchStandInCommitter) Commit(context.Context, eventloop.CommitRequest) error { return nil }
-
-// startDeviceManager runs the real device manager as the only handler of
-// the real event loop.
-func startDeviceManager(t *testing.T) (*manager.Manager, *eventloop.Loop) {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := config.Default()
-	cfg.DeviceCount = 4
-	cfg.PluginDir = filepath.Join(dir, "device-plugins")
-	cfg.SocketRoot = filepath.Join(dir, "memif")
-	cfg.CheckpointPath = filepath.Join(dir, "checkpoint.json")
-	devices, err := manager.New(cfg, manager.Options{Log: testLogger{t}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
-		Handlers:  []controller.EventHandler{devices},
-		Committer: vswitchStandInCommitter{},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop.Start()
-	t.Cleanup(func() { loop.Close() })
-	return devices, loop
-}
 
 func runEvent(t *testing.T, loop *eventloop.Loop, event interface {
 	controller.Event
@@ -73,7 +33,8 @@ func runEvent(t *testing.T, loop *eventloop.Loop, event interface {
 }
 
 func TestAPIOverTheRealDeviceManager(t *testing.T) {
-	devices, loop := startDeviceManager(t)
+	// No KV scheduler: the device manager's events carry no vswitch values.
+	devices, loop := devicemanagertest.Start(t, nil)
 	client := startAPI(t, devices, nil, server.Config{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

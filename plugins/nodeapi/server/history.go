@@ -1,45 +1,25 @@
 package server
 
-import "time"
+import "github.com/contivpp/memif-agent/plugins/controller/eventloop"
 
-// EventRecord is one processed controller event as the API shows it.
-type EventRecord struct {
-	Seq         uint64
-	Name        string
-	Description string
-	Method      string
-	TxnType     string
-	Direction   string
-	StartedAt   time.Time
-	FinishedAt  time.Time
-	Handlers    []HandlerRecord
-	// Committed counts the values handed to the KV scheduler.
-	Committed int
-	// Error is the event's outcome; empty means success.
-	Error string
+// HistorySource is the controller, whose event loop keeps the history of
+// processed events (the controller plugin and *eventloop.Loop are one).
+type HistorySource interface {
+	// History returns the loop's history; nil while there is no loop yet.
+	History() *eventloop.History
 }
 
-// HandlerRecord is what one handler did with an event.
-type HandlerRecord struct {
-	Handler string
-	// Action is "update", "resync" or "revert".
-	Action string
-	Change string
-	// Error is the handler's error; empty means success.
-	Error string
-}
-
-// HistoryQuery selects events from the history.
-type HistoryQuery struct {
-	// SinceSeq keeps only events with a larger sequence number.
-	SinceSeq uint64
-	// Last keeps at most the newest Last events; 0 keeps all.
-	Last int
-}
-
-// EventHistory is the controller's bounded record of processed events.
-type EventHistory interface {
-	// EventHistory returns the events that match query, oldest first. It is
-	// safe to call from any goroutine.
-	EventHistory(query HistoryQuery) []EventRecord
+// selectEvents returns the records of history with a sequence number above
+// sinceSeq, oldest first; last > 0 keeps only the newest last of them.
+func selectEvents(history *eventloop.History, sinceSeq uint64, last int) []eventloop.Record {
+	var records []eventloop.Record
+	for _, rec := range history.All() {
+		if rec.SeqNum > sinceSeq {
+			records = append(records, rec)
+		}
+	}
+	if last > 0 && len(records) > last {
+		records = records[len(records)-last:]
+	}
+	return records
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+	"github.com/contivpp/memif-agent/internal/unixgroup"
 )
 
 // Config says where the API is served.
@@ -41,11 +42,11 @@ func Start(config Config, service *Service) (*Server, error) {
 	if mode == 0 {
 		mode = DefaultSocketMode
 	}
-	gid, err := ResolveGroup(config.SocketGroup)
+	gid, err := unixgroup.Lookup(config.SocketGroup)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("API socket %w", err)
 	}
-	listener, err := ListenUnix(path, mode, gid)
+	listener, err := listenUnix(path, mode, gid)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,46 +18,31 @@ import (
 	"google.golang.org/grpc/status"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
-	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagertest"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
+// allocatedAt is the device manager's clock: every allocation is made then.
 var allocatedAt = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 
-func webMemif() devapi.MemifInfo {
-	return devapi.MemifInfo{
-		AllocationID:    "alloc-1",
-		DeviceIDs:       []string{"memif-3"},
-		Pod:             podapi.PodID{Namespace: "default", Name: "web"},
-		PodUID:          "uid-web",
-		ContainerName:   "app",
-		HostDir:         "/var/run/contiv/memif/alloc-1",
-		HostSocket:      "/var/run/contiv/memif/alloc-1/memif.sock",
-		ContainerSocket: "/run/vpp/memif.sock",
-		Secret:          "s3cret",
-		AllocatedAt:     allocatedAt,
-	}
+func fixedClock() time.Time { return allocatedAt }
+
+var web = podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "web"}, UID: "uid-web"}
+
+// startWithWebMemif runs the real device manager with one allocation of
+// two devices, bound to container app of pod default/web.
+func startWithWebMemif(t *testing.T) (*manager.Manager, *dmapi.AllocateDevice) {
+	t.Helper()
+	devices, loop := devicemanagertest.Start(t, fixedClock)
+	allocation := devicemanagertest.Allocate(t, loop, "memif-000", "memif-001")
+	devicemanagertest.AddPod(t, loop, devices, web, devicemanagertest.Container{Name: "app", Allocation: allocation})
+	return devices, allocation
 }
 
-// historyRecords is a fixed event history standing in for the controller's.
-type historyRecords []server.EventRecord
-
-func (h historyRecords) EventHistory(query server.HistoryQuery) []server.EventRecord {
-	var out []server.EventRecord
-	for _, record := range h {
-		if record.Seq > query.SinceSeq {
-			out = append(out, record)
-		}
-	}
-	if query.Last > 0 && len(out) > query.Last {
-		out = out[len(out)-query.Last:]
-	}
-	return out
-}
-
-func startAPI(t testing.TB, devices devapi.DeviceManagerAPI, history server.EventHistory, config server.Config) memifv1.MemifAgentClient {
+func startAPI(t testing.TB, devices dmapi.DeviceManagerAPI, history server.HistorySource, config server.Config) memifv1.MemifAgentClient {
 	t.Helper()
 	if config.SocketPath == "" {
 		config.SocketPath = filepath.Join(t.TempDir(), "api", "api.sock")
@@ -79,8 +65,7 @@ func startAPI(t testing.TB, devices devapi.DeviceManagerAPI, history server.Even
 }
 
 func TestListAllocationsShowsSecretsOnlyWhenAsked(t *testing.T) {
-	devices := devicemanagerstandin.New()
-	devices.Allocate(webMemif())
+	devices, allocation := startWithWebMemif(t)
 	client := startAPI(t, devices, nil, server.Config{})
 	for _, tc := range []struct {
 		name           string
@@ -88,7 +73,7 @@ func TestListAllocationsShowsSecretsOnlyWhenAsked(t *testing.T) {
 		wantSecret     string
 	}{
 		{"without secrets", false, ""},
-		{"with secrets", true, "s3cret"},
+		{"with secrets", true, allocation.Envs[dmapi.EnvMemifSecret]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, err := client.ListAllocations(t.Context(), &memifv1.ListAllocationsRequest{IncludeSecrets: tc.includeSecrets})
@@ -102,16 +87,17 @@ func TestListAllocationsShowsSecretsOnlyWhenAsked(t *testing.T) {
 			if got.Secret != tc.wantSecret {
 				t.Errorf("secret = %q, want %q", got.Secret, tc.wantSecret)
 			}
-			if got.HostSocket != webMemif().HostSocket || got.PodName != "web" || !got.AllocatedAt.AsTime().Equal(allocatedAt) {
-				t.Errorf("allocation = %v, want the web pod's memif", got)
+			if got.AllocationId != allocation.AllocationID || got.HostSocket != allocation.Annotations[dmapi.AnnotationSocketHost] ||
+				got.PodName != "web" || got.ContainerName != "app" || !slices.Equal(got.DeviceIds, allocation.DeviceIDs) ||
+				!got.AllocatedAt.AsTime().Equal(allocatedAt) {
+				t.Errorf("allocation = %v, want the web pod's memif %s", got, allocation.AllocationID)
 			}
 		})
 	}
 }
 
 func TestGetPodMemifs(t *testing.T) {
-	devices := devicemanagerstandin.New()
-	devices.Allocate(webMemif())
+	devices, _ := startWithWebMemif(t)
 	client := startAPI(t, devices, nil, server.Config{})
 	for _, tc := range []struct {
 		name, namespace, pod string
@@ -138,7 +124,7 @@ func TestGetPodMemifs(t *testing.T) {
 }
 
 func TestWatchAllocationsStreamsChanges(t *testing.T) {
-	devices := devicemanagerstandin.New()
+	devices, loop := devicemanagertest.Start(t, fixedClock)
 	client := startAPI(t, devices, nil, server.Config{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -149,11 +135,9 @@ func TestWatchAllocationsStreamsChanges(t *testing.T) {
 	if _, err := stream.Header(); err != nil {
 		t.Fatalf("wait for the watch to be registered: %v", err)
 	}
-	unbound := webMemif()
-	unbound.Pod, unbound.PodUID, unbound.ContainerName = podapi.PodID{}, "", ""
-	devices.Allocate(unbound)
-	devices.Allocate(webMemif())
-	devices.Release("alloc-1")
+	allocation := devicemanagertest.Allocate(t, loop, "memif-003")
+	devicemanagertest.AddPod(t, loop, devices, web, devicemanagertest.Container{Name: "app", Allocation: allocation})
+	devicemanagertest.DeletePod(t, loop, devices, web)
 
 	want := []memifv1.ChangeKind{
 		memifv1.ChangeKind_CHANGE_KIND_ALLOCATED,
@@ -165,8 +149,8 @@ func TestWatchAllocationsStreamsChanges(t *testing.T) {
 		if err != nil {
 			t.Fatalf("change %d: %v", i, err)
 		}
-		if change.Kind != wantKind || change.Allocation.AllocationId != "alloc-1" || change.Allocation.Secret != "" {
-			t.Errorf("change %d = %v, want %v of alloc-1 without secret", i, change, wantKind)
+		if change.Kind != wantKind || change.Allocation.AllocationId != allocation.AllocationID || change.Allocation.Secret != "" {
+			t.Errorf("change %d = %v, want %v of %s without secret", i, change, wantKind, allocation.AllocationID)
 		}
 	}
 	cancel()
@@ -175,45 +159,86 @@ func TestWatchAllocationsStreamsChanges(t *testing.T) {
 	}
 }
 
-func TestGetEventHistory(t *testing.T) {
-	history := historyRecords{
-		{Seq: 1, Name: "FullResync", Method: "full-resync", StartedAt: allocatedAt, FinishedAt: allocatedAt},
-		{Seq: 2, Name: "AddPod", Description: "AddPod default/web (uid uid-web)", Method: "update",
-			Handlers: []server.HandlerRecord{{Handler: "memifwiring", Action: "update", Error: "vswitch down"}},
-			Error:    "vswitch down"},
-		{Seq: 3, Name: "DeletePod", Method: "update"},
+// eventSummary is what a user reads of an event record.
+type eventSummary struct {
+	seq           uint64
+	name, method  string
+	handlerAction string
+	failed        bool
+}
+
+func summarize(events []*memifv1.EventRecord) []eventSummary {
+	var out []eventSummary
+	for _, event := range events {
+		summary := eventSummary{seq: event.Seq, name: event.Name, method: event.Method, failed: event.Error != ""}
+		for _, handler := range event.Handlers {
+			summary.handlerAction = handler.Handler + " " + handler.Action
+			if (handler.Error != "") != summary.failed {
+				summary.handlerAction += " (handler and event outcomes differ)"
+			}
+		}
+		out = append(out, summary)
 	}
-	client := startAPI(t, devicemanagerstandin.New(), history, server.Config{})
+	return out
+}
+
+func TestGetEventHistory(t *testing.T) {
+	devices, loop := devicemanagertest.Start(t, fixedClock)
+	allocation := devicemanagertest.Allocate(t, loop, "memif-000")
+	unknownDevice := dmapi.NewAllocateDevice(dmapi.DefaultResourceName, []string{"memif-999"})
+	if err := loop.PushEvent(unknownDevice); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := unknownDevice.Wait(ctx); err == nil {
+		t.Fatal("allocating an unknown device succeeded")
+	}
+	devicemanagertest.AddPod(t, loop, devices, web, devicemanagertest.Container{Name: "app", Allocation: allocation})
+	devicemanagertest.WaitForHistory(t, loop, 4)
+
+	client := startAPI(t, devices, loop, server.Config{})
+	resync := eventSummary{1, "StartupResync", "full-resync", "devicemanager resync", false}
+	allocate := eventSummary{2, "AllocateDevice", "update", "devicemanager update", false}
+	refused := eventSummary{3, "AllocateDevice", "update", "devicemanager update", true}
+	bind := eventSummary{4, "AddPod", "update", "devicemanager update", false}
 	for _, tc := range []struct {
-		name     string
-		req      *memifv1.GetEventHistoryRequest
-		wantSeqs []uint64
+		name string
+		req  *memifv1.GetEventHistoryRequest
+		want []eventSummary
 	}{
-		{"all", &memifv1.GetEventHistoryRequest{}, []uint64{1, 2, 3}},
-		{"since 1", &memifv1.GetEventHistoryRequest{SinceSeq: 1}, []uint64{2, 3}},
-		{"last 1", &memifv1.GetEventHistoryRequest{Last: 1}, []uint64{3}},
+		{"all", &memifv1.GetEventHistoryRequest{}, []eventSummary{resync, allocate, refused, bind}},
+		{"since 1", &memifv1.GetEventHistoryRequest{SinceSeq: 1}, []eventSummary{allocate, refused, bind}},
+		{"last 2", &memifv1.GetEventHistoryRequest{Last: 2}, []eventSummary{refused, bind}},
+		{"last 1 since 1", &memifv1.GetEventHistoryRequest{SinceSeq: 1, Last: 1}, []eventSummary{bind}},
+		{"since the newest", &memifv1.GetEventHistoryRequest{SinceSeq: 4}, nil},
+		{"more than kept", &memifv1.GetEventHistoryRequest{Last: 100}, []eventSummary{resync, allocate, refused, bind}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, err := client.GetEventHistory(t.Context(), tc.req)
 			if err != nil {
 				t.Fatalf("GetEventHistory: %v", err)
 			}
-			var seqs []uint64
-			for _, event := range resp.Events {
-				seqs = append(seqs, event.Seq)
-				if event.Seq == 2 && (event.Error != "vswitch down" || event.Handlers[0].Error != "vswitch down") {
-					t.Errorf("event 2 = %v, want its handler error", event)
-				}
+			if got := summarize(resp.Events); !slices.Equal(got, tc.want) {
+				t.Errorf("events = %+v, want %+v", got, tc.want)
 			}
-			if len(seqs) != len(tc.wantSeqs) || (len(seqs) > 0 && seqs[0] != tc.wantSeqs[0]) {
-				t.Errorf("seqs = %v, want %v", seqs, tc.wantSeqs)
+			for _, event := range resp.Events {
+				if event.StartedAt == nil || event.FinishedAt == nil {
+					t.Errorf("event %d has no start or finish time", event.Seq)
+				}
+				if event.Seq == refused.seq && !strings.Contains(event.Error, "memif-999") {
+					t.Errorf("event %d error = %q, want it to name the unknown device memif-999", event.Seq, event.Error)
+				}
+				if strings.Contains(event.Description, allocation.Envs[dmapi.EnvMemifSecret]) {
+					t.Errorf("event %d shows the memif secret", event.Seq)
+				}
 			}
 		})
 	}
 }
 
 func TestGetEventHistoryWithoutHistoryIsUnavailable(t *testing.T) {
-	client := startAPI(t, devicemanagerstandin.New(), nil, server.Config{})
+	client := startAPI(t, devicemanagertest.New(t, nil), nil, server.Config{})
 	_, err := client.GetEventHistory(t.Context(), &memifv1.GetEventHistoryRequest{})
 	if status.Code(err) != codes.Unavailable {
 		t.Errorf("GetEventHistory = %v, want Unavailable", err)
@@ -241,7 +266,7 @@ func TestSocketModeIsWhatConfigSays(t *testing.T) {
 				t.Skip("giving a socket to another group needs root")
 			}
 			path := filepath.Join(t.TempDir(), "run", "api.sock")
-			startAPI(t, devicemanagerstandin.New(), nil, server.Config{SocketPath: path, SocketMode: tc.mode, SocketGroup: tc.group})
+			startAPI(t, devicemanagertest.New(t, nil), nil, server.Config{SocketPath: path, SocketMode: tc.mode, SocketGroup: tc.group})
 			for _, want := range []struct {
 				path string
 				mode fs.FileMode
@@ -264,13 +289,13 @@ func TestSocketModeIsWhatConfigSays(t *testing.T) {
 
 func TestUnknownSocketGroupIsAnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "api.sock")
-	_, err := server.Start(server.Config{SocketPath: path, SocketGroup: "no-such-group-here"}, server.NewService(devicemanagerstandin.New(), nil, 0))
+	_, err := server.Start(server.Config{SocketPath: path, SocketGroup: "no-such-group-here"}, server.NewService(devicemanagertest.New(t, nil), nil, 0))
 	if err == nil || !strings.Contains(err.Error(), `API socket group "no-such-group-here"`) {
 		t.Errorf("Start with an unknown group = %v, want an error naming the group", err)
 	}
 }
 
-func TestListenUnixSocketLeftovers(t *testing.T) {
+func TestStartWithSocketLeftovers(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		prepare func(t *testing.T, path string)
@@ -288,12 +313,12 @@ func TestListenUnixSocketLeftovers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "api.sock")
 			tc.prepare(t, path)
-			listener, err := server.ListenUnix(path, 0o600, server.NoGroup)
+			srv, err := server.Start(server.Config{SocketPath: path}, server.NewService(devicemanagertest.New(t, nil), nil, 0))
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("ListenUnix = %v, want error: %v", err, tc.wantErr)
+				t.Fatalf("Start = %v, want error: %v", err, tc.wantErr)
 			}
-			if listener != nil {
-				listener.Close()
+			if srv != nil {
+				srv.Close()
 			}
 		})
 	}

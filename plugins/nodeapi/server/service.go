@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
@@ -24,14 +25,15 @@ type Service struct {
 	memifv1.UnimplementedMemifAgentServer
 
 	devices     devapi.DeviceManagerAPI
-	history     EventHistory
+	history     HistorySource
 	watchBuffer int
 }
 
-// NewService returns the API over devices and history. A nil history
-// answers GetEventHistory with UNAVAILABLE. watchBuffer <= 0 means
+// NewService returns the API over devices and the event history of
+// history. A nil history answers GetEventHistory with UNAVAILABLE; one
+// without a loop yet, with no events. watchBuffer <= 0 means
 // DefaultWatchBuffer.
-func NewService(devices devapi.DeviceManagerAPI, history EventHistory, watchBuffer int) *Service {
+func NewService(devices devapi.DeviceManagerAPI, history HistorySource, watchBuffer int) *Service {
 	if watchBuffer <= 0 {
 		watchBuffer = DefaultWatchBuffer
 	}
@@ -122,8 +124,10 @@ func (s *Service) GetEventHistory(_ context.Context, req *memifv1.GetEventHistor
 	if s.history == nil {
 		return nil, status.Error(codes.Unavailable, "event history is not available in this agent")
 	}
-	last := int(min(req.GetLast(), math.MaxInt32))
-	records := s.history.EventHistory(HistoryQuery{SinceSeq: req.GetSinceSeq(), Last: last})
+	var records []eventloop.Record
+	if history := s.history.History(); history != nil {
+		records = selectEvents(history, req.GetSinceSeq(), int(min(req.GetLast(), math.MaxInt32)))
+	}
 	resp := &memifv1.GetEventHistoryResponse{Events: make([]*memifv1.EventRecord, 0, len(records))}
 	for _, record := range records {
 		resp.Events = append(resp.Events, toEventRecord(record))

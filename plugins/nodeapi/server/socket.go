@@ -6,9 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"syscall"
 )
 
@@ -18,54 +16,54 @@ const (
 	DefaultSocketMode = fs.FileMode(0o600)
 )
 
-// NoGroup keeps the group a file is created with.
-const NoGroup = -1
-
-// ResolveGroup returns the ID of group, given by name or number; empty is
-// NoGroup.
-func ResolveGroup(group string) (int, error) {
-	if group == "" {
-		return NoGroup, nil
-	}
-	if gid, err := strconv.Atoi(group); err == nil && gid >= 0 {
-		return gid, nil
-	}
-	found, err := user.LookupGroup(group)
-	if err != nil {
-		return 0, fmt.Errorf("API socket group %q: %w", group, err)
-	}
-	gid, err := strconv.Atoi(found.Gid)
-	if err != nil {
-		return 0, fmt.Errorf("API socket group %q has a non-numeric ID %q", group, found.Gid)
-	}
-	return gid, nil
-}
-
-// ListenUnix listens on a Unix socket at path with the given mode, owned by
-// group gid unless gid is NoGroup. A missing parent directory is created
-// with the narrowest mode that still lets the socket's users reach it, and
-// the same group. A stale socket left by a previous run is removed; a
-// socket that still answers, or a file that is not a socket, is an error.
-func ListenUnix(path string, mode fs.FileMode, gid int) (net.Listener, error) {
+// listenUnix listens on a Unix socket at path with the given mode, owned
+// by group gid unless gid is unixgroup.None. A missing parent directory is
+// created with the narrowest mode that still lets the socket's users reach
+// it, and the same group. A stale socket left by a previous run is
+// removed; a socket that still answers, or a file that is not a socket, is
+// an error.
+//
+// The socket is made under a temporary name and renamed to path only once
+// its mode and group are set, so path never has the wider mode the umask
+// gives a new socket.
+func listenUnix(path string, mode fs.FileMode, gid int) (net.Listener, error) {
 	if err := makeSocketDir(filepath.Dir(path), mode, gid); err != nil {
 		return nil, fmt.Errorf("create API socket directory for %s: %w", path, err)
 	}
 	if err := removeStaleSocket(path); err != nil {
 		return nil, err
 	}
-	listener, err := net.Listen("unix", path)
+	tmpPath := path + ".new"
+	if err := removeStaleSocket(tmpPath); err != nil {
+		return nil, err
+	}
+	listener, err := net.Listen("unix", tmpPath)
 	if err != nil {
-		return nil, fmt.Errorf("listen on API socket %s: %w", path, err)
+		return nil, fmt.Errorf("listen on API socket %s: %w", tmpPath, err)
 	}
-	if err := os.Chmod(path, mode); err != nil {
+	if err := publishSocket(tmpPath, path, mode, gid); err != nil {
 		listener.Close()
-		return nil, fmt.Errorf("set mode %v on API socket %s: %w", mode, path, err)
+		return nil, err
 	}
-	if err := os.Lchown(path, -1, gid); err != nil {
-		listener.Close()
-		return nil, fmt.Errorf("set group %d on API socket %s: %w", gid, path, err)
-	}
+	// Server.Close removes path; the listener would unlink tmpPath, a name
+	// it no longer has.
+	listener.(*net.UnixListener).SetUnlinkOnClose(false)
 	return listener, nil
+}
+
+// publishSocket sets the mode and group of the socket at tmpPath and
+// renames it to path.
+func publishSocket(tmpPath, path string, mode fs.FileMode, gid int) error {
+	if err := os.Chmod(tmpPath, mode); err != nil {
+		return fmt.Errorf("set mode %v on API socket %s: %w", mode, tmpPath, err)
+	}
+	if err := os.Lchown(tmpPath, -1, gid); err != nil {
+		return fmt.Errorf("set group %d on API socket %s: %w", gid, tmpPath, err)
+	}
+	if err := os.Rename(tmpPath, path); err != nil {
+		return fmt.Errorf("move API socket %s to %s: %w", tmpPath, path, err)
+	}
+	return nil
 }
 
 // makeSocketDir creates dir if it is missing; an existing directory is left

@@ -1,0 +1,157 @@
+package devicemanagertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// DeviceCount is how many devices the manager offers.
+const DeviceCount = 100
+
+// waitLimit only bounds waits for what should happen; nothing asserts time.
+const waitLimit = 20 * time.Second
+
+// NoVswitchCommitter accepts every transaction: no vswitch runs in the
+// framework-free packages' tests, and the device manager's events carry no
+// vswitch values. Tests of plugins commit to the real KV scheduler instead.
+type NoVswitchCommitter struct{}
+
+// Commit implements eventloop.Committer.
+func (NoVswitchCommitter) Commit(context.Context, eventloop.CommitRequest) error { return nil }
+
+// New returns the real device manager over temporary directories of t.
+// now, when not nil, is the manager's clock (allocation times).
+func New(t testing.TB, now func() time.Time) *manager.Manager {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.DeviceCount = DeviceCount
+	cfg.PluginDir = filepath.Join(dir, "device-plugins")
+	cfg.SocketRoot = filepath.Join(dir, "memif")
+	cfg.CheckpointPath = filepath.Join(dir, "checkpoint.json")
+	devices, err := manager.New(cfg, manager.Options{Log: testLogger{t}, Now: now})
+	if err != nil {
+		t.Fatalf("create device manager: %v", err)
+	}
+	return devices
+}
+
+// StartLoop runs the real event loop with handlers, committing to
+// committer, until t ends.
+func StartLoop(t testing.TB, committer eventloop.Committer, handlers ...controller.EventHandler) *eventloop.Loop {
+	t.Helper()
+	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: handlers, Committer: committer})
+	if err != nil {
+		t.Fatalf("create event loop: %v", err)
+	}
+	loop.Start()
+	t.Cleanup(func() { loop.Close() })
+	return loop
+}
+
+// Start returns the real device manager running as the only handler of the
+// real event loop.
+func Start(t testing.TB, now func() time.Time) (*manager.Manager, *eventloop.Loop) {
+	t.Helper()
+	devices := New(t, now)
+	return devices, StartLoop(t, NoVswitchCommitter{}, devices)
+}
+
+// Allocate pushes the AllocateDevice event kubelet's Allocate of deviceIDs
+// would push, and returns it once processed, with the allocation's envs
+// and annotations.
+func Allocate(t testing.TB, loop controller.EventLoop, deviceIDs ...string) *dmapi.AllocateDevice {
+	t.Helper()
+	event := dmapi.NewAllocateDevice(dmapi.DefaultResourceName, deviceIDs)
+	if err := loop.PushEvent(event); err != nil {
+		t.Fatalf("push %s: %v", event, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := event.Wait(ctx); err != nil {
+		t.Fatalf("%s: %v", event, err)
+	}
+	return event
+}
+
+// Container is a container of a pod and the allocation kubelet gave it.
+type Container struct {
+	Name       string
+	Allocation *dmapi.AllocateDevice
+}
+
+// AddPod pushes the AddPod event of pod with containers, carrying their
+// allocations' annotations as the runtime shows them, and returns once
+// devices has bound every allocation to the pod.
+func AddPod(t testing.TB, loop controller.EventLoop, devices dmapi.DeviceManagerAPI, pod podapi.Pod, containers ...Container) {
+	t.Helper()
+	event := &podapi.AddPod{Pod: pod}
+	for _, container := range containers {
+		event.Containers = append(event.Containers, podapi.PodContainer{
+			Name: container.Name, Annotations: container.Allocation.Annotations,
+		})
+	}
+	if err := loop.PushEvent(event); err != nil {
+		t.Fatalf("push %s: %v", event, err)
+	}
+	waitFor(t, event.String(), func() bool {
+		memifs, err := devices.GetPodMemifs(pod.ID)
+		bound := 0
+		for _, memif := range memifs {
+			if memif.PodUID == pod.UID {
+				bound++
+			}
+		}
+		return err == nil && bound == len(containers)
+	})
+}
+
+// DeletePod pushes the DeletePod event of pod and returns once devices
+// holds no memif of it.
+func DeletePod(t testing.TB, loop controller.EventLoop, devices dmapi.DeviceManagerAPI, pod podapi.Pod) {
+	t.Helper()
+	event := &podapi.DeletePod{Pod: pod}
+	if err := loop.PushEvent(event); err != nil {
+		t.Fatalf("push %s: %v", event, err)
+	}
+	waitFor(t, event.String(), func() bool {
+		_, err := devices.GetPodMemifs(pod.ID)
+		return errors.Is(err, dmapi.ErrNoMemif)
+	})
+}
+
+// WaitForHistory returns once the event loop of source has recorded count
+// events: a non-blocking event's effect may be visible before its record.
+func WaitForHistory(t testing.TB, source interface{ History() *eventloop.History }, count int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("event %d", count), func() bool { return len(source.History().All()) >= count })
+}
+
+func waitFor(t testing.TB, what string, done func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not seen within %s", what, waitLimit)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type testLogger struct{ t testing.TB }
+
+func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
+func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
+func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
+func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
