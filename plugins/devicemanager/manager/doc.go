@@ -8,11 +8,16 @@
 // that into the event's transaction) nor find pods itself: pod evidence
 // comes in AddPod events and from the optional PodLister at resync.
 //
-// What is released, and when: a pod's allocations at its DeletePod; an
-// allocation made for a kubelet call that then failed (ReleaseAllocation);
-// and, at every resync and every reconcile-period (ReconcileAllocations),
-// what the PodLister shows no live pod holding: allocations of gone pods,
-// and unbound ones older than unbound-grace-period.
+// What is released, and when: a pod's allocations after its DeletePod, in
+// ReleaseAllocation follow-ups that run once the DeletePod's transaction has
+// removed the vswitch side (the socket directory outlives the interface
+// listening on it); an allocation made for a kubelet call that then failed
+// (ReleaseAllocation); and, at every resync and every reconcile-period
+// (ReconcileAllocations), what the PodLister shows no live pod holding:
+// unbound allocations older than unbound-grace-period at once, and for each
+// gone pod holding bound ones a DeletePod follow-up, which removes the
+// vswitch side first. A DeletePod for a pod already released changes
+// nothing.
 //
 // The handler runs on the controller event loop; allocation state is
 // behind the allocation package's lock, so the DeviceManagerAPI methods are

@@ -231,10 +231,12 @@ func (m *Manager) collect(ops controller.EventOperations) (string, error) {
 		errs = append(errs, m.removeDir(c.Allocation))
 	}
 	errs = append(errs, m.deleteGonePods(gone, ops))
+	if len(bindings) > 0 || len(collected) > 0 {
+		errs = append(errs, m.persist())
+	}
 	if len(bindings) == 0 && len(collected) == 0 && len(gone) == 0 {
 		return "", errors.Join(errs...)
 	}
-	errs = append(errs, m.persist())
 	return fmt.Sprintf("bound %d, collected %d allocations, deleting %d gone pods", len(bindings), len(collected), len(gone)), errors.Join(errs...)
 }
 
