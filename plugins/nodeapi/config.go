@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
-	"github.com/contivpp/memif-agent/internal/unixgroup"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
 
@@ -25,21 +24,17 @@ type Config struct {
 	WatchBuffer int `json:"watch-buffer"`
 }
 
-// serverConfig validates c and returns the server's configuration.
+// serverConfig validates c and returns the server's configuration. The
+// decoder has refused a socket-mode beyond the permission bits already;
+// server.Start looks the socket-group up, once.
 func (c Config) serverConfig() (server.Config, error) {
 	if c.SocketPath != "" && !filepath.IsAbs(c.SocketPath) {
 		return server.Config{}, fmt.Errorf("invalid socket-path %q in nodeapi config: want an absolute path", c.SocketPath)
-	}
-	if c.SocketMode&^0o777 != 0 {
-		return server.Config{}, fmt.Errorf("invalid socket-mode %s in nodeapi config: want octal permission bits such as \"0600\"", c.SocketMode)
 	}
 	// The API hands out every memif secret: a group may be let in, the
 	// world may not.
 	if c.SocketMode&0o007 != 0 {
 		return server.Config{}, fmt.Errorf("invalid socket-mode %s in nodeapi config: it lets every local user read memif secrets; use \"0660\" with socket-group", c.SocketMode)
-	}
-	if _, err := unixgroup.Lookup(c.SocketGroup); err != nil {
-		return server.Config{}, fmt.Errorf("invalid socket-group in nodeapi config: %w", err)
 	}
 	if c.WatchBuffer < 0 {
 		return server.Config{}, fmt.Errorf("invalid watch-buffer %d in nodeapi config: want a positive number, or 0 for the default", c.WatchBuffer)

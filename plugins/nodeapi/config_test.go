@@ -24,25 +24,6 @@ func TestExampleConfigIsTheDefaults(t *testing.T) {
 	}
 }
 
-func TestConfigSocketGroup(t *testing.T) {
-	for _, tc := range []struct {
-		group   string
-		wantErr bool
-	}{
-		{"", false},
-		{"nogroup", false},
-		{"65534", false},
-		{"no-such-group-here", true},
-	} {
-		t.Run(tc.group, func(t *testing.T) {
-			_, err := Config{SocketGroup: tc.group}.serverConfig()
-			if (err != nil) != tc.wantErr {
-				t.Errorf("serverConfig(socket-group %q) = %v, want error: %v", tc.group, err, tc.wantErr)
-			}
-		})
-	}
-}
-
 func TestConfigSocketMode(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -77,12 +58,6 @@ func TestConfigSocketMode(t *testing.T) {
 				t.Errorf("serverConfig(%q) = mode %v, %v; want mode %v", tc.yaml, got.SocketMode, err, tc.wantMode)
 			}
 		})
-	}
-}
-
-func TestConfigRefusesModeBeyondPermissionBits(t *testing.T) {
-	if _, err := (Config{SocketMode: 0o4777}).serverConfig(); err == nil || !strings.Contains(err.Error(), "socket-mode") {
-		t.Errorf("serverConfig(socket-mode 04777) = %v, want an error naming socket-mode", err)
 	}
 }
 

@@ -73,3 +73,34 @@ func TestPluginInitRefusesBadConfig(t *testing.T) {
 		t.Fatalf("Init = %v, want an error naming socket-mode", err)
 	}
 }
+
+func TestPluginSocketGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name, group string
+		wantErr     string // part of AfterInit's error; "" for none
+	}{
+		{"none", "", ""},
+		{"by name", "nogroup", ""},
+		{"by number", "65534", ""},
+		{"unknown", "no-such-group-here", `API socket group "no-such-group-here" not found on this host`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.group != "" && tc.wantErr == "" && os.Geteuid() != 0 {
+				t.Skip("giving a socket to another group needs root")
+			}
+			socket := filepath.Join(t.TempDir(), "api.sock")
+			plugin := NewPlugin(UseDeps(func(deps *Deps) {
+				deps.Cfg = writeConfig(t, "socket-path: "+socket+"\nsocket-mode: \"0660\"\nsocket-group: \""+tc.group+"\"\n")
+				deps.DeviceManager = devicemanagertest.New(t, nil)
+			}))
+			if err := plugin.Init(); err != nil {
+				t.Fatalf("Init: %v", err)
+			}
+			err := plugin.AfterInit()
+			t.Cleanup(func() { plugin.Close() })
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("AfterInit with socket-group %q = %v, want error %q", tc.group, err, tc.wantErr)
+			}
+		})
+	}
+}
