@@ -13,6 +13,7 @@ import (
 	"github.com/unrolled/render"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/promregistry"
 	"github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 )
@@ -54,7 +55,7 @@ func (p *Plugin) Init() error {
 	}
 	var metrics prometheus.Registerer
 	if p.Prometheus != nil {
-		metrics = registryAt{plugin: p.Prometheus, path: cnprometheus.DefaultRegistry}
+		metrics = promregistry.Default(p.Prometheus)
 	}
 	if p.StatusCheck != nil {
 		p.StatusCheck.Register(p.PluginName, nil)

@@ -7,9 +7,9 @@ import (
 
 	"github.com/ligato/cn-infra/infra"
 	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/promregistry"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
@@ -53,7 +53,7 @@ func (p *Plugin) Init() error {
 	}
 	opts := manager.Options{Log: p.Log, PodLister: p.PodLister, PodResolver: p.PodResolver}
 	if p.Prometheus != nil {
-		opts.Metrics = registryAt{plugin: p.Prometheus, path: cnprometheus.DefaultRegistry}
+		opts.Metrics = promregistry.Default(p.Prometheus)
 	}
 	dm, err := manager.New(cfg, opts)
 	if err != nil {
@@ -111,28 +111,4 @@ func (p *Plugin) ListAllocations() []dmapi.MemifInfo { return p.dm.ListAllocatio
 // WatchAllocations implements dmapi.DeviceManagerAPI.
 func (p *Plugin) WatchAllocations(ctx context.Context, changes chan<- dmapi.AllocationChange) {
 	p.dm.WatchAllocations(ctx, changes)
-}
-
-// registryAt is a prometheus.Registerer over one registry of cn-infra's
-// Prometheus plugin, so the metrics are served with the agent's.
-type registryAt struct {
-	plugin cnprometheus.API
-	path   string
-}
-
-func (r registryAt) Register(collector prometheus.Collector) error {
-	return r.plugin.Register(r.path, collector)
-}
-
-// MustRegister panics on error, as prometheus.Registerer documents.
-func (r registryAt) MustRegister(collectors ...prometheus.Collector) {
-	for _, collector := range collectors {
-		if err := r.Register(collector); err != nil {
-			panic(err)
-		}
-	}
-}
-
-func (r registryAt) Unregister(collector prometheus.Collector) bool {
-	return r.plugin.Unregister(r.path, collector)
 }

@@ -1,12 +1,18 @@
-package controller
+package promregistry
 
 import (
 	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// registryAt is a prometheus.Registerer over one registry of cn-infra's
-// Prometheus plugin, so the loop's metrics are served with the agent's.
+// Default returns a Registerer over the default registry of plugin, the
+// one cn-infra serves at /metrics.
+func Default(plugin cnprometheus.API) prometheus.Registerer {
+	return registryAt{plugin: plugin, path: cnprometheus.DefaultRegistry}
+}
+
+// registryAt is a prometheus.Registerer over the registry of plugin served
+// at path.
 type registryAt struct {
 	plugin cnprometheus.API
 	path   string
