@@ -73,7 +73,8 @@ type testAgent struct {
 	devices    *manager.Manager
 	vswitch    *vswitchStandIn
 	sibling    *failingSibling
-	rest       *restRouter
+	// restURL is where cn-infra's REST plugin serves the scheduler's API.
+	restURL string
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -90,18 +91,23 @@ func writeFile(t *testing.T, dir, name, content string) string {
 func startAgent(t *testing.T, options ...func(*manager.Options)) *testAgent {
 	t.Helper()
 	dir := t.TempDir()
-	a := &testAgent{vswitch: newVswitchStandIn(), sibling: &failingSibling{}, rest: newRESTRouter()}
+	a := &testAgent{vswitch: newVswitchStandIn(), sibling: &failingSibling{}}
+	restPlugin, restURL := newREST(t)
+	a.restURL = restURL
 	// The scheduler's transaction summary prints values, memif secrets
 	// included; the agent turns it off the same way.
 	schedulerConf := writeFile(t, dir, "kvscheduler.conf", "print-txn-summary: false\n")
 	a.scheduler = kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) {
-		deps.HTTPHandlers = a.rest
+		deps.HTTPHandlers = restPlugin
 		deps.Cfg = configFile(schedulerConf)
 	}))
 	if err := a.scheduler.Init(); err != nil {
 		t.Fatalf("scheduler Init: %v", err)
 	}
 	t.Cleanup(func() { a.scheduler.Close() })
+	if err := restPlugin.AfterInit(); err != nil {
+		t.Fatalf("REST AfterInit: %v", err)
+	}
 	if err := a.scheduler.RegisterKVDescriptor(a.vswitch.descriptor()); err != nil {
 		t.Fatal(err)
 	}

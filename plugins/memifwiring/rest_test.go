@@ -2,53 +2,58 @@ package memifwiring_test
 
 import (
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/gogo/protobuf/jsonpb"
-	"github.com/gorilla/mux"
 	"github.com/ligato/cn-infra/rpc/rest"
-	access "github.com/ligato/cn-infra/rpc/rest/security/model/access-security"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
-	"github.com/unrolled/render"
 )
 
-// restRouter collects the HTTP handlers plugins register, as cn-infra's
-// HTTP plugin does, and serves them in-process without a listener.
-type restRouter struct {
-	router *mux.Router
+// newREST returns cn-infra's REST plugin, initialized to serve on a free
+// loopback port from its AfterInit until the test ends, and its base URL.
+// Plugins register their handlers between Init and AfterInit, as in the
+// agent.
+func newREST(t *testing.T) (*rest.Plugin, string) {
+	t.Helper()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	endpoint := "127.0.0.1:" + strconv.Itoa(listener.Addr().(*net.TCPAddr).Port)
+	listener.Close()
+	plugin := rest.NewPlugin(rest.UseConf(rest.Config{Endpoint: endpoint}))
+	if err := plugin.Init(); err != nil {
+		t.Fatalf("REST Init: %v", err)
+	}
+	t.Cleanup(func() { plugin.Close() })
+	return plugin, "http://" + endpoint
 }
-
-var _ rest.HTTPHandlers = (*restRouter)(nil)
-
-func newRESTRouter() *restRouter { return &restRouter{router: mux.NewRouter()} }
-
-func (r *restRouter) RegisterHTTPHandler(path string, provider rest.HandlerProvider, methods ...string) *mux.Route {
-	return r.router.HandleFunc(path, provider(render.New())).Methods(methods...)
-}
-
-func (r *restRouter) RegisterPermissionGroup(...*access.PermissionGroup) {}
-
-func (r *restRouter) GetPort() int { return 0 }
 
 // restDumpInterfaces reads the vpp interfaces from the scheduler's REST
 // dump (GET /scheduler/dump), as an operator would with curl.
 func (a *testAgent) restDumpInterfaces(t *testing.T) map[string]*vpp_interfaces.Interface {
 	t.Helper()
 	query := url.Values{"key-prefix": {vpp_interfaces.ModelInterface.KeyPrefix()}, "view": {"NB"}}
-	request := httptest.NewRequest(http.MethodGet, "/scheduler/dump?"+query.Encode(), nil)
-	response := httptest.NewRecorder()
-	a.rest.router.ServeHTTP(response, request)
-	if response.Code != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", request.URL, response.Code, response.Body)
+	dumpURL := a.restURL + "/scheduler/dump?" + query.Encode()
+	response, err := http.Get(dumpURL)
+	if err != nil {
+		t.Fatalf("GET %s: %v", dumpURL, err)
+	}
+	defer response.Body.Close()
+	body, err := io.ReadAll(response.Body)
+	if err != nil || response.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s (%v)", dumpURL, response.StatusCode, body, err)
 	}
 	var dump []struct {
 		Key   string
 		Value struct{ ProtoMsgName, ProtoMsgData string }
 	}
-	if err := json.Unmarshal(response.Body.Bytes(), &dump); err != nil {
+	if err := json.Unmarshal(body, &dump); err != nil {
 		t.Fatalf("decode the scheduler dump: %v", err)
 	}
 	interfaces := map[string]*vpp_interfaces.Interface{}
