@@ -93,7 +93,7 @@ type Container struct {
 
 // AddPod pushes the AddPod event of pod with containers, carrying their
 // allocations' annotations as the runtime shows them, and returns once
-// devices has bound every allocation to the pod.
+// devices has bound each of these allocations to the pod.
 func AddPod(t testing.TB, loop controller.EventLoop, devices dmapi.DeviceManagerAPI, pod podapi.Pod, containers ...Container) {
 	t.Helper()
 	event := &podapi.AddPod{Pod: pod}
@@ -106,14 +106,16 @@ func AddPod(t testing.TB, loop controller.EventLoop, devices dmapi.DeviceManager
 		t.Fatalf("push %s: %v", event, err)
 	}
 	waitFor(t, event.String(), func() bool {
-		memifs, err := devices.GetPodMemifs(pod.ID)
-		bound := 0
-		for _, memif := range memifs {
-			if memif.PodUID == pod.UID {
-				bound++
+		bound := map[string]bool{}
+		for _, memif := range devices.ListAllocations() {
+			bound[memif.AllocationID] = memif.Pod == pod.ID && memif.PodUID == pod.UID
+		}
+		for _, container := range containers {
+			if !bound[container.Allocation.AllocationID] {
+				return false
 			}
 		}
-		return err == nil && bound == len(containers)
+		return true
 	})
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
-	"github.com/contivpp/memif-agent/internal/testutil/devicemanagerstandin"
+	"github.com/contivpp/memif-agent/internal/testutil/devicemanagertest"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
@@ -46,9 +46,31 @@ var (
 	webAgain = podapi.Pod{ID: web.ID, UID: "uid-2"}
 )
 
-func boundMemif(id string, pod podapi.Pod, container string, devices ...string) devapi.MemifInfo {
-	return devapi.MemifInfo{AllocationID: id, DeviceIDs: devices, Pod: pod.ID, PodUID: pod.UID,
-		ContainerName: container, HostSocket: "/run/memif/" + id + "/memif.sock", Secret: "s-" + id}
+// podMemif is an allocation of devices, bound to container of pod unless
+// pod is nil.
+type podMemif struct {
+	pod       *podapi.Pod
+	container string
+	devices   []string
+}
+
+func boundMemif(pod podapi.Pod, container string, devices ...string) podMemif {
+	return podMemif{pod: &pod, container: container, devices: devices}
+}
+
+// startDevices runs the real device manager on the real event loop with
+// memifs allocated, and bound, through its events.
+func startDevices(t *testing.T, memifs []podMemif) devapi.DeviceManagerAPI {
+	t.Helper()
+	devices, loop := devicemanagertest.Start(t, nil)
+	for _, memif := range memifs {
+		allocation := devicemanagertest.Allocate(t, loop, memif.devices...)
+		if memif.pod != nil {
+			devicemanagertest.AddPod(t, loop, devices, *memif.pod,
+				devicemanagertest.Container{Name: memif.container, Allocation: allocation})
+		}
+	}
+	return devices
 }
 
 type fullResync struct{}
@@ -62,14 +84,14 @@ func (fullResync) Done(error)                         {}
 func TestHandlerUpdates(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		memifs []devapi.MemifInfo
+		memifs []podMemif
 		// events run in order; want is the last event's transaction.
 		events []controller.Event
 		want   []string
 	}{
 		{
 			name:   "add pod with two devices on one socket",
-			memifs: []devapi.MemifInfo{boundMemif("a1", web, "app", "d1", "d2")},
+			memifs: []podMemif{boundMemif(web, "app", "memif-001", "memif-002")},
 			events: []controller.Event{&podapi.AddPod{Pod: web}},
 			want:   []string{"+memif_default_web_app_0", "+memif_default_web_app_1"},
 		},
@@ -79,33 +101,29 @@ func TestHandlerUpdates(t *testing.T) {
 		},
 		{
 			name:   "delete pod removes what add put",
-			memifs: []devapi.MemifInfo{boundMemif("a1", web, "app", "d1")},
+			memifs: []podMemif{boundMemif(web, "app", "memif-001")},
 			events: []controller.Event{&podapi.AddPod{Pod: web}, &podapi.DeletePod{Pod: web}},
 			want:   []string{"-memif_default_web_app_0"},
 		},
 		{
 			name:   "late delete of a replaced pod keeps the new one",
-			memifs: []devapi.MemifInfo{boundMemif("a2", webAgain, "app", "d1")},
+			memifs: []podMemif{boundMemif(webAgain, "app", "memif-001")},
 			events: []controller.Event{&podapi.AddPod{Pod: webAgain}, &podapi.DeletePod{Pod: web}},
 		},
 		{
 			name:   "memifs of another incarnation are not wired",
-			memifs: []devapi.MemifInfo{boundMemif("a1", web, "app", "d1")},
+			memifs: []podMemif{boundMemif(web, "app", "memif-001")},
 			events: []controller.Event{&podapi.AddPod{Pod: webAgain}},
 		},
 		{
 			name:   "resync puts every bound memif",
-			memifs: []devapi.MemifInfo{boundMemif("a1", web, "app", "d1"), {AllocationID: "unbound", DeviceIDs: []string{"d2"}}},
+			memifs: []podMemif{boundMemif(web, "app", "memif-001"), {devices: []string{"memif-002"}}},
 			events: []controller.Event{fullResync{}},
 			want:   []string{"+memif_default_web_app_0"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			devices := devicemanagerstandin.New()
-			for _, memif := range tc.memifs {
-				devices.Allocate(memif)
-			}
-			handler := wiring.NewHandler(devices, wiring.Config{})
+			handler := wiring.NewHandler(startDevices(t, tc.memifs), wiring.Config{})
 			var txn *recordingTxn
 			for _, event := range tc.events {
 				txn = newRecordingTxn()
