@@ -10,24 +10,24 @@ import (
 )
 
 const (
-	// MaxInterfaceNameLength is what the VPP interface tag holds (64 bytes
+	// maxInterfaceNameLength is what the VPP interface tag holds (64 bytes
 	// with the terminating NUL).
-	MaxInterfaceNameLength = 63
+	maxInterfaceNameLength = 63
 	// nameHashLength is how many hex digits of SHA-256 end a cut name.
 	nameHashLength = 8
 	// nameSeparator cannot occur in Kubernetes names.
 	nameSeparator = "_"
 )
 
-// InterfaceName names the vswitch-side interface of memif memifID of the
+// interfaceName names the vswitch-side interface of memif memifID of the
 // socket that owner (a container name, or the allocation ID when the
 // container is unknown) of pod holds.
-func InterfaceName(pod podapi.PodID, owner string, memifID int) string {
+func interfaceName(pod podapi.PodID, owner string, memifID int) string {
 	name := strings.Join([]string{"memif", pod.Namespace, pod.Name, owner, strconv.Itoa(memifID)}, nameSeparator)
-	if len(name) <= MaxInterfaceNameLength {
+	if len(name) <= maxInterfaceNameLength {
 		return name
 	}
 	sum := sha256.Sum256([]byte(name))
-	keep := MaxInterfaceNameLength - len(nameSeparator) - nameHashLength
+	keep := maxInterfaceNameLength - len(nameSeparator) - nameHashLength
 	return name[:keep] + nameSeparator + hex.EncodeToString(sum[:])[:nameHashLength]
 }

@@ -15,7 +15,7 @@ func Render(pod podapi.PodID, memifs []devapi.MemifInfo, config Config) map[stri
 	values := make(map[string]proto.Message)
 	for i, memif := range memifs {
 		for memifID := range memif.DeviceIDs {
-			iface := renderInterface(InterfaceName(pod, owners[i], memifID), memif, memifID, config)
+			iface := renderInterface(interfaceName(pod, owners[i], memifID), memif, memifID, config)
 			iface.IpAddresses = config.addressOf(pod.Namespace, pod.Name, memif.ContainerName, memifID)
 			values[vpp_interfaces.InterfaceKey(iface.Name)] = iface
 		}

@@ -1,6 +1,7 @@
 package wiring_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,34 +12,59 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
-func TestInterfaceName(t *testing.T) {
+// vppTagLength is what the VPP interface tag holds: 64 bytes with the
+// terminating NUL.
+const vppTagLength = 63
+
+func TestRenderedInterfaceNames(t *testing.T) {
 	long := strings.Repeat("a", 63)
 	for _, tc := range []struct {
-		name  string
-		pod   podapi.PodID
-		owner string
-		id    int
-		want  string
+		name      string
+		pod       podapi.PodID
+		container string
+		devices   int
+		// want are the names' prefixes, one per device.
+		want []string
 	}{
-		{"short", podapi.PodID{Namespace: "default", Name: "web"}, "app", 1, "memif_default_web_app_1"},
-		{"dashes stay apart from separators", podapi.PodID{Namespace: "a-b", Name: "c"}, "d", 0, "memif_a-b_c_d_0"},
-		{"long names are cut and hashed", podapi.PodID{Namespace: long, Name: long}, "app", 0,
-			"memif_" + strings.Repeat("a", 48) + "_"},
+		{"short", podapi.PodID{Namespace: "default", Name: "web"}, "app", 2,
+			[]string{"memif_default_web_app_0", "memif_default_web_app_1"}},
+		{"dashes stay apart from separators", podapi.PodID{Namespace: "a-b", Name: "c"}, "d", 1, []string{"memif_a-b_c_d_0"}},
+		{"long names are cut and hashed", podapi.PodID{Namespace: long, Name: long}, "app", 2,
+			[]string{"memif_" + strings.Repeat("a", 48) + "_", "memif_" + strings.Repeat("a", 48) + "_"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := wiring.InterfaceName(tc.pod, tc.owner, tc.id)
-			if len(got) > wiring.MaxInterfaceNameLength {
-				t.Errorf("name %q has %d characters, more than %d", got, len(got), wiring.MaxInterfaceNameLength)
+			memif := devapi.MemifInfo{AllocationID: "alloc-1", Pod: tc.pod, ContainerName: tc.container,
+				HostSocket: "/run/memif/alloc-1/memif.sock", Secret: "secret-1"}
+			for i := range tc.devices {
+				memif.DeviceIDs = append(memif.DeviceIDs, fmt.Sprintf("memif-%03d", i))
 			}
-			if !strings.HasPrefix(got, tc.want) {
-				t.Errorf("name = %q, want %q", got, tc.want)
+			values := wiring.Render(tc.pod, []devapi.MemifInfo{memif}, wiring.Config{})
+			names := map[uint32]string{}
+			for key, value := range values {
+				iface := value.(*vpp_interfaces.Interface)
+				if key != vpp_interfaces.InterfaceKey(iface.Name) {
+					t.Errorf("interface %s is under key %s", iface.Name, key)
+				}
+				names[iface.GetMemif().GetId()] = iface.Name
+			}
+			if len(names) != len(tc.want) {
+				t.Fatalf("rendered %v, want %d interfaces with distinct memif IDs", values, len(tc.want))
+			}
+			seen := map[string]bool{}
+			for id, want := range tc.want {
+				got := names[uint32(id)]
+				if len(got) > vppTagLength {
+					t.Errorf("name %q has %d characters, more than a VPP tag holds (%d)", got, len(got), vppTagLength)
+				}
+				if !strings.HasPrefix(got, want) {
+					t.Errorf("name of memif %d = %q, want %q", id, got, want)
+				}
+				if seen[got] {
+					t.Errorf("two memifs share the name %q", got)
+				}
+				seen[got] = true
 			}
 		})
-	}
-	first := wiring.InterfaceName(podapi.PodID{Namespace: long, Name: long}, "app", 0)
-	second := wiring.InterfaceName(podapi.PodID{Namespace: long, Name: long}, "app", 1)
-	if first == second {
-		t.Errorf("two memifs of a long-named pod share the name %q", first)
 	}
 }
 
