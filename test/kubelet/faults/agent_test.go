@@ -117,6 +117,10 @@ func newAgent(tb testing.TB, setup agentSetup) *agent {
 	writeConfig(tb, a.configDir, files)
 	tb.Cleanup(func() {
 		a.kill()
+		if content, err := os.ReadFile(a.logPath); err == nil && bytes.Contains(content, []byte("WARNING: DATA RACE")) {
+			tb.Errorf("the race detector found a data race in memif-agent; see %s", a.logPath)
+			keepLog(tb, a.logPath)
+		}
 		if tb.Failed() {
 			tb.Logf("agent log %s ends with:\n%s", a.logPath, logTail(a.logPath, 40))
 		}
@@ -491,5 +495,21 @@ func waitCapacity(tb testing.TB, kubelet *kubelettest.Kubelet, want int64) {
 	defer cancel()
 	if err := kubelet.WaitForCapacity(ctx, resource, want); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// keepLog copies an agent log out of the directory the test removes.
+func keepLog(tb testing.TB, path string) {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	kept, err := os.CreateTemp("", "memif-agent-race-*.log")
+	if err != nil {
+		return
+	}
+	defer kept.Close()
+	if _, err := kept.Write(content); err == nil {
+		tb.Logf("agent log kept at %s", kept.Name())
 	}
 }

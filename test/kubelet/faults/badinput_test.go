@@ -24,15 +24,18 @@ func TestBadCheckpointFiles(t *testing.T) {
 	cases := []struct {
 		name    string
 		content []byte
+		// journal, when set, is written as the checkpoint's journal.
+		journal []byte
 	}{
-		{"garbage", []byte("\x00\x01not a checkpoint\xff")},
-		{"truncated", valid[:len(valid)/2]},
-		{"empty", nil},
-		{"tampered secret", tamper(t, valid)},
-		{"future version", bytes.Replace(valid, []byte(`"version": 1`), []byte(`"version": 99`), 1)},
+		{"garbage", []byte("\x00\x01not a checkpoint\xff"), nil},
+		{"truncated", valid[:len(valid)/2], nil},
+		{"empty", nil, nil},
+		{"tampered secret", tamper(t, valid), nil},
+		{"future version", regexp.MustCompile(`"version": [0-9]+`).ReplaceAll(valid, []byte(`"version": 99`)), nil},
+		{"garbage journal", valid, []byte("\x00\x00\x00\x10not a journal record at all")},
 		// kubelet's own device manager checkpoint, as if checkpoint-path
 		// pointed at it.
-		{"foreign", []byte(`{"Data":{"PodDeviceEntries":null,"RegisteredDevices":{"contivpp.io/memif":["memif-000"]}},"Checksum":1397734581}`)},
+		{"foreign", []byte(`{"Data":{"PodDeviceEntries":null,"RegisteredDevices":{"contivpp.io/memif":["memif-000"]}},"Checksum":1397734581}`), nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,6 +45,11 @@ func TestBadCheckpointFiles(t *testing.T) {
 			}
 			if err := os.WriteFile(a.checkpointPath, tc.content, 0o600); err != nil {
 				t.Fatal(err)
+			}
+			if tc.journal != nil {
+				if err := os.WriteFile(a.checkpointPath+".journal", tc.journal, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			a.start()
 			a.requireHealthy()
@@ -68,7 +76,8 @@ func TestBadCheckpointFiles(t *testing.T) {
 }
 
 // validCheckpoint runs an agent for one allocation and returns the
-// checkpoint it wrote.
+// checkpoint snapshot holding it: the agent journals the allocation, and
+// the next start compacts the journal into the snapshot.
 func validCheckpoint(t *testing.T) []byte {
 	t.Helper()
 	a := newAgent(t, agentSetup{})
@@ -76,6 +85,8 @@ func validCheckpoint(t *testing.T) []byte {
 	if _, err := allocate(context.Background(), a.pluginClient(), deviceID(0)); err != nil {
 		t.Fatalf("Allocate: %v", err)
 	}
+	a.stop()
+	a.start()
 	a.stop()
 	content, err := os.ReadFile(a.checkpointPath)
 	if err != nil {

@@ -49,6 +49,7 @@ func TestFileAndSocketModes(t *testing.T) {
 				want fs.FileMode
 			}{
 				{"checkpoint", a.checkpointPath, 0o600},
+				{"checkpoint journal", a.checkpointPath + ".journal", 0o600},
 				{"checkpoint directory", filepath.Dir(a.checkpointPath), 0o700},
 				{"API socket", a.apiSocket, fs.ModeSocket | tc.wantAPISocket},
 				{"API socket directory", filepath.Dir(a.apiSocket), fs.ModeDir | tc.wantAPIDir},
@@ -63,7 +64,7 @@ func TestFileAndSocketModes(t *testing.T) {
 					continue
 				}
 				got := info.Mode() & (fs.ModeType | fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-				if w.what == "checkpoint directory" || w.what == "checkpoint" {
+				if strings.HasPrefix(w.what, "checkpoint") {
 					got &^= fs.ModeDir
 				}
 				if got != w.want {
