@@ -42,7 +42,10 @@ type runningAgent struct {
 	cmd      *exec.Cmd
 	log      *bytes.Buffer
 	httpPort int
-	exited   chan error
+	// exited is closed once the process has been waited for; exitErr is
+	// Wait's result from then on.
+	exited  chan struct{}
+	exitErr error
 }
 
 func freePort(t *testing.T) int {
@@ -83,16 +86,21 @@ func agentConfigDir(t *testing.T, extra map[string]string) string {
 
 func startAgent(t *testing.T, configDir string, args ...string) *runningAgent {
 	t.Helper()
-	agent := &runningAgent{log: &bytes.Buffer{}, httpPort: freePort(t), exited: make(chan error, 1)}
+	agent := &runningAgent{log: &bytes.Buffer{}, httpPort: freePort(t), exited: make(chan struct{})}
 	args = append([]string{"-config-dir", configDir, "-http-port", strconv.Itoa(agent.httpPort)}, args...)
 	agent.cmd = exec.Command(agentBinary, args...)
 	agent.cmd.Stdout, agent.cmd.Stderr = agent.log, agent.log
 	if err := agent.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { agent.exited <- agent.cmd.Wait() }()
+	go func() {
+		agent.exitErr = agent.cmd.Wait()
+		close(agent.exited)
+	}()
 	t.Cleanup(func() {
-		if agent.cmd.ProcessState == nil {
+		select {
+		case <-agent.exited:
+		default:
 			agent.cmd.Process.Kill()
 			<-agent.exited
 		}
@@ -110,8 +118,8 @@ func (a *runningAgent) waitReady(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-a.exited:
-			t.Fatalf("agent exited before it was ready: %v", err)
+		case <-a.exited:
+			t.Fatalf("agent exited before it was ready: %v", a.exitErr)
 		default:
 		}
 		response, err := http.Get(url)
@@ -204,10 +212,10 @@ func TestAgentListensOnlyOnLoopbackAndStopsOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-agent.exited:
+	case <-agent.exited:
 		// A stop that overran the agent's own shutdown timeout exits non-zero.
-		if err != nil {
-			t.Fatalf("agent did not stop cleanly on SIGTERM: %v", err)
+		if agent.exitErr != nil {
+			t.Fatalf("agent did not stop cleanly on SIGTERM: %v", agent.exitErr)
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("agent still running a minute after SIGTERM")
@@ -255,8 +263,8 @@ func TestAgentRefusesInvalidConfigNamingTheKey(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			agent := startAgent(t, agentConfigDir(t, map[string]string{tc.file: tc.content}))
 			select {
-			case err := <-agent.exited:
-				if err == nil {
+			case <-agent.exited:
+				if agent.exitErr == nil {
 					t.Fatalf("agent exited 0 with invalid %s; want a failure", tc.file)
 				}
 			case <-time.After(time.Minute):
