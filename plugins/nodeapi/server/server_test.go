@@ -266,7 +266,13 @@ func TestSocketModeIsWhatConfigSays(t *testing.T) {
 				t.Skip("giving a socket to another group needs root")
 			}
 			path := filepath.Join(t.TempDir(), "run", "api.sock")
+			// Under umask 0 a new socket is world-writable until chmod;
+			// the API must never show that at its path.
+			defer syscall.Umask(syscall.Umask(0))
 			startAPI(t, devicemanagertest.New(t, nil), nil, server.Config{SocketPath: path, SocketMode: tc.mode, SocketGroup: tc.group})
+			if entries, err := os.ReadDir(filepath.Dir(path)); err != nil || len(entries) != 1 || entries[0].Name() != "api.sock" {
+				t.Errorf("socket directory holds %v (%v), want only api.sock", entries, err)
+			}
 			for _, want := range []struct {
 				path string
 				mode fs.FileMode
@@ -303,6 +309,9 @@ func TestStartWithSocketLeftovers(t *testing.T) {
 	}{
 		{"nothing there", func(*testing.T, string) {}, false},
 		{"stale socket of a previous run", leaveStaleSocket, false},
+		{"socket left by a start interrupted before its rename", func(t *testing.T, path string) {
+			leaveStaleSocket(t, path+".new")
+		}, false},
 		{"socket in use", serveSocket, true},
 		{"regular file", func(t *testing.T, path string) {
 			if err := os.WriteFile(path, []byte("keep me"), 0o600); err != nil {
