@@ -16,6 +16,8 @@ const fileMode = 0o600
 // Load reads the checkpoint at path and the journal that extends it. A
 // missing file is an empty checkpoint; a missing or stale journal adds
 // nothing; a file that cannot be used is a *CorruptError (see MoveAside).
+// When the journal ends in a torn record, Load returns what precedes it
+// with a *TornTailError.
 func Load(path string) (Data, error) {
 	content, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -36,7 +38,7 @@ func Load(path string) (Data, error) {
 	if err != nil {
 		return Data{}, fmt.Errorf("read checkpoint journal %s: %w", journal, err)
 	}
-	records, err := decodeJournal(journal, content, generation)
+	records, torn, err := decodeJournal(journal, content, generation)
 	if err != nil {
 		return Data{}, err
 	}
@@ -44,7 +46,25 @@ func Load(path string) (Data, error) {
 	if err != nil {
 		return Data{}, &CorruptError{Path: journal, Reason: err.Error()}
 	}
+	if torn > 0 {
+		return data, &TornTailError{Path: journal, Offset: torn, Bytes: len(content) - torn}
+	}
 	return data, nil
+}
+
+// TornTailError says that Load dropped the last record of the journal: it
+// was cut short by a crash while it was appended (its Save never returned,
+// so nothing was handed out on it), or damaged since. The data Load returns
+// with it is everything before that record: usable, but perhaps not all
+// that was ever saved.
+type TornTailError struct {
+	Path          string
+	Offset, Bytes int
+}
+
+// Error implements error.
+func (e *TornTailError) Error() string {
+	return fmt.Sprintf("checkpoint journal %s ends in a torn record: dropped %d bytes from byte %d (a save cut short by a crash, or damage)", e.Path, e.Bytes, e.Offset)
 }
 
 // Save writes data to path as a snapshot with no journal, atomically:

@@ -56,7 +56,7 @@ func FuzzDecodeJournal(f *testing.F) {
 	f.Add(encodeJournalHeader(generation + 1))
 	f.Add([]byte("MEMIFJ01"))
 	f.Fuzz(func(t *testing.T, content []byte) {
-		records, err := decodeJournal("fuzz", content, generation)
+		records, _, err := decodeJournal("fuzz", content, generation)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("decodeJournal error %v is not ErrCorrupt", err)
@@ -69,9 +69,9 @@ func FuzzDecodeJournal(f *testing.F) {
 				t.Fatalf("encode of a decoded record: %v", err)
 			}
 		}
-		roundTrip, err := decodeJournal("fuzz", again, generation)
-		if err != nil {
-			t.Fatalf("decode of re-encoded records: %v", err)
+		roundTrip, torn, err := decodeJournal("fuzz", again, generation)
+		if err != nil || torn != 0 {
+			t.Fatalf("decode of re-encoded records: torn at %d, %v", torn, err)
 		}
 		if !reflect.DeepEqual(roundTrip, records) {
 			t.Fatalf("round trip changed the records: %+v != %+v", roundTrip, records)

@@ -65,11 +65,12 @@ func appendRecord(buf []byte, r journalRecord) ([]byte, error) {
 }
 
 // decodeJournal returns the records of content when it is the journal of
-// generation, and none when it is a stale one. path only names the file in
-// errors; every problem is a *CorruptError.
-func decodeJournal(path string, content []byte, generation uint64) ([]journalRecord, error) {
-	corrupt := func(format string, args ...any) ([]journalRecord, error) {
-		return nil, &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
+// generation, and none when it is a stale one; torn is the offset of a torn
+// last record it dropped, 0 if none. path only names the file in errors;
+// every problem is a *CorruptError.
+func decodeJournal(path string, content []byte, generation uint64) (records []journalRecord, torn int, err error) {
+	corrupt := func(format string, args ...any) ([]journalRecord, int, error) {
+		return nil, 0, &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	if len(content) < journalHeaderSize || !bytes.HasPrefix(content, []byte(journalMagic)) {
 		return corrupt("not a memif-agent checkpoint journal (short or foreign header)")
@@ -79,22 +80,21 @@ func decodeJournal(path string, content []byte, generation uint64) ([]journalRec
 		return corrupt("journal header checksum mismatch")
 	}
 	if binary.BigEndian.Uint64(header[len(journalMagic):]) != generation {
-		return nil, nil
+		return nil, 0, nil
 	}
-	var records []journalRecord
 	for rest, offset := content[journalHeaderSize:], journalHeaderSize; len(rest) > 0; {
 		if len(rest) < recordHeaderSize {
-			break // torn header of the last record
+			return records, offset, nil // torn header of the last record
 		}
 		size := binary.BigEndian.Uint32(rest)
 		if uint64(size) > uint64(len(rest)-recordHeaderSize) {
-			break // torn last record
+			return records, offset, nil // torn last record
 		}
 		end := recordHeaderSize + int(size)
 		payload := rest[recordHeaderSize:end]
 		if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(rest[4:]) {
 			if end == len(rest) {
-				break // torn last record
+				return records, offset, nil // torn last record
 			}
 			return corrupt("journal record at byte %d: checksum mismatch", offset)
 		}
@@ -108,7 +108,7 @@ func decodeJournal(path string, content []byte, generation uint64) ([]journalRec
 		records = append(records, r)
 		rest, offset = rest[end:], offset+end
 	}
-	return records, nil
+	return records, 0, nil
 }
 
 func decodeRecord(payload []byte) (journalRecord, error) {

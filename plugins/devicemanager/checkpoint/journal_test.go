@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,7 +186,8 @@ func journalAfter(t *testing.T) (string, []byte, []int) {
 
 // TestJournalCrashConsistency cuts the journal at every byte, as a crash
 // in the middle of an append can: Load gives the state of the last Save
-// that was wholly written, never a mix and never an error.
+// that was wholly written, never a mix, and says when it dropped a torn
+// record.
 func TestJournalCrashConsistency(t *testing.T) {
 	path, journal, ends := journalAfter(t)
 	history := states()
@@ -199,9 +201,16 @@ func TestJournalCrashConsistency(t *testing.T) {
 				want = history[i+1]
 			}
 		}
+		atBoundary := cut == journalHeaderSize || slices.Contains(ends, cut)
 		got, err := Load(path)
-		if err != nil || !same(got, want) {
+		var torn *TornTailError
+		switch {
+		case !same(got, want):
 			t.Fatalf("journal cut at byte %d of %d: Load = %+v, %v; want %+v", cut, len(journal), got, err, want)
+		case atBoundary && err != nil:
+			t.Fatalf("journal cut after a whole record (byte %d): Load error %v, want none", cut, err)
+		case !atBoundary && (!errors.As(err, &torn) || torn.Offset+torn.Bytes != cut):
+			t.Fatalf("journal cut in a record (byte %d): Load error %v, want a *TornTailError up to the cut", cut, err)
 		}
 	}
 }
@@ -235,7 +244,8 @@ func TestJournalCorrupt(t *testing.T) {
 			}
 			got, err := Load(path)
 			if tc.want != nil {
-				if err != nil || !same(got, *tc.want) {
+				var torn *TornTailError
+				if (err != nil && !errors.As(err, &torn)) || !same(got, *tc.want) {
 					t.Errorf("Load = %+v, %v; want %+v", got, err, *tc.want)
 				}
 				return

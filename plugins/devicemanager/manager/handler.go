@@ -186,7 +186,15 @@ func (m *Manager) Resync(_ controller.Event, _ controller.KubeStateData, _ int, 
 // the full record of what kubelet was ever handed.
 func (m *Manager) load() (complete bool) {
 	_, statErr := os.Stat(m.cfg.CheckpointPath)
+	whole := statErr == nil
 	data, err := checkpoint.Load(m.cfg.CheckpointPath)
+	var torn *checkpoint.TornTailError
+	if errors.As(err, &torn) {
+		// Usable, but perhaps not whole: keep every directory.
+		m.metrics.countError("checkpoint-torn")
+		m.log.Errorf("%v; going on with the allocations before it", torn)
+		whole, err = false, nil
+	}
 	if err != nil {
 		m.metrics.countError("checkpoint-unreadable")
 		aside, moveErr := checkpoint.MoveAside(m.cfg.CheckpointPath, m.opts.Now())
@@ -203,7 +211,7 @@ func (m *Manager) load() (complete bool) {
 		m.log.Errorf("%v", err)
 	}
 	m.log.Infof("restored %d allocations from %s", len(m.state.List()), m.cfg.CheckpointPath)
-	return statErr == nil && len(skipped) == 0
+	return whole && len(skipped) == 0
 }
 
 // collect releases the unbound allocations no live pod holds, when the pod
