@@ -57,7 +57,7 @@ Flags:
 // after the plugins it depends on, in field order otherwise.
 type memifAgent struct {
 	LogManager    *logmanager.Plugin
-	HTTP          *rest.Plugin
+	HTTP          *deferredHTTP
 	Health        *health.Plugin
 	Prometheus    *prometheus.Plugin
 	KVScheduler   *kvscheduler.Scheduler
@@ -66,15 +66,18 @@ type memifAgent struct {
 	MemifWiring   *memifwiring.Plugin
 	Controller    *controller.Plugin
 	NodeAPI       *nodeapi.Plugin
+	// HTTPStart must stay last: it starts the HTTP server once every
+	// plugin has registered its routes.
+	HTTPStart *httpStarter
 }
 
 func newMemifAgent() *memifAgent {
-	httpServer := rest.NewPlugin(rest.UseDeps(func(deps *rest.Deps) {
+	httpServer := &deferredHTTP{server: rest.NewPlugin(rest.UseDeps(func(deps *rest.Deps) {
 		deps.Cfg = withAgentDefaults(config.ForPlugin("http", config.WithExtraFlags(func(flags *config.FlagSet) {
 			flags.String("http-port", rest.DefaultHTTPPort,
 				"Port of the HTTP server (probes, metrics, event history); it listens on 127.0.0.1 unless http.conf sets another endpoint")
 		})))
-	}))
+	}))}
 	metrics := prometheus.NewPlugin(prometheus.UseDeps(func(deps *prometheus.Deps) {
 		deps.HTTP = httpServer
 	}))
@@ -127,6 +130,7 @@ func newMemifAgent() *memifAgent {
 		MemifWiring:   memifWiring,
 		Controller:    eventLoop,
 		NodeAPI:       nodeAPI,
+		HTTPStart:     &httpStarter{http: httpServer},
 	}
 }
 
