@@ -200,16 +200,6 @@ func (a *agent) start() {
 			a.tb.Fatalf("memif-agent exited at start (%v); its log ends with:\n%s", a.waitErr, logTail(a.logPath, 30))
 		default:
 		}
-		// The node API is the last plugin to start (a socket left by a
-		// killed agent refuses connections). Until then cn-infra's
-		// plugins still add HTTP routes while the server already serves,
-		// a data race in cn-infra (reported, not ours to fix here) that a
-		// probe during start-up would trip.
-		conn, err := net.Dial("unix", a.apiSocket)
-		if err != nil {
-			return fmt.Errorf("node API not serving yet: %w", err)
-		}
-		conn.Close()
 		if _, err := os.Stat(a.pluginSocket); err != nil {
 			return fmt.Errorf("no device plugin socket: %w", err)
 		}
