@@ -2,10 +2,13 @@ package deviceplugin_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -297,6 +300,52 @@ func TestOurSocketRemovedWhileRegistering(t *testing.T) {
 				t.Errorf("kubelet got %d Register calls, want 2 (the cancelled one and the good one)", calls)
 			}
 		})
+	}
+}
+
+// TestRegistersWhenKubeletSocketIsBoundBeforeListening: kubelet binds its
+// socket (the file appears, the plugin is told) before it listens, and a
+// connection in between is refused. The plugin's Register call must wait
+// for kubelet to listen, not fail and back off (which, after the burst of
+// events of a kubelet restart, left capacity away for seconds).
+func TestRegistersWhenKubeletSocketIsBoundBeforeListening(t *testing.T) {
+	dir := t.TempDir()
+	var failures atomic.Int32
+	counter := &registrationCounter{}
+	hooks := counter.hooks()
+	hooks.RegistrationFailed = func(err error) {
+		failures.Add(1)
+		t.Logf("registration failed: %v", err)
+	}
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	socket := os.NewFile(uintptr(fd), "kubelet.sock")
+	defer socket.Close()
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: filepath.Join(dir, "kubelet.sock")}); err != nil {
+		t.Fatal(err)
+	}
+	startServer(t, dir, startLoop(t), hooks)
+	// Give the plugin time to try the bound socket; this bounds the wait
+	// only: on a slow machine the test may check less, never fail wrongly.
+	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline) && failures.Load() == 0; {
+		time.Sleep(time.Millisecond)
+	}
+	if err := syscall.Listen(fd, 16); err != nil {
+		t.Fatal(err)
+	}
+	listener, err := net.FileListener(socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := fakekubelet.Serve(listener, dir, fakekubelet.Options{})
+	t.Cleanup(registry.Stop)
+
+	nextDevices(t, nextRegistration(t, registry))
+	counter.waitTotal(t, 1)
+	if n := failures.Load(); n != 0 {
+		t.Errorf("%d registrations failed while kubelet's socket was bound but not listening, want none", n)
 	}
 }
 

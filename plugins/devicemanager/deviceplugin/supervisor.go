@@ -11,9 +11,14 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 )
+
+// connectBackoff paces reconnections to kubelet's registration socket
+// within one Register call.
+var connectBackoff = backoff.Config{BaseDelay: 5 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}
 
 // supervisor owns the gRPC server, the registration and the directory
 // watch; only its run goroutine touches them.
@@ -89,7 +94,7 @@ func (sup *supervisor) run(ctx context.Context) {
 				return
 			}
 			if sup.handleFileEvent(event) {
-				sup.reconcile(ctx)
+				sup.reconcile(ctx, false)
 			}
 		case err, ok := <-sup.watcher.Errors:
 			if ok {
@@ -98,11 +103,11 @@ func (sup *supervisor) run(ctx context.Context) {
 		case err := <-sup.serveErr:
 			sup.s.log.Warnf("device plugin server on %s stopped (%v); serving again", sup.s.SocketPath(), err)
 			sup.stopServing()
-			sup.reconcile(ctx)
+			sup.reconcile(ctx, false)
 		case result := <-sup.results:
 			sup.finished(result)
 		case <-sup.retry.C:
-			sup.reconcile(ctx)
+			sup.reconcile(ctx, true)
 		}
 	}
 }
@@ -137,11 +142,17 @@ func (sup *supervisor) handleFileEvent(event fsnotify.Event) bool {
 // reconcile serves again if our socket is not the one our server listens
 // on, and registers the current pair of sockets unless that is done or
 // under way. An attempt for another pair is cancelled: its sockets are gone.
-func (sup *supervisor) reconcile(ctx context.Context) {
+// Only the retry timer's own retries back off further: one kubelet restart
+// brings a burst of events, which must not push the next retry seconds out.
+func (sup *supervisor) reconcile(ctx context.Context, retrying bool) {
+	notYet := sup.retryLater
+	if retrying {
+		notYet = sup.failed
+	}
 	serving, err := sup.ensureServing()
 	if err != nil {
 		sup.cancelAttempt()
-		sup.failed(err)
+		notYet(err)
 		return
 	}
 	kubelet, err := statSocket(sup.s.kubeletSocketPath())
@@ -149,7 +160,7 @@ func (sup *supervisor) reconcile(ctx context.Context) {
 		// The creation of kubelet's socket triggers the next attempt; the
 		// retry timer covers a watch that missed it.
 		sup.cancelAttempt()
-		sup.failed(fmt.Errorf("kubelet registration socket: %w", err))
+		notYet(fmt.Errorf("kubelet registration socket: %w", err))
 		return
 	}
 	want := registration{kubelet: kubelet, serving: serving}
@@ -250,6 +261,12 @@ func (sup *supervisor) finished(result attemptResult) {
 	}
 }
 
+// retryLater arms the retry timer without backing off further.
+func (sup *supervisor) retryLater(err error) {
+	sup.s.log.Debugf("device plugin not registered yet, looking again in %s unless the directory changes first: %v", max(sup.backoff, sup.s.cfg.MinBackoff), err)
+	sup.retry.Reset(max(sup.backoff, sup.s.cfg.MinBackoff))
+}
+
 func (sup *supervisor) failed(err error) {
 	sup.backoff = min(max(sup.backoff*2, sup.s.cfg.MinBackoff), sup.s.cfg.MaxBackoff)
 	sup.s.log.Debugf("device plugin registration failed, retrying in %s: %v", sup.backoff, err)
@@ -270,10 +287,14 @@ func (sup *supervisor) shutdown() {
 	}
 }
 
-// registerWithKubelet makes one Register call.
+// registerWithKubelet makes one Register call. It waits for kubelet's
+// socket to accept (kubelet binds it before it listens: a connection in
+// between is refused), retrying the connection every few milliseconds
+// rather than gRPC's default second, until the call's context ends.
 func (s *Server) registerWithKubelet(ctx context.Context) error {
 	path := s.kubeletSocketPath()
-	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: connectBackoff, MinConnectTimeout: s.cfg.RegisterTimeout}))
 	if err != nil {
 		return fmt.Errorf("connect to kubelet registration socket %s: %w", path, err)
 	}
@@ -285,7 +306,7 @@ func (s *Server) registerWithKubelet(ctx context.Context) error {
 		Endpoint:     s.cfg.PluginSocket,
 		ResourceName: s.cfg.ResourceName,
 		Options:      pluginOptions(),
-	})
+	}, grpc.WaitForReady(true))
 	if err != nil {
 		return fmt.Errorf("register %s with kubelet at %s: %w", s.cfg.ResourceName, path, err)
 	}

@@ -68,6 +68,11 @@ func StartWith(pluginDir, socketName string, opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fake kubelet: listen on %s: %w", path, err)
 	}
+	return Serve(listener, pluginDir, opts), nil
+}
+
+// Serve serves the registration on listener, a socket in pluginDir.
+func Serve(listener net.Listener, pluginDir string, opts Options) *Registry {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Registry{
 		pluginDir: pluginDir, opts: opts, server: grpc.NewServer(),
@@ -80,7 +85,7 @@ func StartWith(pluginDir, socketName string, opts Options) (*Registry, error) {
 		defer r.wg.Done()
 		r.server.Serve(listener)
 	}()
-	return r, nil
+	return r
 }
 
 // Registrations delivers every registration in order.
