@@ -198,6 +198,9 @@ func checkAbsDir(path string) string {
 	if path == "" || !filepath.IsAbs(path) {
 		return fmt.Sprintf("must be an absolute path, got %q", path)
 	}
+	if strings.ContainsRune(path, 0) {
+		return fmt.Sprintf("must not contain a NUL byte, got %q", path)
+	}
 	if filepath.Clean(path) == "/" {
 		return "must not be the root directory"
 	}

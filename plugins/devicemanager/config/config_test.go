@@ -95,6 +95,7 @@ func TestParseRejects(t *testing.T) {
 		{"empty kubelet socket", `kubelet-socket: ""`, "kubelet-socket", "plain file name"},
 		{"socket root is /", "socket-root: /", "socket-root", "root directory"},
 		{"relative container dir", "container-dir: run/vpp", "container-dir", "absolute path"},
+		{"NUL byte in socket root", "socket-root: \"/run/m\\0x\"", "socket-root", "NUL byte"},
 		{"socket name dot-dot", "socket-name: ..", "socket-name", "plain file name"},
 		{"checkpoint under socket root", "checkpoint-path: /var/run/contiv/memif/cp.json", "checkpoint-path", "must not be under socket-root"},
 		{"relative checkpoint", "checkpoint-path: cp.json", "checkpoint-path", "absolute path"},
