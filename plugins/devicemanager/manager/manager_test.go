@@ -408,10 +408,13 @@ func TestPeriodicReconciliationCollectsMissedDeletes(t *testing.T) {
 	lister.set([]podapi.PodState{{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{hostDir}}}}})
 	waitFor(t, "the pod is bound", func() bool { _, err := a.dm.GetPodMemifInfo(pod.ID); return err == nil })
 	lister.set(nil) // the pod went away and its DeletePod was missed
-	waitFor(t, "the allocation is collected", func() bool { _, err := a.dm.GetPodMemifInfo(pod.ID); return err != nil })
-	if _, err := os.Stat(hostDir); !os.IsNotExist(err) {
-		t.Errorf("directory %s after collection: %v, want it removed", hostDir, err)
-	}
+	// The state forgets the allocation first; its directory goes right
+	// after, outside the state's lock.
+	waitFor(t, "the allocation and its directory are collected", func() bool {
+		_, lookupErr := a.dm.GetPodMemifInfo(pod.ID)
+		_, statErr := os.Stat(hostDir)
+		return lookupErr != nil && os.IsNotExist(statErr)
+	})
 }
 
 // lockedPodLister stands in for the runtime and pod-resources; a test
