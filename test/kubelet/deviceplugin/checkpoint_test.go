@@ -38,12 +38,6 @@ func TestCorruptCheckpointIsSurvived(t *testing.T) {
 			}
 
 			a = n.startAgent(t, n.cfg)
-			// The startup resync, which moves the corrupt file aside, runs
-			// on the event loop while the plugin registers; resyncs run in
-			// order, so once this one is done, so is the startup one.
-			if err := a.loop.Resync(n.ctx); err != nil {
-				t.Fatalf("resync after the start: %v", err)
-			}
 			aside, _ := filepath.Glob(n.cfg.CheckpointPath + ".corrupt-*")
 			if len(aside) != 1 {
 				t.Fatalf("corrupt checkpoints kept for the operator: %v, want one", aside)

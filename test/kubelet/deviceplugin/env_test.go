@@ -108,6 +108,18 @@ func (n *node) startAgent(tb testing.TB, cfg config.Config) *agent {
 	tb.Helper()
 	a := n.startAgentQuietly(tb, cfg, false)
 	n.waitForCapacity(tb, int64(cfg.DeviceCount))
+	// Capacity alone may be a stopped plugin's, which kubelet keeps for a
+	// grace period: wait for this agent's own registration, and for its
+	// startup resync (the checkpoint loaded), which runs on the event loop
+	// meanwhile; resyncs run in order.
+	for deadline := time.Now().Add(waitTimeout); counterValue(tb, a.metrics, "memif_device_manager_registrations_total", "") < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatal("the agent did not register with kubelet")
+		}
+	}
+	if err := a.loop.Resync(n.ctx); err != nil {
+		tb.Fatalf("resync after the start: %v", err)
+	}
 	return a
 }
 

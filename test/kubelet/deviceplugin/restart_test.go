@@ -112,7 +112,7 @@ func TestKubeletRestartsNeverWaitOutRegistration(t *testing.T) {
 
 // counterValue reads a counter, with label kind when kind is not empty; a
 // counter never incremented is 0.
-func counterValue(t *testing.T, registry *prometheus.Registry, name, kind string) float64 {
+func counterValue(t testing.TB, registry *prometheus.Registry, name, kind string) float64 {
 	t.Helper()
 	families, err := registry.Gather()
 	if err != nil {
