@@ -27,27 +27,25 @@ func (s *Server) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*plu
 	return pluginOptions(), nil
 }
 
-// ListAndWatch sends the device list now and on every change, until the
-// stream's context ends (kubelet left, or the gRPC server stopped) or the
-// server stops.
+// ListAndWatch sends the device list, then keeps the stream open until its
+// context ends (kubelet left, or the gRPC server stopped) or the server
+// stops. The devices are fixed for the agent's lifetime (device-count) and
+// always healthy: a memif device is a name, and a socket directory that
+// cannot be made fails that Allocate, not the device. So the list is sent
+// once per stream; kubelet opens a new stream after every registration.
 func (s *Server) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
-	for {
-		devices, changed := s.deviceSnapshot()
-		response := &pluginapi.ListAndWatchResponse{Devices: make([]*pluginapi.Device, len(devices))}
-		for i, id := range devices {
-			response.Devices[i] = &pluginapi.Device{ID: id, Health: pluginapi.Healthy}
-		}
-		if err := stream.Send(response); err != nil {
-			return fmt.Errorf("send device list to kubelet: %w", err)
-		}
-		select {
-		case <-stream.Context().Done():
-			return nil
-		case <-s.stopped:
-			return nil
-		case <-changed:
-		}
+	response := &pluginapi.ListAndWatchResponse{Devices: make([]*pluginapi.Device, len(s.cfg.Devices))}
+	for i, id := range s.cfg.Devices {
+		response.Devices[i] = &pluginapi.Device{ID: id, Health: pluginapi.Healthy}
 	}
+	if err := stream.Send(response); err != nil {
+		return fmt.Errorf("send device list to kubelet: %w", err)
+	}
+	select {
+	case <-stream.Context().Done():
+	case <-s.stopped:
+	}
+	return nil
 }
 
 // PreStartContainer implements pluginapi.DevicePluginServer; kubelet does

@@ -71,10 +71,6 @@ type Server struct {
 	log   Logger
 	hooks Hooks
 
-	devicesMu      sync.Mutex
-	devices        []string
-	devicesChanged chan struct{} // closed and replaced on every change
-
 	runMu   sync.Mutex // guards cancel and done against Start/Stop races
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -98,6 +94,7 @@ func New(cfg Config, loop controller.EventLoop, log Logger, hooks Hooks) (*Serve
 	case cfg.ResourceName == "" || cfg.PluginDir == "" || cfg.PluginSocket == "" || cfg.KubeletSocket == "":
 		return nil, fmt.Errorf("create device plugin server: resource name, plugin dir and socket names are required, got %+v", cfg)
 	}
+	cfg.Devices = slices.Clone(cfg.Devices)
 	cfg.RegisterTimeout = cmp(cfg.RegisterTimeout, 5*time.Second)
 	cfg.MinBackoff = cmp(cfg.MinBackoff, 100*time.Millisecond)
 	cfg.MaxBackoff = max(cmp(cfg.MaxBackoff, 5*time.Second), cfg.MinBackoff)
@@ -105,9 +102,7 @@ func New(cfg Config, loop controller.EventLoop, log Logger, hooks Hooks) (*Serve
 	return &Server{
 		cfg: cfg, loop: loop, log: log, hooks: hooks,
 		lifetime: lifetime, endLifetime: endLifetime,
-		devices:        slices.Clone(cfg.Devices),
-		devicesChanged: make(chan struct{}),
-		stopped:        make(chan struct{}),
+		stopped: make(chan struct{}),
 	}, nil
 }
 
@@ -123,22 +118,6 @@ func (s *Server) SocketPath() string { return filepath.Join(s.cfg.PluginDir, s.c
 
 func (s *Server) kubeletSocketPath() string {
 	return filepath.Join(s.cfg.PluginDir, s.cfg.KubeletSocket)
-}
-
-// SetDevices replaces the advertised device list; every ListAndWatch
-// stream sends the new list.
-func (s *Server) SetDevices(devices []string) {
-	s.devicesMu.Lock()
-	defer s.devicesMu.Unlock()
-	s.devices = slices.Clone(devices)
-	close(s.devicesChanged)
-	s.devicesChanged = make(chan struct{})
-}
-
-func (s *Server) deviceSnapshot() ([]string, <-chan struct{}) {
-	s.devicesMu.Lock()
-	defer s.devicesMu.Unlock()
-	return slices.Clone(s.devices), s.devicesChanged
 }
 
 // Start prepares the directory and its watch and serves, then runs
