@@ -252,6 +252,24 @@ func (a *agent) allocations(ctx context.Context, client memifv1.MemifAgentClient
 	return byID
 }
 
+// logLinesAbout returns the agent's log lines that mention any of words.
+func (a *agent) logLinesAbout(words []string) string {
+	content, err := os.ReadFile(a.logPath)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", a.logPath, err)
+	}
+	var matching []string
+	for line := range strings.Lines(string(content)) {
+		for _, word := range words {
+			if strings.Contains(line, word) {
+				matching = append(matching, strings.TrimRight(line, "\n"))
+				break
+			}
+		}
+	}
+	return strings.Join(matching, "\n")
+}
+
 func logTail(path string, lines int) string {
 	content, err := os.ReadFile(path)
 	if err != nil {

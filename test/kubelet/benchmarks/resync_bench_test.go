@@ -86,8 +86,8 @@ type binding struct {
 }
 
 // bindings waits until the agent has bound count allocations to their
-// pods, and returns them by allocation ID.
-func (n *node) bindings(b *testing.B, count int) map[string]binding {
+// pods, and returns them by allocation ID. when says when, for a failure.
+func (n *node) bindings(b *testing.B, count int, when string) map[string]binding {
 	b.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for {
@@ -95,7 +95,8 @@ func (n *node) bindings(b *testing.B, count int) map[string]binding {
 		var unbound []string
 		for id, allocation := range n.agent.allocations(n.ctx, n.api) {
 			if allocation.GetPodUid() == "" {
-				unbound = append(unbound, fmt.Sprintf("%s (devices %v)", id, allocation.GetDeviceIds()))
+				unbound = append(unbound, id)
+				unbound = append(unbound, allocation.GetDeviceIds()...)
 			} else {
 				bound[id] = binding{
 					podUID: allocation.GetPodUid(), pod: allocation.GetPodName(), container: allocation.GetContainerName(),
@@ -107,7 +108,8 @@ func (n *node) bindings(b *testing.B, count int) map[string]binding {
 			return bound
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("the agent bound %d allocations to pods, want %d; not bound: %v", len(bound), count, unbound)
+			b.Fatalf("%s, the agent bound %d allocations to pods, want %d; not bound (allocation IDs, device IDs): %v; "+
+				"the agent logged about them:\n%s", when, len(bound), count, unbound, n.agent.logLinesAbout(unbound))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -132,12 +134,12 @@ func BenchmarkAgentRestartResync(b *testing.B) {
 		none = append(none, n.restart(b))
 	}
 	n.runPods(b, resyncPods)
-	want := n.bindings(b, resyncPods)
+	want := n.bindings(b, resyncPods, "with the pods made")
 
 	var full []restartTimes
 	for b.Loop() {
 		full = append(full, n.restart(b))
-		got := n.bindings(b, resyncPods)
+		got := n.bindings(b, resyncPods, fmt.Sprintf("after restart %d", len(full)))
 		for id, before := range want {
 			if got[id] != before {
 				b.Fatalf("allocation %s after the restart: %+v; before: pod %s uid %s socket %s (same secret: %v)",
