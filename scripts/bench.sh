@@ -57,16 +57,27 @@ export MEMIF_AGENT_BIN=$out/bin
 } >"$out/machine.txt"
 
 status=0
-# run runs one go test of the benchmarks; its output is appended to the
-# package's log, logs of the peers (kubelet's klog, the agent) to the
-# package's .stderr.txt, and its benchmark lines to all.txt.
+# run runs one package's benchmarks with the given go test flags. The
+# package's test binary is built once and run directly, not through go
+# test, which would mix the peers' logs on stderr (kubelet's klog, dockerd)
+# into the benchmark lines. The output is appended to the package's log,
+# the peers' logs to its .stderr.txt, and the benchmark lines to all.txt.
 run() { # module package flags...
 	local module=$1 pkg=$2
 	shift 2
-	local log
-	log=$out/$(echo "$pkg" | tr / _)
+	local name log bin
+	name=$(echo "$pkg" | tr / _)
+	log=$out/$name
+	bin=$out/test-bin/$name.test
 	echo "bench: $pkg $*"
-	if ! (cd "$module" && go test -run '^$' -benchmem -timeout 30m "$@" "./${pkg#"$module"/}" </dev/null) >"$out/run.txt" 2>>"$log.stderr.txt"; then
+	if [ ! -x "$bin" ] && ! (cd "$module" && go test -c -o "$bin" "./${pkg#"$module"/}") >>"$log.stderr.txt" 2>&1; then
+		echo "bench: $pkg does not build, see $log.stderr.txt"
+		status=1
+		return
+	fi
+	local flags=()
+	for flag in "$@"; do flags+=("-test.${flag#-}"); done
+	if ! (cd "$root/$pkg" && "$bin" -test.run '^$' -test.benchmem -test.timeout 30m "${flags[@]}" </dev/null) >"$out/run.txt" 2>>"$log.stderr.txt"; then
 		echo "bench: $pkg FAILED, see $log.txt and $log.stderr.txt"
 		status=1
 	fi
