@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"net"
@@ -9,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contivpp/memif-agent/internal/testutil/loopback"
+	"github.com/contivpp/memif-agent/internal/testutil/procnet"
 )
 
 // agentBinary is built once per test binary by TestMain.
@@ -41,21 +42,11 @@ func TestMain(m *testing.M) {
 type runningAgent struct {
 	cmd      *exec.Cmd
 	log      *bytes.Buffer
-	httpPort int
+	httpPort string
 	// exited is closed once the process has been waited for; exitErr is
 	// Wait's result from then on.
 	exited  chan struct{}
 	exitErr error
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer listener.Close()
-	return listener.Addr().(*net.TCPAddr).Port
 }
 
 // agentConfigDir returns a config dir whose files keep every path the agent
@@ -86,8 +77,8 @@ func agentConfigDir(t *testing.T, extra map[string]string) string {
 
 func startAgent(t *testing.T, configDir string, args ...string) *runningAgent {
 	t.Helper()
-	agent := &runningAgent{log: &bytes.Buffer{}, httpPort: freePort(t), exited: make(chan struct{})}
-	args = append([]string{"-config-dir", configDir, "-http-port", strconv.Itoa(agent.httpPort)}, args...)
+	agent := &runningAgent{log: &bytes.Buffer{}, httpPort: loopback.FreePort(t), exited: make(chan struct{})}
+	args = append([]string{"-config-dir", configDir, "-http-port", agent.httpPort}, args...)
 	agent.cmd = exec.Command(agentBinary, args...)
 	agent.cmd.Stdout, agent.cmd.Stderr = agent.log, agent.log
 	if err := agent.cmd.Start(); err != nil {
@@ -114,7 +105,7 @@ func startAgent(t *testing.T, configDir string, args ...string) *runningAgent {
 // waitReady polls the readiness probe until it answers 200.
 func (a *runningAgent) waitReady(t *testing.T) {
 	t.Helper()
-	url := fmt.Sprintf("http://127.0.0.1:%d/readiness", a.httpPort)
+	url := "http://" + net.JoinHostPort("127.0.0.1", a.httpPort) + "/readiness"
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
@@ -138,59 +129,11 @@ func (a *runningAgent) waitReady(t *testing.T) {
 // process listens on, read from /proc.
 func listeningAddresses(t *testing.T, pid int) []string {
 	t.Helper()
-	inodes := map[string]bool{}
-	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
-	entries, err := os.ReadDir(fdDir)
+	addresses, err := procnet.ListeningTCP(pid)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, entry := range entries {
-		target, err := os.Readlink(filepath.Join(fdDir, entry.Name()))
-		if err == nil && strings.HasPrefix(target, "socket:[") {
-			inodes[strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]")] = true
-		}
-	}
-	var addresses []string
-	for _, table := range []string{"tcp", "tcp6"} {
-		file, err := os.Open(fmt.Sprintf("/proc/%d/net/%s", pid, table))
-		if err != nil {
-			t.Fatal(err)
-		}
-		scanner := bufio.NewScanner(file)
-		scanner.Scan() // header
-		for scanner.Scan() {
-			fields := strings.Fields(scanner.Text())
-			const listenState = "0A"
-			if len(fields) > 9 && fields[3] == listenState && inodes[fields[9]] {
-				addresses = append(addresses, decodeProcAddress(t, fields[1]))
-			}
-		}
-		file.Close()
 	}
 	return addresses
-}
-
-// decodeProcAddress turns /proc/net/tcp's "0100007F:1F90" into "127.0.0.1:8080".
-func decodeProcAddress(t *testing.T, hexAddress string) string {
-	t.Helper()
-	hostHex, portHex, _ := strings.Cut(hexAddress, ":")
-	port, err := strconv.ParseUint(portHex, 16, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := make(net.IP, len(hostHex)/2)
-	for i := range raw {
-		b, err := strconv.ParseUint(hostHex[2*i:2*i+2], 16, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw[i] = byte(b)
-	}
-	// The kernel prints each 32-bit word in host (little-endian) order.
-	for word := 0; word+4 <= len(raw); word += 4 {
-		raw[word], raw[word+1], raw[word+2], raw[word+3] = raw[word+3], raw[word+2], raw[word+1], raw[word]
-	}
-	return net.JoinHostPort(raw.String(), strconv.Itoa(int(port)))
 }
 
 func TestAgentListensOnlyOnLoopbackAndStopsOnSIGTERM(t *testing.T) {
@@ -226,15 +169,15 @@ func TestAgentListensOnlyOnLoopbackAndStopsOnSIGTERM(t *testing.T) {
 }
 
 func TestAgentHTTPEndpointFromConfigFile(t *testing.T) {
-	port := freePort(t)
-	configDir := agentConfigDir(t, map[string]string{"http.conf": fmt.Sprintf("endpoint: 127.0.0.2:%d\n", port)})
+	port := loopback.FreePort(t)
+	configDir := agentConfigDir(t, map[string]string{"http.conf": "endpoint: " + net.JoinHostPort("127.0.0.2", port) + "\n"})
 	agent := startAgent(t, configDir)
 	agent.httpPort = port
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		addresses := listeningAddresses(t, agent.cmd.Process.Pid)
 		if len(addresses) > 0 {
-			if want := fmt.Sprintf("127.0.0.2:%d", port); addresses[0] != want || len(addresses) != 1 {
+			if want := net.JoinHostPort("127.0.0.2", port); addresses[0] != want || len(addresses) != 1 {
 				t.Fatalf("agent listens on %v; want only %s from http.conf", addresses, want)
 			}
 			return

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +11,8 @@ import (
 	"github.com/ligato/cn-infra/rpc/rest"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
+
+	"github.com/contivpp/memif-agent/internal/testutil/loopback"
 )
 
 func TestMaskSecrets(t *testing.T) {
@@ -42,7 +43,7 @@ func TestMaskSecrets(t *testing.T) {
 // agent wraps it, and reads every scheduler view that shows values.
 func TestSchedulerRESTServesNoSecret(t *testing.T) {
 	const secret = "Zm9vYmFyYmF6cXV4cXV1eA"
-	endpoint := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	endpoint := "127.0.0.1:" + loopback.FreePort(t)
 	httpServer := rest.NewPlugin(rest.UseConf(rest.Config{Endpoint: endpoint}))
 	scheduler := kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) {
 		deps.HTTPHandlers = secretRedactingHandlers{httpServer}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/contivpp/memif-agent/internal/testutil/poll"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
 	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
 )
@@ -85,7 +85,7 @@ func TestBadAllocateRequestsAreRefused(t *testing.T) {
 	}
 	// Nothing of the refused requests stays: the devices and directory the
 	// good half of the last request got are released.
-	eventually(t, "only the holder's allocation left", func() error {
+	poll.Until(t, waitTimeout, "only the holder's allocation left", func() error {
 		entries, err := os.ReadDir(n.cfg.SocketRoot)
 		if err != nil {
 			return err
@@ -135,20 +135,4 @@ func freeDevice(t *testing.T, taken []string) string {
 	}
 	t.Fatalf("no free device: all of %d are taken", deviceCount)
 	return ""
-}
-
-// eventually polls check until it succeeds or waitTimeout passes.
-func eventually(t *testing.T, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -24,6 +24,7 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+	"github.com/contivpp/memif-agent/internal/testutil/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
 )
 
@@ -194,7 +195,7 @@ func (a *agent) launch() {
 func (a *agent) start() {
 	a.tb.Helper()
 	a.launch()
-	eventually(a.tb, "memif-agent ready", func() error {
+	poll.Until(a.tb, waitTimeout, "memif-agent ready", func() error {
 		select {
 		case <-a.exited:
 			a.tb.Fatalf("memif-agent exited at start (%v); its log ends with:\n%s", a.waitErr, logTail(a.logPath, 30))
@@ -447,22 +448,6 @@ func (a *agent) allocationDirs() (map[string]bool, error) {
 		}
 	}
 	return dirs, nil
-}
-
-// eventually polls check until it succeeds or waitTimeout passes.
-func eventually(tb testing.TB, what string, check func() error) {
-	tb.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // startKubelet starts kubelet's device manager and pod-resources server;

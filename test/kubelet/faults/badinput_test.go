@@ -14,6 +14,8 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+
+	"github.com/contivpp/memif-agent/internal/testutil/poll"
 )
 
 // TestBadCheckpointFiles starts the agent over checkpoint files it cannot
@@ -157,7 +159,7 @@ func TestRefusedDeviceRequests(t *testing.T) {
 			a.requireHealthy()
 		})
 	}
-	eventually(t, "only the first allocation left", func() error {
+	poll.Until(t, waitTimeout, "only the first allocation left", func() error {
 		return keptExactly(a, map[string]granted{first.Mounts[0].HostPath: {device: deviceID(0), response: first}})
 	})
 	if longest := longestLine(a.log()); longest > 4096 {

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	"github.com/contivpp/memif-agent/internal/testutil/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
 )
 
@@ -119,7 +120,7 @@ func (n *node) deletePod(t *testing.T, pod *runningPod) {
 
 func (n *node) waitBound(t *testing.T, pod *runningPod) {
 	t.Helper()
-	eventually(t, "pod "+pod.spec.Name+" bound", func() error {
+	poll.Until(t, waitTimeout, "pod "+pod.spec.Name+" bound", func() error {
 		for _, allocation := range n.agent.list() {
 			if allocation.HostDir != pod.hostDir {
 				continue
@@ -135,7 +136,7 @@ func (n *node) waitBound(t *testing.T, pod *runningPod) {
 
 func (n *node) waitReleased(t *testing.T, pod *runningPod) {
 	t.Helper()
-	eventually(t, "pod "+pod.spec.Name+" released", func() error {
+	poll.Until(t, waitTimeout, "pod "+pod.spec.Name+" released", func() error {
 		for _, allocation := range n.agent.list() {
 			if allocation.HostDir == pod.hostDir {
 				return fmt.Errorf("allocation %s still listed", allocation.AllocationID)

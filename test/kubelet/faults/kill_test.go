@@ -13,6 +13,7 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	"github.com/contivpp/memif-agent/internal/testutil/poll"
 )
 
 const (
@@ -69,7 +70,7 @@ func TestKillDuringConcurrentAllocate(t *testing.T) {
 	for _, g := range grants {
 		want[g.response.Mounts[0].HostPath] = g
 	}
-	eventually(t, "exactly the granted allocations kept after the restart", func() error {
+	poll.Until(t, waitTimeout, "exactly the granted allocations kept after the restart", func() error {
 		return keptExactly(a, want)
 	})
 	// A resync the operator asks for changes nothing.

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/contivpp/memif-agent/internal/testutil/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
 )
 
@@ -72,7 +73,7 @@ func TestTwentyKubeletRestarts(t *testing.T) {
 	if listed := len(held); listed != len(pods) {
 		t.Errorf("the agent holds %d allocations for %d admitted pods", listed, len(pods))
 	}
-	eventually(t, "goroutines and fds back to the level before the restarts", func() error {
+	poll.Until(t, waitTimeout, "goroutines and fds back to the level before the restarts", func() error {
 		goroutines, fds := a.goroutines(), a.openFDs()
 		if goroutines > goroutinesBefore+goroutineTolerance || fds > fdsBefore+fdTolerance {
 			return fmt.Errorf("goroutines %d -> %d, fds %d -> %d after %d kubelet restarts",

@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io/fs"
@@ -9,12 +8,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	"github.com/contivpp/memif-agent/internal/testutil/poll"
+	"github.com/contivpp/memif-agent/internal/testutil/procnet"
 )
 
 // TestFileAndSocketModes checks the permissions of everything the agent
@@ -102,7 +102,7 @@ func TestNoSecretLeaks(t *testing.T) {
 		t.Fatal("Allocate of a held device succeeded")
 	}
 	holders := createHolders(t, client, image, grants[:4])
-	eventually(t, "four allocations bound", func() error {
+	poll.Until(t, waitTimeout, "four allocations bound", func() error {
 		bound := 0
 		for _, allocation := range a.list() {
 			if allocation.PodName == "holders" {
@@ -116,7 +116,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	})
 	reportSchedulerDump(t, a, secrets)
 	holders.Remove(t, client)
-	eventually(t, "the holders' allocations released", func() error {
+	poll.Until(t, waitTimeout, "the holders' allocations released", func() error {
 		if listed := len(a.list()); listed != 4 {
 			return fmt.Errorf("%d allocations listed, want 4", listed)
 		}
@@ -195,58 +195,9 @@ func TestHTTPOnLoopbackByDefault(t *testing.T) {
 // listens on, from /proc.
 func listeningAddresses(t *testing.T, pid int) []string {
 	t.Helper()
-	inodes := map[string]bool{}
-	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
-	entries, err := os.ReadDir(fdDir)
+	addresses, err := procnet.ListeningTCP(pid)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, entry := range entries {
-		target, err := os.Readlink(filepath.Join(fdDir, entry.Name()))
-		if inode, ok := strings.CutPrefix(target, "socket:["); err == nil && ok {
-			inodes[strings.TrimSuffix(inode, "]")] = true
-		}
-	}
-	var addresses []string
-	for _, table := range []string{"tcp", "tcp6"} {
-		file, err := os.Open(fmt.Sprintf("/proc/%d/net/%s", pid, table))
-		if err != nil {
-			t.Fatal(err)
-		}
-		scanner := bufio.NewScanner(file)
-		scanner.Scan() // header
-		for scanner.Scan() {
-			fields := strings.Fields(scanner.Text())
-			const listening = "0A"
-			if len(fields) > 9 && fields[3] == listening && inodes[fields[9]] {
-				addresses = append(addresses, decodeProcAddress(t, fields[1]))
-			}
-		}
-		file.Close()
 	}
 	return addresses
-}
-
-// decodeProcAddress turns /proc/net/tcp's "0100007F:1F90" into
-// "127.0.0.1:8080".
-func decodeProcAddress(t *testing.T, hexAddress string) string {
-	t.Helper()
-	hostHex, portHex, _ := strings.Cut(hexAddress, ":")
-	port, err := strconv.ParseUint(portHex, 16, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := make(net.IP, len(hostHex)/2)
-	for i := range raw {
-		b, err := strconv.ParseUint(hostHex[2*i:2*i+2], 16, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw[i] = byte(b)
-	}
-	// The kernel prints each 32-bit word in host (little-endian) order.
-	for word := 0; word+4 <= len(raw); word += 4 {
-		raw[word], raw[word+1], raw[word+2], raw[word+3] = raw[word+3], raw[word+2], raw[word+1], raw[word]
-	}
-	return net.JoinHostPort(raw.String(), strconv.Itoa(int(port)))
 }

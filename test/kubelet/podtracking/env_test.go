@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	"github.com/contivpp/memif-agent/internal/testutil/poll"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -297,28 +298,12 @@ func podID(name string) podapi.PodID {
 	return podapi.PodID{Namespace: kubelettest.PodNamespace, Name: name}
 }
 
-// eventually polls check until it succeeds or waitTimeout passes.
-func eventually(tb testing.TB, what string, check func() error) {
-	tb.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // boundMemif waits until the agent has bound the pod's memif to the pod's
 // UID and returns it.
 func boundMemif(tb testing.TB, a *agent, pod *v1.Pod) dmapi.MemifInfo {
 	tb.Helper()
 	var info dmapi.MemifInfo
-	eventually(tb, "memif of "+pod.Name+" bound", func() error {
+	poll.Until(tb, waitTimeout, "memif of "+pod.Name+" bound", func() error {
 		for _, allocation := range a.dm.ListAllocations() {
 			if allocation.Pod == podID(pod.Name) && allocation.PodUID == string(pod.UID) {
 				info = allocation
@@ -334,7 +319,7 @@ func boundMemif(tb testing.TB, a *agent, pod *v1.Pod) dmapi.MemifInfo {
 // directory is gone.
 func released(tb testing.TB, a *agent, info dmapi.MemifInfo) {
 	tb.Helper()
-	eventually(tb, "allocation "+info.AllocationID+" released", func() error {
+	poll.Until(tb, waitTimeout, "allocation "+info.AllocationID+" released", func() error {
 		for _, allocation := range a.dm.ListAllocations() {
 			if allocation.AllocationID == info.AllocationID {
 				return errors.New("allocation still listed")

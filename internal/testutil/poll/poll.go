@@ -1,0 +1,28 @@
+package poll
+
+import (
+	"testing"
+	"time"
+)
+
+// interval is the pause between two checks: short next to the
+// milliseconds a peer takes to act, long enough not to busy the CPU the
+// peer needs.
+const interval = 10 * time.Millisecond
+
+// Until calls check until it returns nil. When timeout passes first it
+// fails tb with what and check's last error.
+func Until(tb testing.TB, timeout time.Duration, what string, check func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(interval)
+	}
+}
