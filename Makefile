@@ -8,7 +8,6 @@ BIN       := $(CURDIR)/bin
 E2E_MODULE := test/kubelet
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')
 FUZZTIME  ?= 10s
-BENCHTIME ?= 1s
 
 .PHONY: all build lint test test-unit test-e2e fuzz bench demo image generate deps clean
 
@@ -41,9 +40,10 @@ test-e2e: build
 fuzz:
 	@scripts/fuzz.sh $(FUZZTIME)
 
+# Every benchmark of both modules, each with its baseline in the same run;
+# raw output under _out/bench/ (see BENCHMARKS.md).
 bench: deps build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
-	cd $(E2E_MODULE) && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 30m ./...
+	scripts/bench.sh
 
 demo: deps build
 	cd $(E2E_MODULE) && $(GO) run ./cmd/demo --bin $(BIN)
