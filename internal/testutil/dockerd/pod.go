@@ -7,22 +7,8 @@ import (
 	"testing"
 
 	docker "github.com/fsouza/go-dockerclient"
-)
 
-// kubelet's dockershim labels, spelled out here rather than imported from
-// the code under test, so a typo there cannot hide behind a shared constant.
-const (
-	labelPodName       = "io.kubernetes.pod.name"
-	labelPodNamespace  = "io.kubernetes.pod.namespace"
-	labelPodUID        = "io.kubernetes.pod.uid"
-	labelContainerName = "io.kubernetes.container.name"
-	labelDockerType    = "io.kubernetes.docker.type"
-	labelSandboxID     = "io.kubernetes.sandbox.id"
-	annotationPrefix   = "annotation."
-
-	dockerTypeSandbox   = "podsandbox"
-	dockerTypeContainer = "container"
-	sandboxName         = "POD"
+	"github.com/contivpp/memif-agent/internal/testutil/dockershim"
 )
 
 // Mount is a bind mount of a host path into a container.
@@ -145,38 +131,28 @@ func createPod(client *docker.Client, spec PodSpec) (*Pod, error) {
 	return pod, nil
 }
 
-func podLabels(spec PodSpec, containerName, dockerType string) map[string]string {
-	return map[string]string{
-		labelPodName:       spec.Name,
-		labelPodNamespace:  spec.Namespace,
-		labelPodUID:        spec.UID,
-		labelContainerName: containerName,
-		labelDockerType:    dockerType,
-	}
-}
-
-// dockerName is dockershim's container name: k8s_<container>_<pod>_<ns>_<uid>_<attempt>.
-func dockerName(spec PodSpec, containerName string) string {
-	return fmt.Sprintf("k8s_%s_%s_%s_%s_0", containerName, spec.Name, spec.Namespace, spec.UID)
+// shimPod is what names the pod's containers.
+func shimPod(spec PodSpec) dockershim.Pod {
+	return dockershim.Pod{Namespace: spec.Namespace, Name: spec.Name, UID: spec.UID}
 }
 
 func sandboxOptions(spec PodSpec) docker.CreateContainerOptions {
 	return docker.CreateContainerOptions{
-		Name: dockerName(spec, sandboxName),
+		Name: shimPod(spec).ContainerName(dockershim.SandboxName),
 		Config: &docker.Config{
 			Image:      spec.Image,
 			Entrypoint: []string{SleeperPath},
-			Labels:     podLabels(spec, sandboxName, dockerTypeSandbox),
+			Labels:     shimPod(spec).Labels(dockershim.SandboxName, dockershim.DockerTypeSandbox),
 		},
 		HostConfig: &docker.HostConfig{NetworkMode: "none", AutoRemove: spec.AutoRemove},
 	}
 }
 
 func containerOptions(spec PodSpec, container ContainerSpec, sandboxID string) docker.CreateContainerOptions {
-	labels := podLabels(spec, container.Name, dockerTypeContainer)
-	labels[labelSandboxID] = sandboxID
+	labels := shimPod(spec).Labels(container.Name, dockershim.DockerTypeContainer)
+	labels[dockershim.LabelSandboxID] = sandboxID
 	for key, value := range container.Annotations {
-		labels[annotationPrefix+key] = value
+		labels[dockershim.AnnotationPrefix+key] = value
 	}
 	env := make([]string, 0, len(container.Env))
 	for key, value := range container.Env {
@@ -192,7 +168,7 @@ func containerOptions(spec PodSpec, container ContainerSpec, sandboxID string) d
 		binds = append(binds, bind)
 	}
 	return docker.CreateContainerOptions{
-		Name: dockerName(spec, container.Name),
+		Name: shimPod(spec).ContainerName(container.Name),
 		Config: &docker.Config{
 			Image:      spec.Image,
 			Entrypoint: []string{SleeperPath},

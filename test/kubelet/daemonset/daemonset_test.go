@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	"github.com/contivpp/memif-agent/internal/testutil/loopback"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
 )
@@ -179,17 +180,6 @@ func capabilityNames(capabilities []corev1.Capability) []string {
 	return names
 }
 
-func freeLoopbackPort(t *testing.T) string {
-	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer listener.Close()
-	_, port, _ := net.SplitHostPort(listener.Addr().String())
-	return port
-}
-
 // probe runs an httpGet probe the way kubelet does, retrying within the
 // probe's own failure budget.
 func probe(ctx context.Context, p *corev1.Probe, port string) error {
@@ -258,7 +248,7 @@ func TestDaemonSetPodRunsTheAgent(t *testing.T) {
 		}
 	}()
 
-	port := freeLoopbackPort(t)
+	port := loopback.FreePort(t)
 	configDir, manifestPort := writeConfig(t, m.configMap, net.JoinHostPort("127.0.0.1", port))
 	paths := hostPaths{kubeletRoot: kubelettest.KubeletRoot, run: daemon.Dir(), tempRoot: t.TempDir()}
 	opts := containerOptions(t, m.daemonSet, paths, configDir)

@@ -11,22 +11,12 @@ import (
 	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
 
 	"github.com/contivpp/memif-agent/internal/testpmd"
+	"github.com/contivpp/memif-agent/internal/testutil/dockershim"
 )
 
 // podImage is the image every demo container runs: the pod-side rootfs
 // skeleton, with the host's /usr bind-mounted.
 const podImage = "memif-demo-pod:latest"
-
-// kubelet's dockershim labels, which the agent's pod tracking reads.
-const (
-	labelPodName       = "io.kubernetes.pod.name"
-	labelPodNamespace  = "io.kubernetes.pod.namespace"
-	labelPodUID        = "io.kubernetes.pod.uid"
-	labelContainerName = "io.kubernetes.container.name"
-	labelDockerType    = "io.kubernetes.docker.type"
-	labelSandboxID     = "io.kubernetes.sandbox.id"
-	annotationPrefix   = "annotation."
-)
 
 // dockerPod is a pod made in Docker: a sandbox and one app container.
 type dockerPod struct {
@@ -56,11 +46,11 @@ func importPodImage(client *docker.Client) error {
 func createDockerPod(client *docker.Client, pod *v1.Pod, container string, opts *devicemanager.DeviceRunContainerOptions) (*dockerPod, error) {
 	p := &dockerPod{pod: pod}
 	sandbox, err := client.CreateContainer(docker.CreateContainerOptions{
-		Name: dockerName(pod, "POD"),
+		Name: shimPod(pod).ContainerName(dockershim.SandboxName),
 		Config: &docker.Config{
 			Image:  podImage,
 			Cmd:    []string{"/bin/sleep", "infinity"},
-			Labels: podLabels(pod, "POD", "podsandbox"),
+			Labels: shimPod(pod).Labels(dockershim.SandboxName, dockershim.DockerTypeSandbox),
 		},
 		HostConfig: &docker.HostConfig{NetworkMode: "none", Binds: testpmd.PodBinds()},
 	})
@@ -83,10 +73,10 @@ func createDockerPod(client *docker.Client, pod *v1.Pod, container string, opts 
 // labels, envs and bind mounts from the device manager, its annotations as
 // "annotation.<key>" labels, the pod side's command, no network.
 func appContainerOptions(pod *v1.Pod, container, sandboxID string, opts *devicemanager.DeviceRunContainerOptions) docker.CreateContainerOptions {
-	labels := podLabels(pod, container, "container")
-	labels[labelSandboxID] = sandboxID
+	labels := shimPod(pod).Labels(container, dockershim.DockerTypeContainer)
+	labels[dockershim.LabelSandboxID] = sandboxID
 	for _, annotation := range opts.Annotations {
-		labels[annotationPrefix+annotation.Name] = annotation.Value
+		labels[dockershim.AnnotationPrefix+annotation.Name] = annotation.Value
 	}
 	env := make([]string, 0, len(opts.Envs))
 	for _, e := range opts.Envs {
@@ -102,7 +92,7 @@ func appContainerOptions(pod *v1.Pod, container, sandboxID string, opts *devicem
 		binds = append(binds, bind)
 	}
 	return docker.CreateContainerOptions{
-		Name: dockerName(pod, container),
+		Name: shimPod(pod).ContainerName(container),
 		Config: &docker.Config{
 			Image:  podImage,
 			Cmd:    testpmd.PodCommand(),
@@ -113,19 +103,9 @@ func appContainerOptions(pod *v1.Pod, container, sandboxID string, opts *devicem
 	}
 }
 
-func podLabels(pod *v1.Pod, container, dockerType string) map[string]string {
-	return map[string]string{
-		labelPodName:       pod.Name,
-		labelPodNamespace:  pod.Namespace,
-		labelPodUID:        string(pod.UID),
-		labelContainerName: container,
-		labelDockerType:    dockerType,
-	}
-}
-
-// dockerName is dockershim's container name.
-func dockerName(pod *v1.Pod, container string) string {
-	return fmt.Sprintf("k8s_%s_%s_%s_%s_0", container, pod.Name, pod.Namespace, pod.UID)
+// shimPod is what names the pod's containers.
+func shimPod(pod *v1.Pod) dockershim.Pod {
+	return dockershim.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)}
 }
 
 // startApp starts the pod side.
