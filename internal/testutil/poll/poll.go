@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// interval is the pause between two checks: short next to the
+// interval is Until's pause between two checks: short next to the
 // milliseconds a peer takes to act, long enough not to busy the CPU the
 // peer needs.
 const interval = 10 * time.Millisecond
@@ -13,6 +13,13 @@ const interval = 10 * time.Millisecond
 // Until calls check until it returns nil. When timeout passes first it
 // fails tb with what and check's last error.
 func Until(tb testing.TB, timeout time.Duration, what string, check func() error) {
+	tb.Helper()
+	Every(tb, timeout, interval, what, check)
+}
+
+// Every is Until with its own pause between two checks, for a caller that
+// times what it waits for and wants that resolution.
+func Every(tb testing.TB, timeout, pause time.Duration, what string, check func() error) {
 	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -23,6 +30,6 @@ func Until(tb testing.TB, timeout time.Duration, what string, check func() error
 		if time.Now().After(deadline) {
 			tb.Fatalf("%s: %v", what, err)
 		}
-		time.Sleep(interval)
+		time.Sleep(pause)
 	}
 }

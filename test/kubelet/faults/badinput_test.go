@@ -16,6 +16,7 @@ import (
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 
 	"github.com/contivpp/memif-agent/internal/testutil/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
 )
 
 // TestBadCheckpointFiles starts the agent over checkpoint files it cannot
@@ -41,38 +42,38 @@ func TestBadCheckpointFiles(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAgent(t, agentSetup{})
-			if err := os.MkdirAll(filepath.Dir(a.checkpointPath), 0o700); err != nil {
+			a := agenttest.New(t, agenttest.Setup{})
+			if err := os.MkdirAll(filepath.Dir(a.CheckpointPath), 0o700); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(a.checkpointPath, tc.content, 0o600); err != nil {
+			if err := os.WriteFile(a.CheckpointPath, tc.content, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			if tc.journal != nil {
-				if err := os.WriteFile(a.checkpointPath+".journal", tc.journal, 0o600); err != nil {
+				if err := os.WriteFile(a.CheckpointPath+".journal", tc.journal, 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
-			a.start()
-			a.requireHealthy()
+			a.Start()
+			a.RequireHealthy()
 
-			aside, _ := filepath.Glob(a.checkpointPath + ".corrupt-*")
+			aside, _ := filepath.Glob(a.CheckpointPath + ".corrupt-*")
 			if len(aside) != 1 {
 				t.Fatalf("bad checkpoint moved aside to %v; want one file", aside)
 			}
 			if kept, err := os.ReadFile(aside[0]); err != nil || !bytes.Equal(kept, tc.content) {
 				t.Errorf("%s holds %q (%v); want the bad file unchanged", aside[0], kept, err)
 			}
-			if log := a.log(); !strings.Contains(log, "CHECKPOINT LOST") || !strings.Contains(log, aside[0]) {
+			if log := a.Log(); !strings.Contains(log, "CHECKPOINT LOST") || !strings.Contains(log, aside[0]) {
 				t.Errorf("agent log does not say loudly that the checkpoint was lost and where it went")
 			}
-			if _, err := allocate(context.Background(), a.pluginClient(), deviceID(0)); err != nil {
+			if _, err := allocate(context.Background(), a.PluginClient(), deviceID(0)); err != nil {
 				t.Fatalf("Allocate after a bad checkpoint: %v", err)
 			}
-			if listed := a.list(); len(listed) != 1 {
+			if listed := list(t, a); len(listed) != 1 {
 				t.Errorf("agent lists %d allocations after one Allocate over a bad checkpoint; want 1", len(listed))
 			}
-			a.requireHealthy()
+			a.RequireHealthy()
 		})
 	}
 }
@@ -82,15 +83,15 @@ func TestBadCheckpointFiles(t *testing.T) {
 // the next start compacts the journal into the snapshot.
 func validCheckpoint(t *testing.T) []byte {
 	t.Helper()
-	a := newAgent(t, agentSetup{})
-	a.start()
-	if _, err := allocate(context.Background(), a.pluginClient(), deviceID(0)); err != nil {
+	a := agenttest.New(t, agenttest.Setup{})
+	a.Start()
+	if _, err := allocate(context.Background(), a.PluginClient(), deviceID(0)); err != nil {
 		t.Fatalf("Allocate: %v", err)
 	}
-	a.stop()
-	a.start()
-	a.stop()
-	content, err := os.ReadFile(a.checkpointPath)
+	a.Stop()
+	a.Start()
+	a.Stop()
+	content, err := os.ReadFile(a.CheckpointPath)
 	if err != nil {
 		t.Fatalf("read the checkpoint: %v", err)
 	}
@@ -114,9 +115,9 @@ func tamper(t *testing.T, valid []byte) []byte {
 // was wrong, in bounded length; the allocation made before stays, and the
 // agent stays healthy.
 func TestRefusedDeviceRequests(t *testing.T) {
-	a := newAgent(t, agentSetup{deviceCount: 64})
-	a.start()
-	client := a.pluginClient()
+	a := agenttest.New(t, agenttest.Setup{DeviceCount: 64})
+	a.Start()
+	client := a.PluginClient()
 	ctx := context.Background()
 	first, err := allocate(ctx, client, deviceID(0))
 	if err != nil {
@@ -156,13 +157,13 @@ func TestRefusedDeviceRequests(t *testing.T) {
 			if len(got.Message()) > 1024 {
 				t.Errorf("refusal message is %d bytes long; want it bounded:\n%.300s...", len(got.Message()), got.Message())
 			}
-			a.requireHealthy()
+			a.RequireHealthy()
 		})
 	}
 	poll.Until(t, waitTimeout, "only the first allocation left", func() error {
-		return keptExactly(a, map[string]granted{first.Mounts[0].HostPath: {device: deviceID(0), response: first}})
+		return keptExactly(t, a, map[string]granted{first.Mounts[0].HostPath: {device: deviceID(0), response: first}})
 	})
-	if longest := longestLine(a.log()); longest > 4096 {
+	if longest := longestLine(a.Log()); longest > 4096 {
 		t.Errorf("the agent logged a %d-byte line; refusals must not log every ID of a hostile request", longest)
 	}
 }
@@ -179,13 +180,13 @@ func longestLine(text string) int {
 // is InvalidArgument naming the problem; a well-formed unknown pod is
 // NotFound; nothing is lost and the agent stays healthy.
 func TestMalformedAPINames(t *testing.T) {
-	a := newAgent(t, agentSetup{})
-	a.start()
-	if _, err := allocate(context.Background(), a.pluginClient(), deviceID(3)); err != nil {
+	a := agenttest.New(t, agenttest.Setup{})
+	a.Start()
+	if _, err := allocate(context.Background(), a.PluginClient(), deviceID(3)); err != nil {
 		t.Fatalf("Allocate: %v", err)
 	}
-	before := a.list()
-	api := a.apiClient()
+	before := list(t, a)
+	api := a.APIClient()
 	cases := []struct {
 		name      string
 		namespace string
@@ -210,10 +211,10 @@ func TestMalformedAPINames(t *testing.T) {
 			if status.Code(err) != tc.wantCode || status.Convert(err).Message() == "" {
 				t.Fatalf("GetPodMemifs(%q, %q) = %v; want %s with a message", tc.namespace, tc.pod, err, tc.wantCode)
 			}
-			a.requireHealthy()
+			a.RequireHealthy()
 		})
 	}
-	after := a.list()
+	after := list(t, a)
 	if len(after) != len(before) {
 		t.Fatalf("allocations changed from %v to %v", before, after)
 	}
@@ -222,7 +223,7 @@ func TestMalformedAPINames(t *testing.T) {
 			t.Errorf("allocation %s changed: %+v -> %+v", id, allocation, after[id])
 		}
 	}
-	if strings.Contains(a.log(), "level=error msg=forged") {
+	if strings.Contains(a.Log(), "level=error msg=forged") {
 		t.Errorf("a pod name with a newline forged a log line")
 	}
 }

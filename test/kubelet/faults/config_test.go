@@ -3,6 +3,8 @@ package faults
 import (
 	"strings"
 	"testing"
+
+	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
 )
 
 // TestHostileConfigIsRefused starts the agent with config values that are
@@ -44,18 +46,18 @@ func TestHostileConfigIsRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAgent(t, agentSetup{})
+			a := agenttest.New(t, agenttest.Setup{})
 			current := map[string]string{
-				"devicemanager.conf": a.deviceManagerConfig(agentSetup{}),
-				"nodeapi.conf":       "socket-path: " + a.apiSocket + "\n",
+				"devicemanager.conf": a.DeviceManagerConfig(agenttest.Setup{}),
+				"nodeapi.conf":       "socket-path: " + a.APISocket + "\n",
 			}
-			writeConfig(t, a.configDir, map[string]string{tc.file: withoutKeysOf(current[tc.file], tc.content) + tc.content})
-			a.launch()
-			if err := a.waitExit(); err == nil {
+			agenttest.WriteConfig(t, a.ConfigDir, map[string]string{tc.file: withoutKeysOf(current[tc.file], tc.content) + tc.content})
+			a.Launch()
+			if err := a.WaitExit(); err == nil {
 				t.Fatalf("the agent exited 0 with %s %q; want a refusal", tc.file, tc.content)
 			}
-			if log := a.log(); !strings.Contains(log, tc.wantKey) {
-				t.Errorf("the agent's refusal does not name %q:\n%s", tc.wantKey, logTail(a.logPath, 5))
+			if log := a.Log(); !strings.Contains(log, tc.wantKey) {
+				t.Errorf("the agent's refusal does not name %q:\n%s", tc.wantKey, a.LogTail(5))
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
 	"github.com/contivpp/memif-agent/internal/testutil/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
 	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
 )
 
@@ -22,7 +23,7 @@ type node struct {
 	daemon  *dockerd.Daemon
 	docker  *docker.Client
 	image   string
-	agent   *agent
+	agent   *agenttest.Agent
 }
 
 // runningPod is a pod kubelet admitted and Docker runs.
@@ -43,17 +44,17 @@ func TestDockerRestartsWhilePodsComeAndGo(t *testing.T) {
 	n.image = dockerd.ImportSleeperImage(t, n.docker)
 	var podResources string
 	n.kubelet, podResources = startKubelet(t)
-	n.agent = newAgent(t, agentSetup{
-		deviceCount: 16, pluginDir: kubelettest.PluginDir,
-		podResourcesSocket: podResources, dockerEndpoint: n.daemon.Endpoint(),
+	n.agent = agenttest.New(t, agenttest.Setup{
+		DeviceCount: 16, PluginDir: kubelettest.PluginDir,
+		PodResourcesSocket: podResources, DockerEndpoint: n.daemon.Endpoint(),
 		// No periodic reconciliation: what Docker's event stream missed must
 		// be found when the agent reconnects to it.
-		devicemanager: "reconcile-period: 1h\n",
+		DeviceManager: "reconcile-period: 1h\n",
 	})
-	writeConfig(t, n.agent.configDir, map[string]string{"podmanager.conf": fmt.Sprintf(
+	agenttest.WriteConfig(t, n.agent.ConfigDir, map[string]string{"podmanager.conf": fmt.Sprintf(
 		"docker-endpoint: %s\npod-resources-socket: %s\nreconcile-period: 1h\ndocker-reconnect-max-backoff: 1s\n",
 		n.daemon.Endpoint(), podResources)})
-	n.agent.start()
+	n.agent.Start()
 	waitCapacity(t, n.kubelet, 16)
 
 	var kept []*runningPod
@@ -78,7 +79,7 @@ func TestDockerRestartsWhilePodsComeAndGo(t *testing.T) {
 			n.waitBound(t, pod)
 		}
 	}
-	n.agent.requireHealthy()
+	n.agent.RequireHealthy()
 }
 
 // runPod admits a one-memif pod and runs it in Docker with what kubelet
@@ -121,7 +122,7 @@ func (n *node) deletePod(t *testing.T, pod *runningPod) {
 func (n *node) waitBound(t *testing.T, pod *runningPod) {
 	t.Helper()
 	poll.Until(t, waitTimeout, "pod "+pod.spec.Name+" bound", func() error {
-		for _, allocation := range n.agent.list() {
+		for _, allocation := range list(t, n.agent) {
 			if allocation.HostDir != pod.hostDir {
 				continue
 			}
@@ -137,7 +138,7 @@ func (n *node) waitBound(t *testing.T, pod *runningPod) {
 func (n *node) waitReleased(t *testing.T, pod *runningPod) {
 	t.Helper()
 	poll.Until(t, waitTimeout, "pod "+pod.spec.Name+" released", func() error {
-		for _, allocation := range n.agent.list() {
+		for _, allocation := range list(t, n.agent) {
 			if allocation.HostDir == pod.hostDir {
 				return fmt.Errorf("allocation %s still listed", allocation.AllocationID)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
 	"github.com/contivpp/memif-agent/internal/testutil/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
 )
 
 const (
@@ -41,11 +42,11 @@ func TestKillDuringConcurrentAllocate(t *testing.T) {
 	daemon := dockerd.Start(t)
 	client := daemon.Client(t)
 	image := dockerd.ImportSleeperImage(t, client)
-	a := newAgent(t, agentSetup{
-		deviceCount:    128,
-		dockerEndpoint: daemon.Endpoint(),
+	a := agenttest.New(t, agenttest.Setup{
+		DeviceCount:    128,
+		DockerEndpoint: daemon.Endpoint(),
 	})
-	a.start()
+	a.Start()
 
 	grants := allocateAndKill(t, a)
 	if len(grants) < killAfter {
@@ -60,10 +61,10 @@ func TestKillDuringConcurrentAllocate(t *testing.T) {
 	// The restarted agent collects unbound allocations (made, but held by
 	// no container) at once rather than after the default ten minutes;
 	// every granted allocation is held by a container by now.
-	a.setDeviceManagerConfig(agentSetup{deviceCount: 128, devicemanager: "unbound-grace-period: 1ms\nreconcile-period: 200ms\n"})
-	a.start()
-	a.requireHealthy()
-	if !strings.Contains(a.log(), "restored") {
+	a.SetDeviceManagerConfig(agenttest.Setup{DeviceCount: 128, DeviceManager: "unbound-grace-period: 1ms\nreconcile-period: 200ms\n"})
+	a.Start()
+	a.RequireHealthy()
+	if !strings.Contains(a.Log(), "restored") {
 		t.Errorf("the restarted agent's log does not say it restored the checkpoint")
 	}
 	want := map[string]granted{}
@@ -71,11 +72,11 @@ func TestKillDuringConcurrentAllocate(t *testing.T) {
 		want[g.response.Mounts[0].HostPath] = g
 	}
 	poll.Until(t, waitTimeout, "exactly the granted allocations kept after the restart", func() error {
-		return keptExactly(a, want)
+		return keptExactly(t, a, want)
 	})
 	// A resync the operator asks for changes nothing.
-	a.resync()
-	if err := keptExactly(a, want); err != nil {
+	a.Resync()
+	if err := keptExactly(t, a, want); err != nil {
 		t.Fatalf("after POST /controller/resync: %v", err)
 	}
 }
@@ -83,8 +84,8 @@ func TestKillDuringConcurrentAllocate(t *testing.T) {
 // allocateAndKill runs concurrentAllocations Allocate calls, each for its
 // own device, kills the agent once killAfter have returned, and returns the
 // calls that succeeded.
-func allocateAndKill(t *testing.T, a *agent) []granted {
-	client := a.pluginClient()
+func allocateAndKill(t *testing.T, a *agenttest.Agent) []granted {
+	client := a.PluginClient()
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -105,7 +106,7 @@ func allocateAndKill(t *testing.T, a *agent) []granted {
 			}
 			if returned == killAfter {
 				once.Do(func() {
-					a.kill()
+					a.Kill()
 					close(killed)
 				})
 			}
@@ -145,8 +146,8 @@ func createHolders(t *testing.T, client *docker.Client, image string, grants []g
 // keptExactly checks that the agent lists exactly the wanted allocations
 // (by host directory) with the secrets and sockets Allocate returned, and
 // that the socket root holds exactly their directories.
-func keptExactly(a *agent, want map[string]granted) error {
-	listed := a.list()
+func keptExactly(t testing.TB, a *agenttest.Agent, want map[string]granted) error {
+	listed := list(t, a)
 	byDir := map[string]memifctlAllocation{}
 	for _, allocation := range listed {
 		byDir[allocation.HostDir] = allocation
@@ -172,7 +173,7 @@ func keptExactly(a *agent, want map[string]granted) error {
 			return fmt.Errorf("allocation %s of %v is still listed, but its Allocate call failed", allocation.AllocationID, allocation.DeviceIDs)
 		}
 	}
-	dirs, err := a.allocationDirs()
+	dirs, err := a.AllocationDirs()
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/contivpp/memif-agent/internal/testutil/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
 	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
 )
 
@@ -29,8 +30,8 @@ const (
 func TestTwentyKubeletRestarts(t *testing.T) {
 	const devices = 64
 	kubelet, podResources := startKubelet(t)
-	a := newAgent(t, agentSetup{deviceCount: devices, pluginDir: kubelettest.PluginDir, podResourcesSocket: podResources})
-	a.start()
+	a := agenttest.New(t, agenttest.Setup{DeviceCount: devices, PluginDir: kubelettest.PluginDir, PodResourcesSocket: podResources})
+	a.Start()
 	waitCapacity(t, kubelet, devices)
 
 	admitter := &podAdmitter{kubelet: kubelet}
@@ -38,7 +39,7 @@ func TestTwentyKubeletRestarts(t *testing.T) {
 	// before the baseline.
 	admitter.admit(2)
 	restartKubelet(t, kubelet, devices)
-	goroutinesBefore, fdsBefore := a.goroutines(), a.openFDs()
+	goroutinesBefore, fdsBefore := a.Goroutines(), a.OpenFDs()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -61,7 +62,7 @@ func TestTwentyKubeletRestarts(t *testing.T) {
 		t.Fatalf("only %d pods admitted; the restarts ran without allocations going on", len(pods))
 	}
 	held := map[string]bool{}
-	for _, allocation := range a.list() {
+	for _, allocation := range list(t, a) {
 		held[fmt.Sprint(allocation.DeviceIDs)] = true
 	}
 	for _, pod := range pods {
@@ -74,7 +75,7 @@ func TestTwentyKubeletRestarts(t *testing.T) {
 		t.Errorf("the agent holds %d allocations for %d admitted pods", listed, len(pods))
 	}
 	poll.Until(t, waitTimeout, "goroutines and fds back to the level before the restarts", func() error {
-		goroutines, fds := a.goroutines(), a.openFDs()
+		goroutines, fds := a.Goroutines(), a.OpenFDs()
 		if goroutines > goroutinesBefore+goroutineTolerance || fds > fdsBefore+fdTolerance {
 			return fmt.Errorf("goroutines %d -> %d, fds %d -> %d after %d kubelet restarts",
 				goroutinesBefore, goroutines, fdsBefore, fds, kubeletRestarts)
@@ -82,7 +83,7 @@ func TestTwentyKubeletRestarts(t *testing.T) {
 		t.Logf("goroutines %d -> %d, fds %d -> %d after %d kubelet restarts", goroutinesBefore, goroutines, fdsBefore, fds, kubeletRestarts)
 		return nil
 	})
-	a.requireHealthy()
+	a.RequireHealthy()
 }
 
 func restartKubelet(t *testing.T, kubelet *kubelettest.Kubelet, devices int64) {

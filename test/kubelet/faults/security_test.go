@@ -15,6 +15,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
 	"github.com/contivpp/memif-agent/internal/testutil/poll"
 	"github.com/contivpp/memif-agent/internal/testutil/procnet"
+	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
 )
 
 // TestFileAndSocketModes checks the permissions of everything the agent
@@ -34,11 +35,11 @@ func TestFileAndSocketModes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAgent(t, agentSetup{nodeapi: tc.nodeapi})
+			a := agenttest.New(t, agenttest.Setup{NodeAPI: tc.nodeapi})
 			old := syscall.Umask(0)
-			a.start()
+			a.Start()
 			syscall.Umask(old)
-			response, err := allocate(context.Background(), a.pluginClient(), deviceID(0))
+			response, err := allocate(context.Background(), a.PluginClient(), deviceID(0))
 			if err != nil {
 				t.Fatalf("Allocate: %v", err)
 			}
@@ -48,13 +49,13 @@ func TestFileAndSocketModes(t *testing.T) {
 				path string
 				want fs.FileMode
 			}{
-				{"checkpoint", a.checkpointPath, 0o600},
-				{"checkpoint journal", a.checkpointPath + ".journal", 0o600},
-				{"checkpoint directory", filepath.Dir(a.checkpointPath), 0o700},
-				{"API socket", a.apiSocket, fs.ModeSocket | tc.wantAPISocket},
-				{"API socket directory", filepath.Dir(a.apiSocket), fs.ModeDir | tc.wantAPIDir},
-				{"device plugin socket", a.pluginSocket, fs.ModeSocket | 0o600},
-				{"socket root", a.socketRoot, fs.ModeDir | 0o700},
+				{"checkpoint", a.CheckpointPath, 0o600},
+				{"checkpoint journal", a.CheckpointPath + ".journal", 0o600},
+				{"checkpoint directory", filepath.Dir(a.CheckpointPath), 0o700},
+				{"API socket", a.APISocket, fs.ModeSocket | tc.wantAPISocket},
+				{"API socket directory", filepath.Dir(a.APISocket), fs.ModeDir | tc.wantAPIDir},
+				{"device plugin socket", a.PluginSocket, fs.ModeSocket | 0o600},
+				{"socket root", a.SocketRoot, fs.ModeDir | 0o700},
 				{"allocation directory (dir-mode 0770)", allocationDir, fs.ModeDir | 0o770},
 			}
 			for _, w := range wantModes {
@@ -83,9 +84,9 @@ func TestNoSecretLeaks(t *testing.T) {
 	daemon := dockerd.Start(t)
 	client := daemon.Client(t)
 	image := dockerd.ImportSleeperImage(t, client)
-	a := newAgent(t, agentSetup{deviceCount: 32, dockerEndpoint: daemon.Endpoint()})
-	a.start()
-	plugin := a.pluginClient()
+	a := agenttest.New(t, agenttest.Setup{DeviceCount: 32, DockerEndpoint: daemon.Endpoint()})
+	a.Start()
+	plugin := a.PluginClient()
 	ctx := context.Background()
 
 	secrets := map[string]bool{}
@@ -104,7 +105,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	holders := createHolders(t, client, image, grants[:4])
 	poll.Until(t, waitTimeout, "four allocations bound", func() error {
 		bound := 0
-		for _, allocation := range a.list() {
+		for _, allocation := range list(t, a) {
 			if allocation.PodName == "holders" {
 				bound++
 			}
@@ -117,7 +118,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	reportSchedulerDump(t, a, secrets)
 	holders.Remove(t, client)
 	poll.Until(t, waitTimeout, "the holders' allocations released", func() error {
-		if listed := len(a.list()); listed != 4 {
+		if listed := len(list(t, a)); listed != 4 {
 			return fmt.Errorf("%d allocations listed, want 4", listed)
 		}
 		return nil
@@ -125,7 +126,7 @@ func TestNoSecretLeaks(t *testing.T) {
 
 	bodies := map[string]string{}
 	for _, path := range []string{"/controller/event-history", "/metrics", "/readiness", "/liveness"} {
-		code, body, err := a.get(path)
+		code, body, err := a.Get(path)
 		if err != nil || code != http.StatusOK {
 			t.Fatalf("GET %s answered %d: %v", path, code, err)
 		}
@@ -135,9 +136,9 @@ func TestNoSecretLeaks(t *testing.T) {
 		t.Fatalf("the event history shows no AllocateDevice; the scan would prove nothing:\n%.500s", bodies["GET /controller/event-history"])
 	}
 	// A restart logs what it restores.
-	a.stop()
-	a.start()
-	bodies["agent log"] = a.log()
+	a.Stop()
+	a.Start()
+	bodies["agent log"] = a.Log()
 	for where, body := range bodies {
 		for secret := range secrets {
 			if strings.Contains(body, secret) {
@@ -152,9 +153,9 @@ func TestNoSecretLeaks(t *testing.T) {
 // secrets. They may (the vswitch side's memif config carries them), which
 // is one more reason the HTTP server stays on loopback; the test reports
 // rather than fails.
-func reportSchedulerDump(t *testing.T, a *agent, secrets map[string]bool) {
+func reportSchedulerDump(t *testing.T, a *agenttest.Agent, secrets map[string]bool) {
 	for _, path := range []string{"/scheduler/dump", "/scheduler/txn-history", "/scheduler/graph-snapshot", "/scheduler/status"} {
-		code, body, err := a.get(path)
+		code, body, err := a.Get(path)
 		if err != nil {
 			t.Logf("GET %s: %v", path, err)
 			continue
@@ -172,14 +173,14 @@ func reportSchedulerDump(t *testing.T, a *agent, secrets map[string]bool) {
 // TestHTTPOnLoopbackByDefault starts the agent with no http.conf, only a
 // port, and checks that it listens on loopback alone.
 func TestHTTPOnLoopbackByDefault(t *testing.T) {
-	a := newAgent(t, agentSetup{})
-	if err := os.Remove(filepath.Join(a.configDir, "http.conf")); err != nil {
+	a := agenttest.New(t, agenttest.Setup{})
+	if err := os.Remove(filepath.Join(a.ConfigDir, "http.conf")); err != nil {
 		t.Fatal(err)
 	}
-	_, port, _ := net.SplitHostPort(a.httpAddr)
-	a.args = []string{"-http-port", port}
-	a.start()
-	addresses := listeningAddresses(t, a.cmd.Process.Pid)
+	_, port, _ := net.SplitHostPort(a.HTTPAddr)
+	a.Args = []string{"-http-port", port}
+	a.Start()
+	addresses := listeningAddresses(t, a.PID())
 	if len(addresses) == 0 {
 		t.Fatal("the agent listens on no TCP address; want its HTTP server on loopback")
 	}

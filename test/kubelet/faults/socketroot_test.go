@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
 	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
 )
 
@@ -20,9 +21,9 @@ import (
 // serves the next pod once the directory is writable again.
 func TestSocketRootReadOnlyOrFull(t *testing.T) {
 	kubelet, podResources := startKubelet(t)
-	a := newAgent(t, agentSetup{deviceCount: 8, pluginDir: kubelettest.PluginDir, podResourcesSocket: podResources})
-	mountSmallTmpfs(t, a.socketRoot)
-	a.start()
+	a := agenttest.New(t, agenttest.Setup{DeviceCount: 8, PluginDir: kubelettest.PluginDir, PodResourcesSocket: podResources})
+	mountSmallTmpfs(t, a.SocketRoot)
+	a.Start()
 	waitCapacity(t, kubelet, 8)
 
 	cases := []struct {
@@ -31,23 +32,23 @@ func TestSocketRootReadOnlyOrFull(t *testing.T) {
 		wantText string
 	}{
 		{"read-only", func(t *testing.T) func() {
-			remount(t, a.socketRoot, syscall.MS_RDONLY)
-			return func() { remount(t, a.socketRoot, 0) }
+			remount(t, a.SocketRoot, syscall.MS_RDONLY)
+			return func() { remount(t, a.SocketRoot, 0) }
 		}, "read-only file system"},
-		{"full", func(t *testing.T) func() { return fill(t, a.socketRoot) }, "no space left on device"},
+		{"full", func(t *testing.T) func() { return fill(t, a.SocketRoot) }, "no space left on device"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := a.list()
+			before := list(t, a)
 			repair := tc.break_(t)
 			pod := kubelettest.NewPod(fmt.Sprintf("refused-%d", i), resource, 1)
 			err := kubelet.AllocatePod(context.Background(), pod)
-			if err == nil || !strings.Contains(err.Error(), tc.wantText) || !strings.Contains(err.Error(), a.socketRoot) {
+			if err == nil || !strings.Contains(err.Error(), tc.wantText) || !strings.Contains(err.Error(), a.SocketRoot) {
 				t.Fatalf("kubelet admitted a pod with the socket root %s: %v; want an error naming the directory and %q", tc.name, err, tc.wantText)
 			}
 			t.Logf("kubelet: %v", err)
-			a.requireHealthy()
-			if after := a.list(); len(after) != len(before) {
+			a.RequireHealthy()
+			if after := list(t, a); len(after) != len(before) {
 				t.Fatalf("a refused Allocate changed the allocations from %d to %d", len(before), len(after))
 			}
 
@@ -64,7 +65,7 @@ func TestSocketRootReadOnlyOrFull(t *testing.T) {
 			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 				t.Fatalf("directory %s of the pod admitted after the repair: %v", dir, err)
 			}
-			a.requireHealthy()
+			a.RequireHealthy()
 		})
 	}
 }

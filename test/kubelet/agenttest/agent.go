@@ -1,0 +1,307 @@
+package agenttest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contivpp/memif-agent/internal/testutil/loopback"
+	"github.com/contivpp/memif-agent/internal/testutil/poll"
+)
+
+const (
+	// WaitTimeout bounds every wait for the agent; it is a failure
+	// deadline, not a measured or asserted duration.
+	WaitTimeout = 90 * time.Second
+	// stopTimeout bounds the agent's shutdown after SIGTERM.
+	stopTimeout = 30 * time.Second
+	// defaultDeviceCount is the devices of a Setup that names none.
+	defaultDeviceCount = 64
+	// defaultReadyPoll is how often Start asks whether the agent is ready.
+	defaultReadyPoll = 20 * time.Millisecond
+)
+
+// Setup is what a test chooses about its agent; the zero value is an agent
+// with 64 devices, no kubelet pod-resources and no Docker.
+type Setup struct {
+	DeviceCount int
+	// PluginDir is kubelet's device-plugin directory; empty: a private
+	// directory, for tests that call the plugin's socket themselves.
+	PluginDir string
+	// PodResourcesSocket and DockerEndpoint are the pod manager's sources;
+	// empty: none (pod-resources disabled, Docker at a socket that does not
+	// exist).
+	PodResourcesSocket string
+	DockerEndpoint     string
+	// SocketRoot overrides the allocation directories' root.
+	SocketRoot string
+	// DeviceManager and NodeAPI are extra lines of those config files.
+	DeviceManager string
+	NodeAPI       string
+	// ReadyPoll is how often Start asks for readiness, the resolution of
+	// the start-to-ready time it returns; zero: 20ms.
+	ReadyPoll time.Duration
+}
+
+// Agent is one memif-agent binary with its config and state directories.
+// It may be started, killed and started again on the same state; its log
+// accumulates every run.
+type Agent struct {
+	Dir            string
+	ConfigDir      string
+	PluginDir      string
+	PluginSocket   string
+	SocketRoot     string
+	CheckpointPath string
+	APISocket      string
+	LogPath        string
+	HTTPAddr       string
+	// Args are extra command-line arguments of the next start.
+	Args []string
+
+	tb        testing.TB
+	readyPoll time.Duration
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	waitErr   error
+}
+
+// New writes the agent's config files; Start runs it. The agent is killed
+// when the test ends.
+func New(tb testing.TB, setup Setup) *Agent {
+	tb.Helper()
+	// Short paths: unix socket paths must fit in 108 bytes.
+	dir, err := os.MkdirTemp("", "ag")
+	if err != nil {
+		tb.Fatalf("create agent directory: %v", err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	a := newPaths(tb, dir, setup)
+	if setup.DockerEndpoint == "" {
+		setup.DockerEndpoint = "unix://" + filepath.Join(dir, "no-docker.sock")
+	}
+	WriteConfig(tb, a.ConfigDir, map[string]string{
+		"http.conf":          "endpoint: " + a.HTTPAddr + "\n",
+		"devicemanager.conf": a.DeviceManagerConfig(setup),
+		"nodeapi.conf":       "socket-path: " + a.APISocket + "\n" + setup.NodeAPI,
+		"podmanager.conf": fmt.Sprintf("docker-endpoint: %s\npod-resources-socket: %q\n",
+			setup.DockerEndpoint, setup.PodResourcesSocket),
+	})
+	tb.Cleanup(a.cleanup)
+	return a
+}
+
+// newPaths lays the agent's files out under dir.
+func newPaths(tb testing.TB, dir string, setup Setup) *Agent {
+	a := &Agent{
+		Dir:            dir,
+		ConfigDir:      filepath.Join(dir, "config"),
+		PluginDir:      setup.PluginDir,
+		SocketRoot:     setup.SocketRoot,
+		CheckpointPath: filepath.Join(dir, "state", "checkpoint.json"),
+		APISocket:      filepath.Join(dir, "api", "api.sock"),
+		LogPath:        filepath.Join(dir, "agent.log"),
+		HTTPAddr:       net.JoinHostPort("127.0.0.1", loopback.FreePort(tb)),
+		tb:             tb,
+		readyPoll:      setup.ReadyPoll,
+	}
+	if a.PluginDir == "" {
+		a.PluginDir = filepath.Join(dir, "device-plugins")
+	}
+	a.PluginSocket = filepath.Join(a.PluginDir, "memif.sock")
+	if a.SocketRoot == "" {
+		a.SocketRoot = filepath.Join(dir, "memif")
+	}
+	if a.readyPoll == 0 {
+		a.readyPoll = defaultReadyPoll
+	}
+	return a
+}
+
+// cleanup kills the agent, fails the test on a data race the agent
+// reported and logs the log's tail of a failed test.
+func (a *Agent) cleanup() {
+	a.Kill()
+	if content, err := os.ReadFile(a.LogPath); err == nil && bytes.Contains(content, []byte("WARNING: DATA RACE")) {
+		a.tb.Errorf("the race detector found a data race in memif-agent; see %s", a.LogPath)
+		keepLog(a.tb, a.LogPath)
+	}
+	if a.tb.Failed() {
+		a.tb.Logf("agent log %s ends with:\n%s", a.LogPath, a.LogTail(40))
+	}
+}
+
+// DeviceManagerConfig is devicemanager.conf for setup, with the agent's
+// paths.
+func (a *Agent) DeviceManagerConfig(setup Setup) string {
+	if setup.DeviceCount == 0 {
+		setup.DeviceCount = defaultDeviceCount
+	}
+	return fmt.Sprintf("device-count: %d\nplugin-dir: %s\nsocket-root: %s\ncheckpoint-path: %s\n%s",
+		setup.DeviceCount, a.PluginDir, a.SocketRoot, a.CheckpointPath, setup.DeviceManager)
+}
+
+// SetDeviceManagerConfig rewrites devicemanager.conf for the next start.
+func (a *Agent) SetDeviceManagerConfig(setup Setup) {
+	a.tb.Helper()
+	WriteConfig(a.tb, a.ConfigDir, map[string]string{"devicemanager.conf": a.DeviceManagerConfig(setup)})
+}
+
+// WriteConfig writes files (name: content) into configDir, replacing what
+// is there.
+func WriteConfig(tb testing.TB, configDir string, files map[string]string) {
+	tb.Helper()
+	if err := os.MkdirAll(configDir, 0o700); err != nil {
+		tb.Fatalf("create config directory: %v", err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(configDir, name), []byte(content), 0o600); err != nil {
+			tb.Fatalf("write %s: %v", name, err)
+		}
+	}
+}
+
+// Launch runs the agent without waiting for it; the log file is appended.
+func (a *Agent) Launch() {
+	a.tb.Helper()
+	logFile, err := os.OpenFile(a.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		a.tb.Fatalf("open agent log: %v", err)
+	}
+	defer logFile.Close()
+	a.cmd = exec.Command(filepath.Join(binDir, "memif-agent"), append([]string{"-config-dir", a.ConfigDir}, a.Args...)...)
+	a.cmd.Stdout, a.cmd.Stderr = logFile, logFile
+	if err := a.cmd.Start(); err != nil {
+		a.tb.Fatalf("start memif-agent: %v", err)
+	}
+	exited := make(chan struct{})
+	a.exited = exited
+	cmd := a.cmd
+	go func() {
+		a.waitErr = cmd.Wait()
+		close(exited)
+	}()
+}
+
+// Start runs the agent and waits until its device plugin socket is there
+// and its readiness probe answers 200 (the startup resync done); it
+// returns how long that took from the process start.
+func (a *Agent) Start() time.Duration {
+	a.tb.Helper()
+	started := time.Now()
+	a.Launch()
+	poll.Every(a.tb, WaitTimeout, a.readyPoll, "memif-agent ready", a.ready)
+	return time.Since(started)
+}
+
+// ready says why the agent is not ready yet; it fails the test when the
+// agent has exited.
+func (a *Agent) ready() error {
+	select {
+	case <-a.exited:
+		a.tb.Fatalf("memif-agent exited at start (%v); its log ends with:\n%s", a.waitErr, a.LogTail(30))
+	default:
+	}
+	if _, err := os.Stat(a.PluginSocket); err != nil {
+		return fmt.Errorf("no device plugin socket: %w", err)
+	}
+	return a.probe("/readiness")
+}
+
+// Running tells whether the last started process has not exited.
+func (a *Agent) Running() bool {
+	if a.exited == nil {
+		return false
+	}
+	select {
+	case <-a.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// PID is the process ID of the last started process.
+func (a *Agent) PID() int { return a.cmd.Process.Pid }
+
+// Kill sends SIGKILL and waits for the process to be gone.
+func (a *Agent) Kill() {
+	if !a.Running() {
+		return
+	}
+	_ = a.cmd.Process.Kill()
+	<-a.exited
+}
+
+// Stop sends SIGTERM and waits; an agent that ignores it is killed and
+// fails the test.
+func (a *Agent) Stop() {
+	a.tb.Helper()
+	if !a.Running() {
+		return
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.exited:
+	case <-time.After(stopTimeout):
+		a.Kill()
+		a.tb.Fatalf("memif-agent ignored SIGTERM for %s", stopTimeout)
+	}
+}
+
+// WaitExit waits for an agent expected to stop by itself (a refused
+// config) and returns its exit error.
+func (a *Agent) WaitExit() error {
+	a.tb.Helper()
+	select {
+	case <-a.exited:
+		return a.waitErr
+	case <-time.After(WaitTimeout):
+		a.Kill()
+		a.tb.Fatalf("memif-agent still running %s after start", WaitTimeout)
+		return nil
+	}
+}
+
+// Log returns everything the agent has logged so far.
+func (a *Agent) Log() string {
+	a.tb.Helper()
+	content, err := os.ReadFile(a.LogPath)
+	if err != nil {
+		a.tb.Fatalf("read agent log: %v", err)
+	}
+	return string(content)
+}
+
+// LogTail returns the log's last lines, or why it cannot be read.
+func (a *Agent) LogTail(lines int) string {
+	content, err := os.ReadFile(a.LogPath)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", a.LogPath, err)
+	}
+	all := strings.Split(strings.TrimRight(string(content), "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// keepLog copies an agent log out of the directory the test removes.
+func keepLog(tb testing.TB, path string) {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	kept, err := os.CreateTemp("", "memif-agent-race-*.log")
+	if err != nil {
+		return
+	}
+	defer kept.Close()
+	if _, err := kept.Write(content); err == nil {
+		tb.Logf("agent log kept at %s", kept.Name())
+	}
+}
