@@ -112,7 +112,7 @@ func (n *node) allocatedEnd(b *testing.B, name string) memifEnd {
 	for _, annotation := range opts.Annotations {
 		end.labels["annotation."+annotation.Name] = annotation.Value
 	}
-	for _, allocation := range n.agent.allocations(n.ctx, n.api) {
+	for _, allocation := range allocations(b, n.ctx, n.api) {
 		if allocation.GetHostDir() == end.hostDir {
 			end.hostSocket = allocation.GetHostSocket()
 		}

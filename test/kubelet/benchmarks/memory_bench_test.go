@@ -7,6 +7,8 @@ import (
 	"time"
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
 )
 
 // memoryAllocations is how many allocations the agent holds when its
@@ -26,14 +28,14 @@ const settleTime = 500 * time.Millisecond
 func BenchmarkAgentMemory(b *testing.B) {
 	var idle, loaded []float64
 	for b.Loop() {
-		a := newAgent(b, agentSetup{deviceCount: memoryAllocations})
-		a.start()
+		a := newAgent(b, agenttest.Setup{DeviceCount: memoryAllocations})
+		a.Start()
 		time.Sleep(settleTime)
-		idle = append(idle, a.rssMiB())
+		idle = append(idle, a.RSSMiB())
 		allocateAll(b, a)
 		time.Sleep(settleTime)
-		loaded = append(loaded, a.rssMiB())
-		a.stop()
+		loaded = append(loaded, a.RSSMiB())
+		a.Stop()
 	}
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(median(loaded), "rss-1000-MiB")
@@ -43,11 +45,11 @@ func BenchmarkAgentMemory(b *testing.B) {
 
 // allocateAll makes memoryAllocations allocations of one device each and
 // checks that the agent lists them all.
-func allocateAll(b *testing.B, a *agent) {
+func allocateAll(b *testing.B, a *agenttest.Agent) {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	plugin := a.pluginClient()
+	plugin := a.PluginClient()
 	for i := range memoryAllocations {
 		request := &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{
 			{DevicesIds: []string{fmt.Sprintf("memif-%03d", i)}},
@@ -56,7 +58,7 @@ func allocateAll(b *testing.B, a *agent) {
 			b.Fatalf("Allocate %d of %d: %v", i+1, memoryAllocations, err)
 		}
 	}
-	if got := len(a.allocations(ctx, a.apiClient())); got != memoryAllocations {
+	if got := len(allocations(b, ctx, a.APIClient())); got != memoryAllocations {
 		b.Fatalf("the agent lists %d allocations after %d Allocate calls", got, memoryAllocations)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
 	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
 )
 
@@ -24,7 +25,7 @@ type node struct {
 	kubelet *kubelettest.Kubelet
 	docker  *docker.Client
 	image   string
-	agent   *agent
+	agent   *agenttest.Agent
 	api     memifv1.MemifAgentClient
 }
 
@@ -49,14 +50,14 @@ func newNode(b *testing.B) *node {
 			b.Errorf("stop kubelet: %v", err)
 		}
 	})
-	n.agent = newAgent(b, agentSetup{
-		deviceCount:        nodeDevices,
-		pluginDir:          kubelettest.PluginDir,
-		podResourcesSocket: podResourcesSocket,
-		dockerEndpoint:     daemon.Endpoint(),
+	n.agent = newAgent(b, agenttest.Setup{
+		DeviceCount:        nodeDevices,
+		PluginDir:          kubelettest.PluginDir,
+		PodResourcesSocket: podResourcesSocket,
+		DockerEndpoint:     daemon.Endpoint(),
 	})
-	n.agent.start()
-	n.api = n.agent.apiClient()
+	n.agent.Start()
+	n.api = n.agent.APIClient()
 	n.waitCapacity(b)
 	return n
 }

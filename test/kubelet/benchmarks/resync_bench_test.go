@@ -29,8 +29,8 @@ type restartTimes struct{ ready, resync time.Duration }
 // next restart starts from a registered plugin.
 func (n *node) restart(b *testing.B) restartTimes {
 	b.Helper()
-	n.agent.stop()
-	times := restartTimes{ready: n.agent.start()}
+	n.agent.Stop()
+	times := restartTimes{ready: n.agent.Start()}
 	times.resync = n.startupResync(b)
 	n.waitCapacity(b)
 	return times
@@ -93,7 +93,7 @@ func (n *node) bindings(b *testing.B, count int, when string) map[string]binding
 	for {
 		bound := map[string]binding{}
 		var unbound []string
-		for id, allocation := range n.agent.allocations(n.ctx, n.api) {
+		for id, allocation := range allocations(b, n.ctx, n.api) {
 			if allocation.GetPodUid() == "" {
 				unbound = append(unbound, id)
 				unbound = append(unbound, allocation.GetDeviceIds()...)
@@ -109,7 +109,7 @@ func (n *node) bindings(b *testing.B, count int, when string) map[string]binding
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("%s, the agent bound %d allocations to pods, want %d; not bound (allocation IDs, device IDs): %v; "+
-				"the agent logged about them:\n%s", when, len(bound), count, unbound, n.agent.logLinesAbout(unbound))
+				"the agent logged about them:\n%s", when, len(bound), count, unbound, logLinesAbout(n.agent, unbound))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

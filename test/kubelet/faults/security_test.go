@@ -180,7 +180,10 @@ func TestHTTPOnLoopbackByDefault(t *testing.T) {
 	_, port, _ := net.SplitHostPort(a.HTTPAddr)
 	a.Args = []string{"-http-port", port}
 	a.Start()
-	addresses := listeningAddresses(t, a.PID())
+	addresses, err := procnet.ListeningTCP(a.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(addresses) == 0 {
 		t.Fatal("the agent listens on no TCP address; want its HTTP server on loopback")
 	}
@@ -190,15 +193,4 @@ func TestHTTPOnLoopbackByDefault(t *testing.T) {
 			t.Errorf("the agent listens on %s; want loopback only by default", address)
 		}
 	}
-}
-
-// listeningAddresses returns the local addresses of the TCP sockets pid
-// listens on, from /proc.
-func listeningAddresses(t *testing.T, pid int) []string {
-	t.Helper()
-	addresses, err := procnet.ListeningTCP(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addresses
 }
