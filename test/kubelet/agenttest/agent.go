@@ -51,7 +51,6 @@ type Setup struct {
 // It may be started, killed and started again on the same state; its log
 // accumulates every run.
 type Agent struct {
-	Dir            string
 	ConfigDir      string
 	PluginDir      string
 	PluginSocket   string
@@ -98,7 +97,6 @@ func New(tb testing.TB, setup Setup) *Agent {
 // newPaths lays the agent's files out under dir.
 func newPaths(tb testing.TB, dir string, setup Setup) *Agent {
 	a := &Agent{
-		Dir:            dir,
 		ConfigDir:      filepath.Join(dir, "config"),
 		PluginDir:      setup.PluginDir,
 		SocketRoot:     setup.SocketRoot,
