@@ -2,9 +2,7 @@ package promregistry_test
 
 import (
 	"io"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -13,18 +11,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/contivpp/memif-agent/internal/promregistry"
+	"github.com/contivpp/memif-agent/internal/testutil/loopback"
 )
 
 // startPrometheus runs cn-infra's REST and Prometheus plugins on a free
 // loopback port and returns the plugin and the /metrics URL.
 func startPrometheus(t *testing.T) (*cnprometheus.Plugin, string) {
 	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	endpoint := "127.0.0.1:" + strconv.Itoa(listener.Addr().(*net.TCPAddr).Port)
-	listener.Close()
+	endpoint := "127.0.0.1:" + loopback.FreePort(t)
 	restPlugin := rest.NewPlugin(rest.UseConf(rest.Config{Endpoint: endpoint}))
 	promPlugin := cnprometheus.NewPlugin(cnprometheus.UseDeps(func(deps *cnprometheus.Deps) { deps.HTTP = restPlugin }))
 	for _, step := range []func() error{restPlugin.Init, promPlugin.Init, restPlugin.AfterInit, promPlugin.AfterInit} {

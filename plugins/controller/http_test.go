@@ -3,9 +3,7 @@ package controller
 import (
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -13,26 +11,16 @@ import (
 	"github.com/ligato/cn-infra/rpc/rest"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 
+	"github.com/contivpp/memif-agent/internal/testutil/loopback"
 	"github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 )
-
-// freeLoopbackEndpoint returns a loopback address with a port free right now.
-func freeLoopbackEndpoint(t *testing.T) string {
-	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer listener.Close()
-	return "127.0.0.1:" + strconv.Itoa(listener.Addr().(*net.TCPAddr).Port)
-}
 
 // TestControllerServedByCNInfraREST runs the controller behind cn-infra's
 // own REST and Prometheus plugins on loopback and uses its API as a user
 // would with curl.
 func TestControllerServedByCNInfraREST(t *testing.T) {
-	endpoint := freeLoopbackEndpoint(t)
+	endpoint := "127.0.0.1:" + loopback.FreePort(t)
 	restPlugin := rest.NewPlugin(rest.UseConf(rest.Config{Endpoint: endpoint}))
 	promPlugin := cnprometheus.NewPlugin(cnprometheus.UseDeps(func(deps *cnprometheus.Deps) { deps.HTTP = restPlugin }))
 	scheduler := kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) { deps.HTTPHandlers = restPlugin }))

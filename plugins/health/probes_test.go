@@ -3,10 +3,10 @@ package health
 import (
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"testing"
 
+	"github.com/contivpp/memif-agent/internal/testutil/loopback"
 	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/rpc/rest"
 )
@@ -14,12 +14,7 @@ import (
 // TestProbesOverHTTP serves the probes on cn-infra's real HTTP server on
 // loopback and reads them as kubelet would.
 func TestProbesOverHTTP(t *testing.T) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint := listener.Addr().String()
-	listener.Close()
+	endpoint := "127.0.0.1:" + loopback.FreePort(t)
 	httpServer := rest.NewPlugin(rest.UseConf(rest.Config{Endpoint: endpoint}))
 	health := NewPlugin(UseDeps(func(deps *Deps) { deps.HTTPHandlers = httpServer }))
 	for _, start := range []func() error{httpServer.Init, health.Init, httpServer.AfterInit} {

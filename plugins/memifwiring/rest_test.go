@@ -3,12 +3,11 @@ package memifwiring_test
 import (
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"testing"
 
+	"github.com/contivpp/memif-agent/internal/testutil/loopback"
 	"github.com/gogo/protobuf/jsonpb"
 	"github.com/ligato/cn-infra/rpc/rest"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
@@ -20,12 +19,7 @@ import (
 // agent.
 func newREST(t *testing.T) (*rest.Plugin, string) {
 	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	endpoint := "127.0.0.1:" + strconv.Itoa(listener.Addr().(*net.TCPAddr).Port)
-	listener.Close()
+	endpoint := "127.0.0.1:" + loopback.FreePort(t)
 	plugin := rest.NewPlugin(rest.UseConf(rest.Config{Endpoint: endpoint}))
 	if err := plugin.Init(); err != nil {
 		t.Fatalf("REST Init: %v", err)
