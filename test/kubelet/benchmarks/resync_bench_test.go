@@ -57,7 +57,7 @@ func (n *node) startupResync(b *testing.B) time.Duration {
 func (n *node) runPods(b *testing.B, count int) {
 	b.Helper()
 	for i := range count {
-		pod := kubelettest.NewPod(fmt.Sprintf("pod-%03d", i), resource, 1)
+		pod := kubelettest.NewPod(podName(i), resource, 1)
 		options, err := n.kubelet.AdmitPod(n.ctx, pod)
 		if err != nil {
 			b.Fatal(err)
@@ -108,12 +108,30 @@ func (n *node) bindings(b *testing.B, count int, when string) map[string]binding
 			return bound
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("%s, the agent bound %d allocations to pods, want %d; not bound (allocation IDs, device IDs): %v; "+
+			unbound = append(unbound, podsWithout(bound, count)...)
+			b.Fatalf("%s, the agent bound %d allocations to pods, want %d; not bound (allocation IDs, device IDs, pods): %v; "+
 				"the agent logged about them:\n%s", when, len(bound), count, unbound, logLinesAbout(n.agent, unbound))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// podsWithout names the pods of runPods that hold none of bound.
+func podsWithout(bound map[string]binding, count int) []string {
+	holding := map[string]bool{}
+	for _, binding := range bound {
+		holding[binding.pod] = true
+	}
+	var without []string
+	for i := range count {
+		if name := podName(i); !holding[name] {
+			without = append(without, name)
+		}
+	}
+	return without
+}
+
+func podName(i int) string { return fmt.Sprintf("pod-%03d", i) }
 
 // BenchmarkAgentRestartResync restarts the agent (SIGTERM, then the
 // binary started again on the same checkpoint) while 200 pods hold a memif
