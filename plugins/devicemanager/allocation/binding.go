@@ -53,6 +53,11 @@ func heldBy(a Allocation, pod podapi.Pod) bool {
 	return a.Pod == pod.ID && (a.PodUID == "" || pod.UID == "" || a.PodUID == pod.UID)
 }
 
+// learnsUID tells whether pod gives a's binding the UID it lacks: kubelet's
+// pod-resources lists a pod without it, so a binding made before the
+// runtime showed the pod has none.
+func learnsUID(a Allocation, pod podapi.Pod) bool { return a.PodUID == "" && pod.UID != "" }
+
 // Binding is one allocation bound to a pod, and the evidence.
 type Binding struct {
 	Allocation Allocation
@@ -61,7 +66,8 @@ type Binding struct {
 
 // Bind binds to pod every allocation that one of its containers proves to
 // hold. An allocation already bound to another pod is left alone. It
-// returns the allocations newly bound (or whose container became known).
+// returns the allocations newly bound (or whose container or pod UID became
+// known).
 func (s *State) Bind(pod podapi.Pod, containers []podapi.PodContainer) []Binding {
 	s.mu.Lock()
 	bindings := s.bindLocked(pod, containers)
@@ -83,7 +89,7 @@ func (s *State) bindLocked(pod podapi.Pod, containers []podapi.PodContainer) []B
 			if evidence == matchNone {
 				continue
 			}
-			if a.Bound() && a.ContainerName == container.Name {
+			if a.Bound() && a.ContainerName == container.Name && !learnsUID(a, pod) {
 				break
 			}
 			a.Pod, a.PodUID, a.ContainerName = pod.ID, pod.UID, container.Name

@@ -209,3 +209,37 @@ func TestCollect(t *testing.T) {
 		})
 	}
 }
+
+// TestBindLearnsUID: kubelet's pod-resources lists a just-admitted pod
+// without its UID, so the first binding may come from device IDs alone;
+// once the runtime shows the pod's UID, the binding must carry it, or the
+// allocation is reported as held by no pod incarnation.
+func TestBindLearnsUID(t *testing.T) {
+	kubeletOnly := podapi.Pod{ID: podWeb.ID}
+	cases := []struct {
+		name string
+		bind func(s *State, containers []podapi.PodContainer) []Binding
+	}{
+		{"AddPod", func(s *State, containers []podapi.PodContainer) []Binding { return s.Bind(podWeb, containers) }},
+		{"collection", func(s *State, containers []podapi.PodContainer) []Binding {
+			bindings, _, _ := s.Collect([]podapi.PodState{{Pod: podWeb, Containers: containers}}, time.Now(), time.Hour)
+			return bindings
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestState(t, 8, newAllocation("a-1", "memif-000"))
+			admitted := []podapi.PodContainer{{Name: "app", DeviceIDs: map[string][]string{resource: {"memif-000"}}}}
+			if got := bindingSummary(s.Bind(kubeletOnly, admitted)); !reflect.DeepEqual(got, []string{"a-1 app device IDs"}) {
+				t.Fatalf("Bind of the admitted pod = %v", got)
+			}
+			running := []podapi.PodContainer{{Name: "app", MountSources: []string{"/var/run/contiv/memif/a-1"}, DeviceIDs: admitted[0].DeviceIDs}}
+			if got := bindingSummary(tc.bind(s, running)); !reflect.DeepEqual(got, []string{"a-1 app mount"}) {
+				t.Errorf("binding the running pod = %v, want a-1 rebound with its UID", got)
+			}
+			if a1, _ := held(s, "a-1"); a1.PodUID != podWeb.UID {
+				t.Errorf("a-1 = %v with uid %q, want uid %q", a1, a1.PodUID, podWeb.UID)
+			}
+		})
+	}
+}

@@ -481,3 +481,30 @@ func TestRevertRemovesTheAllocation(t *testing.T) {
 		t.Errorf("checkpoint after revert = %+v, %v; want no allocation", persisted, err)
 	}
 }
+
+// TestAdmittedPodBindingLearnsUID is the order seen on a busy node: the pod
+// tracker announces a pod kubelet has admitted before its container exists
+// (pod-resources gives no UID, so the allocation is bound by device IDs
+// alone), then announces it again once Docker shows it with its UID.
+func TestAdmittedPodBindingLearnsUID(t *testing.T) {
+	cfg := testConfig(t)
+	a := startAgent(t, cfg, nil)
+	response, err := allocate(a, []string{"memif-000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostDir := response.ContainerResponses[0].Mounts[0].HostPath
+	pod := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "web"}, UID: "uid-1"}
+	devices := map[string][]string{cfg.ResourceName: {"memif-000"}}
+
+	push(t, a, &podapi.AddPod{Pod: podapi.Pod{ID: pod.ID}, Containers: []podapi.PodContainer{{Name: "app", DeviceIDs: devices}}})
+	push(t, a, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{hostDir}, DeviceIDs: devices}}})
+
+	info, err := a.dm.GetPodMemifInfo(pod.ID)
+	if err != nil || info.PodUID != pod.UID {
+		t.Fatalf("GetPodMemifInfo = %v (uid %q), %v; want it bound to uid %s", info, info.PodUID, err, pod.UID)
+	}
+	if persisted, _ := checkpoint.Load(cfg.CheckpointPath); persisted.Allocations[0].PodUID != pod.UID {
+		t.Errorf("the checkpoint holds uid %q, want %s: %+v", persisted.Allocations[0].PodUID, pod.UID, persisted)
+	}
+}
