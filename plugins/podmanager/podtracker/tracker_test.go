@@ -19,6 +19,7 @@ import (
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	"github.com/contivpp/memif-agent/internal/testutil/eventlog"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -88,13 +89,11 @@ func admitted(name, container string, deviceIDs ...string) *podresourcesv1.PodRe
 // recordingHandler is a controller event handler that keeps every pod event
 // the real event loop gives it.
 type recordingHandler struct {
-	mu     sync.Mutex
-	events []controller.Event
-	added  chan struct{}
+	*eventlog.Log
 }
 
 func newRecordingHandler() *recordingHandler {
-	return &recordingHandler{added: make(chan struct{}, 1)}
+	return &recordingHandler{Log: eventlog.New()}
 }
 
 func (h *recordingHandler) String() string { return "recording-handler" }
@@ -112,53 +111,11 @@ func (h *recordingHandler) Resync(controller.Event, controller.KubeStateData, in
 }
 
 func (h *recordingHandler) Update(event controller.Event, _ controller.EventOperations) (string, error) {
-	h.mu.Lock()
-	h.events = append(h.events, event)
-	h.mu.Unlock()
-	select {
-	case h.added <- struct{}{}:
-	default:
-	}
+	h.Add(event)
 	return "", nil
 }
 
 func (h *recordingHandler) Revert(controller.Event) error { return nil }
-
-// waitFor waits until an event matches; it returns it.
-func (h *recordingHandler) waitFor(t *testing.T, what string, match func(controller.Event) bool) controller.Event {
-	t.Helper()
-	deadline := time.After(waitTimeout)
-	seen := 0
-	for {
-		h.mu.Lock()
-		events := h.events[seen:]
-		seen = len(h.events)
-		h.mu.Unlock()
-		for _, event := range events {
-			if match(event) {
-				return event
-			}
-		}
-		select {
-		case <-h.added:
-		case <-deadline:
-			t.Fatalf("no %s among the pod events", what)
-		}
-	}
-}
-
-// count returns how many recorded events match.
-func (h *recordingHandler) count(match func(controller.Event) bool) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, event := range h.events {
-		if match(event) {
-			n++
-		}
-	}
-	return n
-}
 
 func isAdd(uid string, match func(*api.AddPod) bool) func(controller.Event) bool {
 	return func(event controller.Event) bool {
@@ -275,7 +232,7 @@ func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 		t.Fatalf("Reconcile: %v", err)
 	}
 	t.Run("admitted pod is added with kubelet's device IDs", func(t *testing.T) {
-		event := f.handler.waitFor(t, "AddPod of the admitted pod", isAdd("", func(*api.AddPod) bool { return true }))
+		event := f.handler.WaitFor(t, waitTimeout, "AddPod of the admitted pod", isAdd("", func(*api.AddPod) bool { return true }))
 		add := event.(*api.AddPod)
 		want := []api.PodContainer{{Name: "app", DeviceIDs: map[string][]string{memif: {"memif-001"}}}}
 		if add.Pod.ID.Name != "web" || !reflect.DeepEqual(add.Containers, want) {
@@ -285,7 +242,7 @@ func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 	hostDir := t.TempDir()
 	pod := dockerd.CreatePod(t, f.docker, memifSpec(f.image, "web", "uid-web", hostDir, false))
 	t.Run("created container adds its mount to the evidence", func(t *testing.T) {
-		f.handler.waitFor(t, "AddPod with the mount and the devices", isAdd("uid-web", func(add *api.AddPod) bool {
+		f.handler.WaitFor(t, waitTimeout, "AddPod with the mount and the devices", isAdd("uid-web", func(add *api.AddPod) bool {
 			return len(add.Containers) == 1 && reflect.DeepEqual(add.Containers[0].MountSources, []string{hostDir}) &&
 				reflect.DeepEqual(add.Containers[0].DeviceIDs[memif], []string{"memif-001"})
 		}))
@@ -296,7 +253,7 @@ func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 		if err := f.tracker.Reconcile(ctx); err != nil {
 			t.Fatalf("Reconcile: %v", err)
 		}
-		if n := f.handler.count(isDelete("web")); n != 0 {
+		if n := f.handler.Count(isDelete("web")); n != 0 {
 			t.Errorf("%d DeletePod while kubelet still lists the pod, want 0", n)
 		}
 	})
@@ -305,7 +262,7 @@ func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 		if err := f.tracker.Reconcile(ctx); err != nil {
 			t.Fatalf("Reconcile: %v", err)
 		}
-		event := f.handler.waitFor(t, "DeletePod of web", isDelete("web"))
+		event := f.handler.WaitFor(t, waitTimeout, "DeletePod of web", isDelete("web"))
 		if uid := event.(*api.DeletePod).Pod.UID; uid != "uid-web" {
 			t.Errorf("DeletePod uid = %q, want uid-web", uid)
 		}
@@ -315,10 +272,10 @@ func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 func TestTrackerDeletesOnDockerEvents(t *testing.T) {
 	f := newFixture(t, 100, true)
 	pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
-	f.handler.waitFor(t, "AddPod with the container", isAdd("uid-web", func(add *api.AddPod) bool { return len(add.Containers) == 1 }))
+	f.handler.WaitFor(t, waitTimeout, "AddPod with the container", isAdd("uid-web", func(add *api.AddPod) bool { return len(add.Containers) == 1 }))
 	pod.Remove(t, f.docker)
-	f.handler.waitFor(t, "DeletePod of web", isDelete("web"))
-	if n := f.handler.count(isDelete("web")); n != 1 {
+	f.handler.WaitFor(t, waitTimeout, "DeletePod of web", isDelete("web"))
+	if n := f.handler.Count(isDelete("web")); n != 1 {
 		t.Errorf("%d DeletePod events for one pod, want 1", n)
 	}
 }
@@ -331,16 +288,16 @@ func TestTrackerSeesDeleteMissedWhileDockerWasDown(t *testing.T) {
 	dockerd.RunPod(t, f.docker, memifSpec(f.image, "kept", "uid-kept", t.TempDir(), false))
 	dockerd.RunPod(t, f.docker, memifSpec(f.image, "gone", "uid-gone", t.TempDir(), true))
 	for _, uid := range []string{"uid-kept", "uid-gone"} {
-		f.handler.waitFor(t, "AddPod of "+uid, isAdd(uid, func(add *api.AddPod) bool { return len(add.Containers) == 1 }))
+		f.handler.WaitFor(t, waitTimeout, "AddPod of "+uid, isAdd(uid, func(add *api.AddPod) bool { return len(add.Containers) == 1 }))
 	}
 
 	f.daemon.Restart(t)
 
-	f.handler.waitFor(t, "DeletePod of the pod removed during the restart", isDelete("gone"))
+	f.handler.WaitFor(t, waitTimeout, "DeletePod of the pod removed during the restart", isDelete("gone"))
 	if err := f.tracker.Reconcile(context.Background()); err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
-	if n := f.handler.count(isDelete("kept")); n != 0 {
+	if n := f.handler.Count(isDelete("kept")); n != 0 {
 		t.Errorf("%d DeletePod for the pod that survived the restart, want 0", n)
 	}
 }
@@ -367,7 +324,7 @@ func TestTrackerWaitsForAFullQueue(t *testing.T) {
 	f.loop.Start()
 	for i := range pods {
 		uid := fmt.Sprintf("uid-%d", i)
-		f.handler.waitFor(t, "AddPod of "+uid, isAdd(uid, func(*api.AddPod) bool { return true }))
+		f.handler.WaitFor(t, waitTimeout, "AddPod of "+uid, isAdd(uid, func(*api.AddPod) bool { return true }))
 	}
 }
 
@@ -444,12 +401,12 @@ func TestResolvePod(t *testing.T) {
 func TestPeriodicReconciliation(t *testing.T) {
 	f := newFixtureReconciling(t, 100, true, 50*time.Millisecond)
 	f.kubelet.set(admitted("admitted", "app", "memif-004"))
-	f.handler.waitFor(t, "AddPod of the admitted pod", func(event controller.Event) bool {
+	f.handler.WaitFor(t, waitTimeout, "AddPod of the admitted pod", func(event controller.Event) bool {
 		add, ok := event.(*api.AddPod)
 		return ok && add.Pod.ID.Name == "admitted"
 	})
 	f.kubelet.set()
-	f.handler.waitFor(t, "DeletePod of the pod kubelet dropped", isDelete("admitted"))
+	f.handler.WaitFor(t, waitTimeout, "DeletePod of the pod kubelet dropped", isDelete("admitted"))
 }
 
 func TestReconcileAfterCloseFails(t *testing.T) {
@@ -478,7 +435,7 @@ func TestTrackerRechecksPodThatLeftDocker(t *testing.T) {
 			f := newFixture(t, 100, true)
 			f.kubelet.set(admitted("web", "app", "memif-001"))
 			pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
-			f.handler.waitFor(t, "AddPod with the container", isAdd("uid-web", func(add *api.AddPod) bool {
+			f.handler.WaitFor(t, waitTimeout, "AddPod with the container", isAdd("uid-web", func(add *api.AddPod) bool {
 				return len(add.Containers) == 1 && add.Containers[0].RuntimeID != ""
 			}))
 
@@ -487,21 +444,21 @@ func TestTrackerRechecksPodThatLeftDocker(t *testing.T) {
 			// Docker reports events in order: once the tracker has announced
 			// a pod created after the removal, it has seen web's containers go.
 			dockerd.CreatePod(t, f.docker, dockerd.PodSpec{Namespace: "default", Name: "marker", UID: "uid-marker", Image: f.image})
-			f.handler.waitFor(t, "AddPod of the pod created after the removal", isAdd("uid-marker", func(*api.AddPod) bool { return true }))
-			if n := f.handler.count(isDelete("web")); n != 0 {
+			f.handler.WaitFor(t, waitTimeout, "AddPod of the pod created after the removal", isAdd("uid-marker", func(*api.AddPod) bool { return true }))
+			if n := f.handler.Count(isDelete("web")); n != 0 {
 				t.Fatalf("%d DeletePod of web while kubelet may list it, want 0", n)
 			}
 
 			f.kubelet.set()
 			f.kubelet.fail(false)
-			event := f.handler.waitFor(t, "DeletePod of web once kubelet answers without it", isDelete("web"))
+			event := f.handler.WaitFor(t, waitTimeout, "DeletePod of web once kubelet answers without it", isDelete("web"))
 			if uid := event.(*api.DeletePod).Pod.UID; uid != "uid-web" {
 				t.Errorf("DeletePod uid = %q, want uid-web", uid)
 			}
 			if err := f.tracker.Reconcile(context.Background()); err != nil {
 				t.Fatalf("Reconcile: %v", err)
 			}
-			if n := f.handler.count(isDelete("web")); n != 1 {
+			if n := f.handler.Count(isDelete("web")); n != 1 {
 				t.Errorf("%d DeletePod events for web, want 1", n)
 			}
 		})

@@ -26,7 +26,7 @@ func TestPodForgottenByKubeletAfterItsContainers(t *testing.T) {
 	pod.docker.Remove(t, e.docker)
 	e.waitTrackerCaughtUp(t, a, "after-web").Remove(t, e.docker)
 	t.Run("kept while kubelet lists the pod", func(t *testing.T) {
-		if a.pushed.count(isDeleteOf(pod)) != 0 {
+		if a.pushed.Count(isDeleteOf(pod)) != 0 {
 			t.Error("DeletePod pushed while kubelet lists the pod")
 		}
 		got, err := a.dm.GetPodMemifInfo(podID("web"))
@@ -40,7 +40,7 @@ func TestPodForgottenByKubeletAfterItsContainers(t *testing.T) {
 
 	e.kubelet.RemovePod(pod.spec.UID)
 	t.Run("deleted and released once kubelet forgets it", func(t *testing.T) {
-		a.pushed.waitFor(t, "DeletePod of web", isDeleteOf(pod))
+		a.pushed.WaitFor(t, waitTimeout, "DeletePod of web", isDeleteOf(pod))
 		released(t, a, info)
 	})
 }
@@ -61,7 +61,7 @@ func (e *env) waitTrackerCaughtUp(tb testing.TB, a *agent, markerName string) *d
 	tb.Helper()
 	uid := "uid-" + markerName
 	marker := dockerd.CreatePod(tb, e.docker, dockerd.PodSpec{Namespace: "marker", Name: markerName, UID: uid, Image: e.image})
-	a.pushed.waitFor(tb, fmt.Sprintf("AddPod of marker pod %s", markerName), func(event controller.Event) bool {
+	a.pushed.WaitFor(tb, waitTimeout, fmt.Sprintf("AddPod of marker pod %s", markerName), func(event controller.Event) bool {
 		add, ok := event.(*podapi.AddPod)
 		return ok && add.Pod.UID == uid
 	})

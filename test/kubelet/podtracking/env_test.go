@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	"github.com/contivpp/memif-agent/internal/testutil/eventlog"
 	"github.com/contivpp/memif-agent/internal/testutil/poll"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
@@ -85,77 +85,22 @@ type agent struct {
 	tracker *podtracker.Tracker
 	kubelet *podresources.Client
 	// pushed is what the tracker pushed into the loop, in order.
-	pushed *pushLog
+	pushed *eventlog.Log
 }
 
 // lateLoop lets the tracker be created before the loop that has the device
 // manager (which needs the tracker) as a handler. It logs what it accepts.
 type lateLoop struct {
 	loop   *eventloop.Loop
-	pushed *pushLog
+	pushed *eventlog.Log
 }
 
 func (l *lateLoop) PushEvent(event controller.Event) error {
 	err := l.loop.PushEvent(event)
 	if err == nil {
-		l.pushed.add(event)
+		l.pushed.Add(event)
 	}
 	return err
-}
-
-// pushLog keeps the events pushed into the loop.
-type pushLog struct {
-	mu     sync.Mutex
-	events []controller.Event
-	added  chan struct{}
-}
-
-func newPushLog() *pushLog { return &pushLog{added: make(chan struct{}, 1)} }
-
-func (l *pushLog) add(event controller.Event) {
-	l.mu.Lock()
-	l.events = append(l.events, event)
-	l.mu.Unlock()
-	select {
-	case l.added <- struct{}{}:
-	default:
-	}
-}
-
-// count returns how many pushed events match.
-func (l *pushLog) count(match func(controller.Event) bool) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, event := range l.events {
-		if match(event) {
-			n++
-		}
-	}
-	return n
-}
-
-// waitFor waits until a pushed event matches.
-func (l *pushLog) waitFor(tb testing.TB, what string, match func(controller.Event) bool) {
-	tb.Helper()
-	deadline := time.After(waitTimeout)
-	seen := 0
-	for {
-		l.mu.Lock()
-		events := l.events[seen:]
-		seen = len(l.events)
-		l.mu.Unlock()
-		for _, event := range events {
-			if match(event) {
-				return
-			}
-		}
-		select {
-		case <-l.added:
-		case <-deadline:
-			tb.Fatalf("%s was not pushed", what)
-		}
-	}
 }
 
 // fakeKVScheduler accepts every commit: no vswitch runs in these tests, and
@@ -176,7 +121,7 @@ func (l testLog) Errorf(format string, args ...any) { l.tb.Logf("ERROR "+format,
 // agent is stopped at the end of the test unless stopped before.
 func (e *env) startAgent(tb testing.TB) *agent {
 	tb.Helper()
-	a := &agent{pushed: newPushLog()}
+	a := &agent{pushed: eventlog.New()}
 	var err error
 	if a.kubelet, err = podresources.New(e.podResourcesSocket, 5*time.Second); err != nil {
 		tb.Fatalf("pod-resources client: %v", err)
