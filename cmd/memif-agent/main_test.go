@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contivpp/memif-agent/internal/testutil/loopback"
-	"github.com/contivpp/memif-agent/internal/testutil/procnet"
+	"github.com/contivpp/memif-agent/test/kit/loopback"
+	"github.com/contivpp/memif-agent/test/kit/procnet"
 )
 
 // agentBinary is built once per test binary by TestMain.

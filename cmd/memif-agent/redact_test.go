@@ -12,7 +12,7 @@ import (
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 
-	"github.com/contivpp/memif-agent/internal/testutil/loopback"
+	"github.com/contivpp/memif-agent/test/kit/loopback"
 )
 
 func TestMaskSecrets(t *testing.T) {

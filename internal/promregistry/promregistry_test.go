@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/contivpp/memif-agent/internal/promregistry"
-	"github.com/contivpp/memif-agent/internal/testutil/loopback"
+	"github.com/contivpp/memif-agent/test/kit/loopback"
 )
 
 // startPrometheus runs cn-infra's REST and Prometheus plugins on a free

@@ -11,9 +11,9 @@ import (
 	"github.com/ligato/cn-infra/rpc/rest"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 
-	"github.com/contivpp/memif-agent/internal/testutil/loopback"
 	"github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	"github.com/contivpp/memif-agent/test/kit/loopback"
 )
 
 // TestControllerServedByCNInfraREST runs the controller behind cn-infra's

@@ -14,8 +14,8 @@ import (
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/internal/fakekubelet"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 )
 
 // configFile points the plugin at a config file, as the -devicemanager-config

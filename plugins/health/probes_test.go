@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/contivpp/memif-agent/internal/testutil/loopback"
+	"github.com/contivpp/memif-agent/test/kit/loopback"
 	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/rpc/rest"
 )

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/contivpp/memif-agent/internal/testutil/loopback"
+	"github.com/contivpp/memif-agent/test/kit/loopback"
 	"github.com/gogo/protobuf/jsonpb"
 	"github.com/ligato/cn-infra/rpc/rest"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"

@@ -11,10 +11,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/internal/testutil/devicemanagertest"
 	"github.com/contivpp/memif-agent/plugins/controller"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 )
 
 // startController runs the real KV scheduler and the controller plugin,

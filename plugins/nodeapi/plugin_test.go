@@ -9,7 +9,7 @@ import (
 	"github.com/ligato/cn-infra/config"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/internal/testutil/devicemanagertest"
+	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 )
 
 // configFile is a config.PluginConfig reading one YAML file, the way

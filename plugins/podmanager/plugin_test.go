@@ -10,10 +10,10 @@ import (
 
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
 )
 
 // configFile points the plugin at a config file, as -podmanager-config does.

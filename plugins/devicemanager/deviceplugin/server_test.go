@@ -19,7 +19,7 @@ import (
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/internal/fakekubelet"
+	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 )
 
 // waitLimit only bounds a failing test; nothing asserts how long things take.

@@ -20,9 +20,9 @@ import (
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/internal/fakekubelet"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 )
 
 const waitLimit = 20 * time.Second

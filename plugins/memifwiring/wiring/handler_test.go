@@ -7,11 +7,11 @@ import (
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
-	"github.com/contivpp/memif-agent/internal/testutil/devicemanagertest"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 )
 
 // recordingTxn is the event's transaction as one handler sees it: what it

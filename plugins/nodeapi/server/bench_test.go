@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/internal/testutil/devicemanagertest"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
+	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 )
 
 // BenchmarkListAllocations compares a ListAllocations call over the API's

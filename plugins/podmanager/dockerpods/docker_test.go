@@ -9,9 +9,9 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
 	"github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
 )
 
 // waitTimeout bounds every wait for Docker; it is a failure deadline, not

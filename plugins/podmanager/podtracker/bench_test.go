@@ -9,12 +9,12 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
 )
 
 // benchPods pods, each a running sandbox and one created app container:

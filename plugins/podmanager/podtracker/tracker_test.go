@@ -18,13 +18,13 @@ import (
 	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
-	"github.com/contivpp/memif-agent/internal/testutil/eventlog"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/eventlog"
 )
 
 const (

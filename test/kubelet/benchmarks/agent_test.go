@@ -9,7 +9,7 @@ import (
 	"time"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 )
 
 const (

@@ -16,9 +16,9 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/contivpp/memif-agent/internal/testpmd"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kit/testpmd"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 const (

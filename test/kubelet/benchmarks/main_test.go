@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 )
 
 // TestMain builds memif-agent as make build does (static, no race

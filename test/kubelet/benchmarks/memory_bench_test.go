@@ -8,7 +8,7 @@ import (
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 )
 
 // memoryAllocations is how many allocations the agent holds when its

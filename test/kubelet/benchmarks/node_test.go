@@ -9,9 +9,9 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 // nodeDevices is the agent's default device count: what a node advertises.

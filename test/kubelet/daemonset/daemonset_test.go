@@ -18,10 +18,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
-	"github.com/contivpp/memif-agent/internal/testutil/loopback"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/loopback"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 func TestMain(m *testing.M) { os.Exit(kubelettest.Main(m)) }

@@ -14,8 +14,8 @@ import (
 
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/contivpp/memif-agent/internal/testpmd"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kit/testpmd"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 const (

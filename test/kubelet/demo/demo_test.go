@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/test/kubelet/demo"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 func TestMain(m *testing.M) {

@@ -10,8 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
 
-	"github.com/contivpp/memif-agent/internal/testpmd"
-	"github.com/contivpp/memif-agent/internal/testutil/dockershim"
+	"github.com/contivpp/memif-agent/test/kit/dockershim"
+	"github.com/contivpp/memif-agent/test/kit/testpmd"
 )
 
 // podImage is the image every demo container runs: the pod-side rootfs

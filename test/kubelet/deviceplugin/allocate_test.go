@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 func TestRegistrationAndCapacity(t *testing.T) {

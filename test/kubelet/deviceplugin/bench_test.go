@@ -14,7 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 const (

@@ -12,7 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 // admitted is a pod kubelet admitted, with what its container c0 got.

@@ -15,8 +15,8 @@ import (
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 
-	"github.com/contivpp/memif-agent/internal/testutil/poll"
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 )
 
 // TestBadCheckpointFiles starts the agent over checkpoint files it cannot

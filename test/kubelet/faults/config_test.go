@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 )
 
 // TestHostileConfigIsRefused starts the agent with config values that are

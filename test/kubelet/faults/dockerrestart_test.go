@@ -9,10 +9,10 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
-	"github.com/contivpp/memif-agent/internal/testutil/poll"
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 const dockerRestartRounds = 2

@@ -12,9 +12,9 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
-	"github.com/contivpp/memif-agent/internal/testutil/poll"
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 )
 
 const (

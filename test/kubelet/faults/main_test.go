@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 )
 
 // TestMain builds the agent with the race detector, so that the faults

@@ -12,10 +12,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
-	"github.com/contivpp/memif-agent/internal/testutil/poll"
-	"github.com/contivpp/memif-agent/internal/testutil/procnet"
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/procnet"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 )
 
 // TestFileAndSocketModes checks the permissions of everything the agent

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/contivpp/memif-agent/test/kubelet/agenttest"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 // TestSocketRootReadOnlyOrFull puts the socket root on a small tmpfs (in

@@ -5,9 +5,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
 )
 
 // TestPodForgottenByKubeletAfterItsContainers deletes a pod in the order a

@@ -2,7 +2,7 @@
 // agent's device manager, pod manager and controller event loop, run
 // framework-free in the test process, against the kubelet's real device
 // manager and pod-resources server (package kubelettest) and a real, private
-// dockerd (package internal/testutil/dockerd) in which pods are made the way
+// dockerd (package test/kit/dockerd) in which pods are made the way
 // kubelet makes them, with what kubelet's device manager handed back.
 //
 // The tests need root: kubelettest runs them in a private mount namespace,

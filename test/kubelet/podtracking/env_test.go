@@ -12,9 +12,6 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
-	"github.com/contivpp/memif-agent/internal/testutil/eventlog"
-	"github.com/contivpp/memif-agent/internal/testutil/poll"
 	controller "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -23,7 +20,10 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/eventlog"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 const (

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 func TestMain(m *testing.M) { os.Exit(kubelettest.Main(m)) }

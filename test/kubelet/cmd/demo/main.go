@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/test/kubelet/demo"
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 func main() {

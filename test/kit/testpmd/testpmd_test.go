@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contivpp/memif-agent/internal/testpmd"
+	"github.com/contivpp/memif-agent/test/kit/testpmd"
 )
 
 // requireTestpmd fails the test with what to do when testpmd cannot run.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contivpp/memif-agent/internal/testutil/loopback"
+	"github.com/contivpp/memif-agent/test/kit/loopback"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 	"k8s.io/kubernetes/pkg/kubelet/apis/podresources"
 
-	"github.com/contivpp/memif-agent/test/kubelet/kubelettest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/contivpp/memif-agent/internal/testutil/poll"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
 // Launch runs the agent without waiting for it; the log file is appended.

@@ -5,7 +5,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/dockerd"
 )
 
 func listPod(t *testing.T, client *docker.Client, uid string) []docker.APIContainers {

@@ -8,7 +8,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
-	"github.com/contivpp/memif-agent/internal/testutil/dockershim"
+	"github.com/contivpp/memif-agent/test/kit/dockershim"
 )
 
 // Mount is a bind mount of a host path into a container.
