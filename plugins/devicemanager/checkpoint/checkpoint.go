@@ -10,15 +10,11 @@ import (
 	"time"
 )
 
-// Version is the snapshot format version Encode and Writer write. Version
-// 1 (no journal) is still read.
-//
-// Version 2 adds "journal": the generation of the journal that extends the
-// snapshot (see Writer); 0 means none. The checksum covers it too.
+// Version is the snapshot format version Encode and Writer write and the
+// only one Decode reads. "journal" is the generation of the journal that
+// extends the snapshot (see Writer); 0 means none. The checksum covers it
+// too. Version 1 (a snapshot alone) was never released and is refused.
 const Version = 2
-
-// versionWithoutJournal is the first format: a snapshot alone.
-const versionWithoutJournal = 1
 
 // Allocation is one persisted allocation.
 type Allocation struct {
@@ -89,8 +85,7 @@ func encodeSnapshot(data Data, journal uint64) ([]byte, error) {
 	return append(content, '\n'), nil
 }
 
-// Decode parses snapshot content, of any supported version, without its
-// journal. path only names the file in errors. Any problem is a
+// Decode parses snapshot content without its journal. path only names the file in errors. Any problem is a
 // *CorruptError.
 func Decode(path string, content []byte) (Data, error) {
 	data, _, err := decodeSnapshot(path, content)
@@ -115,11 +110,8 @@ func decodeSnapshot(path string, content []byte) (Data, uint64, error) {
 	if decoder.More() {
 		return corrupt("trailing content after the checkpoint")
 	}
-	switch {
-	case envelope.Version != Version && envelope.Version != versionWithoutJournal:
-		return corrupt("version %d is not supported (this agent reads versions %d and %d)", envelope.Version, versionWithoutJournal, Version)
-	case envelope.Version == versionWithoutJournal && envelope.Journal != 0:
-		return corrupt("a version %d checkpoint has no journal, yet names one", versionWithoutJournal)
+	if envelope.Version != Version {
+		return corrupt("version %d is not supported (this agent reads version %d)", envelope.Version, Version)
 	}
 	// The checksum covers the compact form of data, so that re-indenting
 	// the file (as an operator's editor may) does not invalidate it.
@@ -158,8 +150,7 @@ func (d Data) validate() error {
 	return nil
 }
 
-// checksum covers the data and, when there is one, the journal generation
-// (version 1 had none: its checksum is over the data alone).
+// checksum covers the data and, when there is one, the journal generation.
 func checksum(journal uint64, payload []byte) string {
 	hash := sha256.New()
 	if journal != 0 {

@@ -141,7 +141,7 @@ func TestLoadCorrupt(t *testing.T) {
 		{"foreign kubelet checkpoint", `{"Data":{"PodDeviceEntries":null},"Checksum":123}`, "truncated or foreign"},
 		{"not json", "memif", "truncated or foreign"},
 		{"future version", strings.Replace(string(valid), `"version": 2`, `"version": 3`, 1), "version 3 is not supported"},
-		{"version 1 naming a journal", strings.Replace(string(valid), `"version": 2`, `"version": 1, "journal": 7`, 1), "has no journal"},
+		{"unreleased version 1", strings.Replace(string(valid), `"version": 2`, `"version": 1`, 1), "version 1 is not supported"},
 		{"data changed", tampered, "checksum mismatch"},
 		{"trailing garbage", string(valid) + "{}", "trailing content"},
 		{"duplicate allocation", encodeUnchecked(t, Data{Allocations: []Allocation{sampleData().Allocations[0], sampleData().Allocations[0]}}), "appears twice"},

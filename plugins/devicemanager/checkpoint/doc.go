@@ -3,10 +3,9 @@
 //
 // The snapshot is JSON {"version", "journal", "data", "checksum"}: data is
 // the allocation list, journal the generation of the journal extending it,
-// checksum the SHA-256 of both (data in compact JSON). Version 2 is written;
-// version 1 (a snapshot alone) is still read. Snapshots are written
-// atomically (a temporary file in the same directory, fsync, rename, fsync
-// of the directory).
+// checksum the SHA-256 of both (data in compact JSON). Only version 2 is
+// written and read. Snapshots are written atomically (a temporary file in
+// the same directory, fsync, rename, fsync of the directory).
 //
 // Writer is how the device manager saves: each Save after the first
 // appends one CRC-32C-checked record of what changed to "<path>.journal"

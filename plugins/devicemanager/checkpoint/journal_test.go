@@ -13,16 +13,6 @@ import (
 	"time"
 )
 
-func TestLoadVersion1(t *testing.T) {
-	got, err := Load("testdata/checkpoint-v1.json")
-	if err != nil {
-		t.Fatalf("Load of a version 1 checkpoint: %v", err)
-	}
-	if !reflect.DeepEqual(got, sampleData()) {
-		t.Errorf("Load = %+v, want %+v", got, sampleData())
-	}
-}
-
 // states is a history of allocations as the device manager goes through
 // it: allocate, bind, allocate, release, release all.
 func states() []Data {
