@@ -7,7 +7,8 @@
 #
 # The generators are installed at pinned versions into ./bin/protoc-gen, so
 # the output depends only on these pins and on protoc (apt protobuf-compiler,
-# which scripts/install-deps.sh installs).
+# with the well-known protos from libprotobuf-dev; scripts/install-deps.sh
+# installs both).
 set -eu
 
 PROTOC_GEN_GO_VERSION=v1.36.12
@@ -26,6 +27,10 @@ install_generator() { # package version binary
 
 command -v protoc >/dev/null || {
 	echo "protoc not found: run scripts/install-deps.sh (apt protobuf-compiler)" >&2
+	exit 1
+}
+[ -e /usr/include/google/protobuf/timestamp.proto ] || {
+	echo "google/protobuf/timestamp.proto not found: run scripts/install-deps.sh (apt libprotobuf-dev)" >&2
 	exit 1
 }
 mkdir -p "$gen_bin"

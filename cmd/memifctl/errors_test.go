@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/contivpp/memif-agent/test/kit/needs"
 )
 
 func TestAgentNotRunning(t *testing.T) {
@@ -96,9 +98,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestPermissionDenied(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run memifctl as the unprivileged user nobody against root's 0600 socket")
-	}
+	needs.Root(t, "running memifctl as the unprivileged user nobody against root's 0600 socket")
 	socket := startAgent(t, false).socket
 	binary := copyTestBinary(t)
 	// The binary and the socket's directory must be reachable by nobody

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
+
+	"github.com/contivpp/memif-agent/test/kit/needs"
 )
 
 // Binary is the dockerd executable Start runs.
@@ -78,28 +80,17 @@ func StartWithOptions(tb testing.TB, opts Options) *Daemon {
 		}
 		tb.Logf("dockerd with storage driver %s did not start: %v", driver, startErr)
 	}
-	unavailable(tb, "dockerd did not start: %v", startErr)
+	needs.Unavailable(tb, "dockerd did not start: %v", startErr)
 	return nil
 }
 
 // requireDockerd skips or fails tb when dockerd cannot run on this machine.
 func requireDockerd(tb testing.TB) {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		unavailable(tb, "a private dockerd needs root (running as uid %d)", os.Geteuid())
-	}
+	needs.Root(tb, "a private dockerd")
 	if _, err := exec.LookPath(Binary); err != nil {
-		unavailable(tb, "%s is not installed (apt-get install -y docker.io): %v", Binary, err)
+		needs.Unavailable(tb, "%s is not installed (run scripts/install-deps.sh): %v", Binary, err)
 	}
-}
-
-// unavailable fails tb under CI=true and skips it elsewhere.
-func unavailable(tb testing.TB, format string, args ...any) {
-	tb.Helper()
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("CI=true and Docker is required: "+format, args...)
-	}
-	tb.Skipf("skipping, Docker is unavailable: "+format, args...)
 }
 
 func (d *Daemon) commandLine(driver string, extra []string) []string {

@@ -12,19 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contivpp/memif-agent/test/kit/needs"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 )
 
 // requireTestpmd fails the test with what to do when testpmd cannot run.
 func requireTestpmd(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		// CI must run what it claims: there a skip would hide the data plane.
-		if os.Getenv("CI") == "true" {
-			t.Fatal("testpmd's memif needs root for its DPDK runtime directory; CI must run as root")
-		}
-		t.Skip("testpmd's memif needs root for its DPDK runtime directory; run as root")
-	}
+	needs.Root(t, "testpmd's memif (its DPDK runtime directory)")
 	if _, err := exec.LookPath(testpmd.Binary); err != nil {
 		t.Fatalf("%s not found (%v): run scripts/install-deps.sh", testpmd.Binary, err)
 	}
