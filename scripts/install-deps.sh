@@ -2,8 +2,9 @@
 # Installs the Debian packages that the build, the linters, the tests and
 # the demo use for real: make and git for the Makefile, a C toolchain for the
 # race detector (go test -race needs cgo), protoc with the well-known protos
-# for scripts/generate.sh, a Docker engine, and DPDK's testpmd with its memif
-# driver.
+# for scripts/generate.sh, a Docker engine, DPDK's testpmd with its memif
+# driver, and the libraries and xz that the prebuilt VPP runtime
+# (scripts/vpp.sh) needs.
 #
 # Each package is checked by a file it ships, not by a command on PATH: a
 # docker client elsewhere on PATH is no engine, and protoc without
@@ -26,6 +27,9 @@ required=(
 	/usr/sbin/runc runc
 	/usr/bin/dpdk-testpmd dpdk-dev
 	'/usr/lib/*/dpdk/pmds-*/librte_net_memif.so*' librte-net-memif23
+	'/usr/lib/*/libunwind.so.8' libunwind8
+	'/usr/lib/*/libssl.so.3' libssl3
+	/usr/bin/xz xz-utils
 )
 
 need=()
