@@ -1,5 +1,6 @@
 #!/bin/sh
-# Generates the Go code of the node-local API from api/**/*.proto.
+# Generates the Go code of the node-local API from api/**/*.proto, and the
+# VPP binary-API messages (internal/vppapi/vppmsg) from VPP's .api.json.
 #
 #   scripts/generate.sh          regenerate in place
 #   scripts/generate.sh --check  regenerate into a temp dir and fail if the
@@ -50,8 +51,33 @@ PATH="$gen_bin:$PATH" protoc -I . \
 	--go-grpc_out="$out" --go-grpc_opt=module="$module" \
 	$protos
 
+# The VPP messages the agent sends and receives; the client checks each
+# one's CRC against the VPP it connects to.
+vpp_messages="
+	sockclnt_create sockclnt_create_reply control_ping control_ping_reply
+	memclnt_keepalive memclnt_keepalive_reply show_version show_version_reply
+	memif_socket_filename_add_del_v2 memif_socket_filename_add_del_v2_reply
+	memif_socket_filename_dump memif_socket_filename_details
+	memif_create_v2 memif_create_v2_reply memif_delete memif_delete_reply
+	memif_dump memif_details
+	sw_interface_set_flags sw_interface_set_flags_reply
+	sw_interface_dump sw_interface_details
+	sw_interface_tag_add_del sw_interface_tag_add_del_reply
+	hw_interface_set_mtu hw_interface_set_mtu_reply
+	sw_interface_set_rx_mode sw_interface_set_rx_mode_reply
+	bridge_domain_add_del_v2 bridge_domain_add_del_v2_reply
+	bridge_domain_dump bridge_domain_details
+	sw_interface_set_l2_bridge sw_interface_set_l2_bridge_reply"
+vppmsg=internal/vppapi/vppmsg
+mkdir -p "$out/$vppmsg"
+# shellcheck disable=SC2086 # one argument per message
+go run ./scripts/vppapigen -api "$vppmsg/apijson" -out "$out/$vppmsg/messages.gen.go" $vpp_messages
+
 if [ "${1:-}" = "--check" ]; then
 	status=0
+	if ! diff -u "$vppmsg/messages.gen.go" "$out/$vppmsg/messages.gen.go"; then
+		status=1
+	fi
 	for proto in $protos; do
 		for generated in "${proto%.proto}.pb.go" "${proto%.proto}_grpc.pb.go"; do
 			if ! diff -u "$generated" "$out/$generated"; then

@@ -1,0 +1,20 @@
+// Package vppapi is a client of VPP's binary API over its socket transport
+// (the socksvr socket, /run/vpp/api.sock by default).
+//
+// Dial connects: it sends sockclnt_create, receives VPP's message table
+// (name_crc → ID) and checks every message of package vppmsg against it, so
+// that a VPP with other definitions is refused with an error naming the
+// message instead of being misread. Conn.Request sends a request and waits
+// for its reply (a non-zero retval is a *VPPError); Dump sends a dump
+// request followed by control_ping with the same context and collects the
+// details until the ping's reply. Every call is bounded by its context, or
+// by the connection's timeout when the context has none. Conn answers VPP's
+// keepalives itself.
+//
+// Client keeps one connection: Run dials until VPP answers, reports each
+// connection and each loss, and dials again when VPP restarts. Calls made
+// while VPP is away fail at once with ErrNotConnected rather than wait.
+//
+// The package owns the socket and its reader goroutine; it knows nothing of
+// interfaces or of the agent's models.
+package vppapi

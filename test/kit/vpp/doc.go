@@ -1,0 +1,17 @@
+// Package vpp runs a real FD.io VPP for tests: no DPDK, no hugepages, the
+// memif plugin only, its API socket (socksvr), CLI socket and stats socket
+// in a fresh short temp directory, and a unique api-segment prefix, so that
+// tests running at the same time on one machine never share a VPP.
+//
+// The VPP comes from scripts/vpp.sh (VPP_PREFIX, the commit-keyed cache, or
+// the tarballs in shared/vpp beside the clone). Under CI=true a test that
+// cannot get one fails; otherwise Require skips it.
+//
+// The package owns the VPP processes it starts and their directories.
+//
+// Example:
+//
+//	v := vpp.Start(t)
+//	out := v.CLI(t, "show memif")
+//	v.Restart(t)
+package vpp

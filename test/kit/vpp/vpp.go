@@ -1,0 +1,277 @@
+package vpp
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const (
+	// startLimit bounds VPP's start, up to its API socket answering.
+	startLimit = 60 * time.Second
+	// stopLimit bounds a clean exit after SIGTERM before SIGKILL.
+	stopLimit = 10 * time.Second
+	// pollInterval is how often a starting VPP is looked at.
+	pollInterval = 20 * time.Millisecond
+)
+
+var prefixOnce struct {
+	sync.Once
+	prefix string
+	err    error
+}
+
+// Prefix returns the VPP prefix scripts/vpp.sh provides, extracting it into
+// the cache on first use.
+func Prefix() (string, error) {
+	prefixOnce.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		script := filepath.Join(filepath.Dir(file), "..", "..", "..", "scripts", "vpp.sh")
+		var stderr bytes.Buffer
+		cmd := exec.Command("bash", script)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			prefixOnce.err = fmt.Errorf("get VPP with %s: %w: %s", script, err, strings.TrimSpace(stderr.String()))
+			return
+		}
+		prefixOnce.prefix = strings.TrimSpace(string(out))
+	})
+	return prefixOnce.prefix, prefixOnce.err
+}
+
+// VPP is a running VPP.
+type VPP struct {
+	// Prefix is where VPP's binaries are.
+	Prefix string
+	// Dir holds the sockets, startup.conf and VPP's log.
+	Dir string
+	// APISocket is the binary API socket (socksvr).
+	APISocket string
+	// CLISocket is vppctl's socket.
+	CLISocket string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// Require returns the VPP prefix, or skips the test when there is none
+// (fails it under CI=true).
+func Require(t testing.TB) string {
+	t.Helper()
+	prefix, err := Prefix()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("VPP is required under CI=true: %v", err)
+		}
+		t.Skipf("no VPP: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("VPP tests need root under CI=true")
+		}
+		t.Skip("VPP tests need root")
+	}
+	return prefix
+}
+
+// Start starts a VPP for t and stops it when t ends.
+func Start(t testing.TB) *VPP {
+	t.Helper()
+	prefix := Require(t)
+	// Unix socket paths hold 108 bytes: a short directory, not t.TempDir().
+	dir, err := os.MkdirTemp("", "vpp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &VPP{Prefix: prefix, Dir: dir, APISocket: filepath.Join(dir, "api.sock"), CLISocket: filepath.Join(dir, "cli.sock")}
+	t.Cleanup(func() {
+		if err := v.Stop(); err != nil {
+			t.Errorf("stop VPP: %v", err)
+		}
+		os.RemoveAll(dir)
+	})
+	if err := v.writeStartupConf(); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.start(); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// pluginDir finds the memif plugin under prefix: the relocatable runtime
+// keeps it in lib/vpp_plugins, Debian packages in lib/<triplet>/vpp_plugins.
+func pluginDir(prefix string) (string, error) {
+	candidates, _ := filepath.Glob(filepath.Join(prefix, "lib", "*", "vpp_plugins", "memif_plugin.so"))
+	candidates = append([]string{filepath.Join(prefix, "lib", "vpp_plugins", "memif_plugin.so")}, candidates...)
+	for _, candidate := range candidates {
+		if _, err := os.Stat(candidate); err == nil {
+			return filepath.Dir(candidate), nil
+		}
+	}
+	return "", fmt.Errorf("no memif_plugin.so under %s/lib", prefix)
+}
+
+func (v *VPP) writeStartupConf() error {
+	plugins, err := pluginDir(v.Prefix)
+	if err != nil {
+		return err
+	}
+	random := make([]byte, 6)
+	if _, err := rand.Read(random); err != nil {
+		return err
+	}
+	conf := fmt.Sprintf(`unix { nodaemon cli-listen %[1]s/cli.sock }
+api-segment { prefix memif-agent-test-%[2]s }
+socksvr { socket-name %[1]s/api.sock }
+plugins { path %[3]s plugin default { disable } plugin memif_plugin.so { enable } }
+memory { main-heap-size 256M main-heap-page-size 4k }
+buffers { buffers-per-numa 16384 page-size 4k }
+statseg { socket-name %[1]s/stats.sock size 32M page-size 4k }
+`, v.Dir, hex.EncodeToString(random), plugins)
+	return os.WriteFile(filepath.Join(v.Dir, "startup.conf"), []byte(conf), 0o600)
+}
+
+// LogPath is VPP's output.
+func (v *VPP) LogPath() string { return filepath.Join(v.Dir, "vpp.log") }
+
+func (v *VPP) start() error {
+	logFile, err := os.OpenFile(v.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(filepath.Join(v.Prefix, "bin", "vpp"), "-c", filepath.Join(v.Dir, "startup.conf"))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start VPP from %s: %w", v.Prefix, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	v.mu.Lock()
+	v.cmd, v.exited = cmd, exited
+	v.mu.Unlock()
+	return v.waitReady(exited)
+}
+
+// waitReady waits until the API socket accepts connections.
+func (v *VPP) waitReady(exited chan struct{}) error {
+	deadline := time.Now().Add(startLimit)
+	for {
+		conn, err := net.Dial("unix", v.APISocket)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("VPP exited at start; %s ends with:\n%s", v.LogPath(), v.logTail())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("VPP API socket %s not ready after %v: %w; see %s", v.APISocket, startLimit, err, v.LogPath())
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+func (v *VPP) logTail() string {
+	content, _ := os.ReadFile(v.LogPath())
+	lines := strings.Split(strings.TrimRight(string(content), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-10):], "\n")
+}
+
+// Stop stops VPP (SIGTERM, then SIGKILL after stopLimit). It is safe to
+// call more than once.
+func (v *VPP) Stop() error {
+	v.mu.Lock()
+	cmd, exited := v.cmd, v.exited
+	v.cmd = nil
+	v.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	select {
+	case <-exited:
+	case <-time.After(stopLimit):
+		cmd.Process.Kill()
+		<-exited
+	}
+	// VPP leaves its sockets behind; a restart must not find stale ones.
+	for _, name := range []string{"api.sock", "cli.sock", "stats.sock"} {
+		os.Remove(filepath.Join(v.Dir, name))
+	}
+	return nil
+}
+
+// Kill stops VPP with SIGKILL, as a crash would.
+func (v *VPP) Kill(t testing.TB) {
+	t.Helper()
+	v.mu.Lock()
+	cmd, exited := v.cmd, v.exited
+	v.cmd = nil
+	v.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Kill()
+	<-exited
+	for _, name := range []string{"api.sock", "cli.sock", "stats.sock"} {
+		os.Remove(filepath.Join(v.Dir, name))
+	}
+}
+
+// Restart stops VPP and starts it again with the same configuration: a
+// fresh VPP with no interfaces.
+func (v *VPP) Restart(t testing.TB) {
+	t.Helper()
+	if err := v.Stop(); err != nil {
+		t.Fatalf("stop VPP: %v", err)
+	}
+	if err := v.start(); err != nil {
+		t.Fatalf("restart VPP: %v", err)
+	}
+}
+
+// CLI runs a vppctl command and returns its output.
+func (v *VPP) CLI(t testing.TB, command ...string) string {
+	t.Helper()
+	out, err := v.RunCLI(t.Context(), command...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// RunCLI runs a vppctl command and returns its output.
+func (v *VPP) RunCLI(ctx context.Context, command ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	args := append([]string{"-s", v.CLISocket}, command...)
+	out, err := exec.CommandContext(ctx, filepath.Join(v.Prefix, "bin", "vppctl"), args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("vppctl %s: %w: %s", strings.Join(command, " "), err, out)
+	}
+	return string(out), nil
+}
