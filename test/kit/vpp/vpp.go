@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contivpp/memif-agent/test/kit/needs"
 )
 
 const (
@@ -73,18 +75,10 @@ type VPP struct {
 // (fails it under CI=true).
 func Require(t testing.TB) string {
 	t.Helper()
+	needs.Root(t, "running VPP")
 	prefix, err := Prefix()
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("VPP is required under CI=true: %v", err)
-		}
-		t.Skipf("no VPP: %v", err)
-	}
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("VPP tests need root under CI=true")
-		}
-		t.Skip("VPP tests need root")
+		needs.Unavailable(t, "no VPP: %v", err)
 	}
 	return prefix
 }
