@@ -6,7 +6,7 @@ import (
 
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // kvSchedulerCommitter commits event transactions as northbound transactions
@@ -17,7 +17,7 @@ type kvSchedulerCommitter struct {
 
 // Commit runs req as one blocking KV scheduler transaction: a nil value
 // deletes its key, a resync becomes a full resync of the scheduler.
-func (c kvSchedulerCommitter) Commit(ctx context.Context, req eventloop.CommitRequest) error {
+func (c kvSchedulerCommitter) Commit(ctx context.Context, req controllerapi.CommitRequest) error {
 	txn := c.scheduler.StartNBTransaction()
 	for key, value := range req.Changes {
 		txn.SetValue(key, value)

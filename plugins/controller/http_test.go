@@ -11,7 +11,7 @@ import (
 	"github.com/ligato/cn-infra/rpc/rest"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
 )
@@ -28,7 +28,7 @@ func TestControllerServedByCNInfraREST(t *testing.T) {
 		deps.KVScheduler = scheduler
 		deps.HTTPHandlers = restPlugin
 		deps.Prometheus = promPlugin
-		deps.EventHandlers = []api.EventHandler{&memifHandler{name: "wiring"}}
+		deps.EventHandlers = []controllerapi.EventHandler{&memifHandler{name: "wiring"}}
 	}))
 	inits := []func() error{restPlugin.Init, promPlugin.Init, scheduler.Init, controller.Init,
 		restPlugin.AfterInit, promPlugin.AfterInit, controller.AfterInit}

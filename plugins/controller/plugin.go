@@ -14,12 +14,12 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/internal/promregistry"
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 )
 
 // Plugin runs the controller event loop in the agent. It implements
-// api.EventLoop.
+// controllerapi.EventLoop.
 type Plugin struct {
 	Deps
 	loop *eventloop.Loop
@@ -38,10 +38,10 @@ type Deps struct {
 	Prometheus cnprometheus.API
 	// EventHandlers in the order they see events (reverse events: the
 	// opposite order).
-	EventHandlers []api.EventHandler
+	EventHandlers []controllerapi.EventHandler
 }
 
-var _ api.EventLoop = (*Plugin)(nil)
+var _ controllerapi.EventLoop = (*Plugin)(nil)
 
 // Init reads the config and creates the loop; events may be pushed from now
 // on and wait for the startup resync.
@@ -82,7 +82,7 @@ func (p *Plugin) AfterInit() error {
 }
 
 // Close stops the loop: the event in progress finishes, the shutdown event
-// runs through the handlers, queued events fail with api.ErrClosedEventLoop.
+// runs through the handlers, queued events fail with controllerapi.ErrClosedEventLoop.
 func (p *Plugin) Close() error {
 	if p.loop == nil {
 		return nil
@@ -90,10 +90,10 @@ func (p *Plugin) Close() error {
 	return p.loop.Close()
 }
 
-// PushEvent queues an event; see api.EventLoop.
-func (p *Plugin) PushEvent(event api.Event) error {
+// PushEvent queues an event; see controllerapi.EventLoop.
+func (p *Plugin) PushEvent(event controllerapi.Event) error {
 	if p.loop == nil {
-		return fmt.Errorf("push event %s before the controller plugin's Init: %w", event.GetName(), api.ErrClosedEventLoop)
+		return fmt.Errorf("push event %s before the controller plugin's Init: %w", event.GetName(), controllerapi.ErrClosedEventLoop)
 	}
 	return p.loop.PushEvent(event)
 }

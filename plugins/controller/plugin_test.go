@@ -13,7 +13,7 @@ import (
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // memifHandler renders one memif interface per event, named after the
@@ -29,12 +29,12 @@ type memifHandler struct {
 var errRenderFailed = errors.New("rendering the memif interface failed")
 
 func (h *memifHandler) String() string { return h.name }
-func (h *memifHandler) HandlesEvent(event api.Event) bool {
+func (h *memifHandler) HandlesEvent(event controllerapi.Event) bool {
 	_, ours := event.(*updateEvent)
 	return ours || event.Method().IsResync()
 }
 
-func (h *memifHandler) Resync(_ api.Event, _ api.KubeStateData, resyncCount int, txn api.EventOperations) error {
+func (h *memifHandler) Resync(_ controllerapi.Event, resyncCount int, txn controllerapi.EventOperations) error {
 	if h.failResync && resyncCount > 1 {
 		return errRenderFailed
 	}
@@ -42,7 +42,7 @@ func (h *memifHandler) Resync(_ api.Event, _ api.KubeStateData, resyncCount int,
 	return nil
 }
 
-func (h *memifHandler) Update(event api.Event, txn api.EventOperations) (string, error) {
+func (h *memifHandler) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
 	if h.failUpdate {
 		return "", errRenderFailed
 	}
@@ -55,7 +55,7 @@ func (h *memifHandler) Update(event api.Event, txn api.EventOperations) (string,
 	return "put " + name, nil
 }
 
-func (h *memifHandler) Revert(api.Event) error { return nil }
+func (h *memifHandler) Revert(controllerapi.Event) error { return nil }
 
 func memif(name string) proto.Message {
 	return &vpp_interfaces.Interface{
@@ -67,22 +67,24 @@ func memif(name string) proto.Message {
 }
 
 type updateEvent struct {
-	*api.Result
+	*controllerapi.Result
 	name    string
 	deletes string // event whose interfaces this event deletes
 }
 
-func (e *updateEvent) GetName() string                            { return e.name }
-func (e *updateEvent) String() string                             { return "update " + e.name }
-func (e *updateEvent) Method() api.EventMethodType                { return api.Update }
-func (e *updateEvent) IsBlocking() bool                           { return true }
-func (e *updateEvent) TransactionType() api.UpdateTransactionType { return api.RevertOnFailure }
-func (e *updateEvent) Direction() api.UpdateDirectionType         { return api.Forward }
+func (e *updateEvent) GetName() string                       { return e.name }
+func (e *updateEvent) String() string                        { return "update " + e.name }
+func (e *updateEvent) Method() controllerapi.EventMethodType { return controllerapi.Update }
+func (e *updateEvent) IsBlocking() bool                      { return true }
+func (e *updateEvent) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.RevertOnFailure
+}
+func (e *updateEvent) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
 
 // startAgent runs the real KV scheduler, statuscheck and the controller
 // plugin in-process, without HTTP, as cn-infra would: every Init, then
 // every AfterInit; Close in reverse order at cleanup.
-func startAgent(t *testing.T, handlers ...api.EventHandler) (*Plugin, *kvscheduler.Scheduler, *statuscheck.Plugin) {
+func startAgent(t *testing.T, handlers ...controllerapi.EventHandler) (*Plugin, *kvscheduler.Scheduler, *statuscheck.Plugin) {
 	t.Helper()
 	scheduler := kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) { deps.HTTPHandlers = nil }))
 	statusCheck := statuscheck.NewPlugin()
@@ -146,16 +148,16 @@ func TestControllerCommitsToKVScheduler(t *testing.T) {
 		wantHeld map[string]bool
 	}{
 		{
-			name: "update puts every handler's value", event: &updateEvent{Result: api.NewResult(), name: "A"},
+			name: "update puts every handler's value", event: &updateEvent{Result: controllerapi.NewResult(), name: "A"},
 			wantHeld: map[string]bool{"wiring-A": true, "stats-A": true, "failing-A": true, "wiring-resync": true},
 		},
 		{
-			name: "revert on failure commits nothing", event: &updateEvent{Result: api.NewResult(), name: "B"},
+			name: "revert on failure commits nothing", event: &updateEvent{Result: controllerapi.NewResult(), name: "B"},
 			setup: func() { failing.failUpdate = true }, wantErr: errRenderFailed,
 			wantHeld: map[string]bool{"wiring-B": false, "stats-B": false, "failing-B": false, "wiring-A": true},
 		},
 		{
-			name: "delete removes the value", event: &updateEvent{Result: api.NewResult(), name: "C", deletes: "A"},
+			name: "delete removes the value", event: &updateEvent{Result: controllerapi.NewResult(), name: "C", deletes: "A"},
 			setup:    func() { failing.failUpdate = false },
 			wantHeld: map[string]bool{"wiring-A": false, "stats-A": false, "failing-A": false, "wiring-resync": true},
 		},
@@ -179,7 +181,7 @@ func TestControllerCommitsToKVScheduler(t *testing.T) {
 
 func TestControllerFullResyncReplacesSchedulerValues(t *testing.T) {
 	controller, scheduler, _ := startAgent(t, &memifHandler{name: "wiring"})
-	if err := push(t, controller, &updateEvent{Result: api.NewResult(), name: "A"}); err != nil {
+	if err := push(t, controller, &updateEvent{Result: controllerapi.NewResult(), name: "A"}); err != nil {
 		t.Fatalf("update: %v", err)
 	}
 	if err := controller.loop.Resync(context.Background()); err != nil {
@@ -214,7 +216,7 @@ func TestControllerHealthDrivesAgentStatus(t *testing.T) {
 
 func TestUnimplementedValuesAreKeptByScheduler(t *testing.T) {
 	controller, scheduler, _ := startAgent(t, &memifHandler{name: "wiring"})
-	if err := push(t, controller, &updateEvent{Result: api.NewResult(), name: "A"}); err != nil {
+	if err := push(t, controller, &updateEvent{Result: controllerapi.NewResult(), name: "A"}); err != nil {
 		t.Fatalf("update: %v", err)
 	}
 	got := scheduler.GetValueStatus(vpp_interfaces.InterfaceKey("wiring-A")).GetValue().GetState()

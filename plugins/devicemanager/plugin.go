@@ -10,7 +10,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/internal/promregistry"
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
@@ -28,7 +28,7 @@ type Plugin struct {
 // PodResolver and Prometheus are optional.
 type Deps struct {
 	infra.PluginDeps
-	EventLoop controller.EventLoop
+	EventLoop controllerapi.EventLoop
 	PodLister podapi.PodLister
 	// PodResolver answers GetPodMemifInfo for a pod kubelet has just
 	// admitted; optional.
@@ -37,8 +37,8 @@ type Deps struct {
 }
 
 var (
-	_ controller.EventHandler = (*Plugin)(nil)
-	_ dmapi.DeviceManagerAPI  = (*Plugin)(nil)
+	_ controllerapi.EventHandler = (*Plugin)(nil)
+	_ dmapi.DeviceManagerAPI     = (*Plugin)(nil)
 )
 
 // Init reads and validates the config and creates the manager. An invalid
@@ -74,21 +74,21 @@ func (p *Plugin) Close() error {
 	return nil
 }
 
-// HandlesEvent implements controller.EventHandler.
-func (p *Plugin) HandlesEvent(event controller.Event) bool { return p.dm.HandlesEvent(event) }
+// HandlesEvent implements controllerapi.EventHandler.
+func (p *Plugin) HandlesEvent(event controllerapi.Event) bool { return p.dm.HandlesEvent(event) }
 
-// Resync implements controller.EventHandler.
-func (p *Plugin) Resync(event controller.Event, kubeState controller.KubeStateData, resyncCount int, txn controller.EventOperations) error {
-	return p.dm.Resync(event, kubeState, resyncCount, txn)
+// Resync implements controllerapi.EventHandler.
+func (p *Plugin) Resync(event controllerapi.Event, resyncCount int, txn controllerapi.EventOperations) error {
+	return p.dm.Resync(event, resyncCount, txn)
 }
 
-// Update implements controller.EventHandler.
-func (p *Plugin) Update(event controller.Event, txn controller.EventOperations) (string, error) {
+// Update implements controllerapi.EventHandler.
+func (p *Plugin) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
 	return p.dm.Update(event, txn)
 }
 
-// Revert implements controller.EventHandler.
-func (p *Plugin) Revert(event controller.Event) error { return p.dm.Revert(event) }
+// Revert implements controllerapi.EventHandler.
+func (p *Plugin) Revert(event controllerapi.Event) error { return p.dm.Revert(event) }
 
 // BoundPodMemifs implements dmapi.DeviceManagerAPI.
 func (p *Plugin) BoundPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {

@@ -6,8 +6,8 @@ import (
 	"github.com/ligato/cn-infra/infra"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
-	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 )
 
@@ -15,7 +15,7 @@ import (
 type Deps struct {
 	infra.PluginDeps
 	// DeviceManager tells which memifs each pod holds.
-	DeviceManager devapi.DeviceManagerAPI
+	DeviceManager dmapi.DeviceManagerAPI
 }
 
 // Plugin is the memif wiring event handler in the agent.
@@ -24,7 +24,7 @@ type Plugin struct {
 	handler *wiring.Handler
 }
 
-var _ controller.EventHandler = (*Plugin)(nil)
+var _ controllerapi.EventHandler = (*Plugin)(nil)
 
 // Init reads memifwiring.conf. The controller calls the handler only after
 // every plugin's Init.
@@ -44,18 +44,18 @@ func (p *Plugin) Init() error {
 // pods keep their data path while the agent restarts.
 func (p *Plugin) Close() error { return nil }
 
-// HandlesEvent implements controller.EventHandler.
-func (p *Plugin) HandlesEvent(event controller.Event) bool { return p.handler.HandlesEvent(event) }
+// HandlesEvent implements controllerapi.EventHandler.
+func (p *Plugin) HandlesEvent(event controllerapi.Event) bool { return p.handler.HandlesEvent(event) }
 
-// Resync implements controller.EventHandler.
-func (p *Plugin) Resync(event controller.Event, kubeState controller.KubeStateData, resyncCount int, txn controller.EventOperations) error {
-	return p.handler.Resync(event, kubeState, resyncCount, txn)
+// Resync implements controllerapi.EventHandler.
+func (p *Plugin) Resync(event controllerapi.Event, resyncCount int, txn controllerapi.EventOperations) error {
+	return p.handler.Resync(event, resyncCount, txn)
 }
 
-// Update implements controller.EventHandler.
-func (p *Plugin) Update(event controller.Event, txn controller.EventOperations) (string, error) {
+// Update implements controllerapi.EventHandler.
+func (p *Plugin) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
 	return p.handler.Update(event, txn)
 }
 
-// Revert implements controller.EventHandler.
-func (p *Plugin) Revert(event controller.Event) error { return p.handler.Revert(event) }
+// Revert implements controllerapi.EventHandler.
+func (p *Plugin) Revert(event controllerapi.Event) error { return p.handler.Revert(event) }

@@ -61,7 +61,7 @@ func (h *failingSibling) Update(controllerapi.Event, controllerapi.EventOperatio
 	}
 	return "", nil
 }
-func (h *failingSibling) Resync(controllerapi.Event, controllerapi.KubeStateData, int, controllerapi.EventOperations) error {
+func (h *failingSibling) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
 	return nil
 }
 
@@ -369,7 +369,7 @@ func TestVswitchFailureKeepsAllocationAndHeals(t *testing.T) {
 func TestResyncRewiresFromTheDeviceManager(t *testing.T) {
 	a := startAgent(t)
 	a.addWebPod(t)
-	resync := eventloop.NewResyncEvent(eventloop.RequestedResyncName, controllerapi.FullResync)
+	resync := eventloop.NewResyncEvent(eventloop.RequestedResyncName)
 	a.push(t, resync)
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
@@ -104,7 +103,7 @@ func TestGonePodLosesItsInterfacesBeforeItsDirectories(t *testing.T) {
 		}},
 		{"pod found gone by a full resync", func(t *testing.T, a *testAgent, lister *livePods, _ podapi.Pod) {
 			lister.set(nil)
-			a.push(t, eventloop.NewResyncEvent(eventloop.RequestedResyncName, controllerapi.FullResync))
+			a.push(t, eventloop.NewResyncEvent(eventloop.RequestedResyncName))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"github.com/ligato/cn-infra/infra"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
-	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
 
@@ -14,7 +14,7 @@ import (
 type Deps struct {
 	infra.PluginDeps
 	// DeviceManager is read for allocations and watched for changes.
-	DeviceManager devapi.DeviceManagerAPI
+	DeviceManager dmapi.DeviceManagerAPI
 	// Controller gives the event history to GetEventHistory; nil answers
 	// it UNAVAILABLE.
 	Controller server.HistorySource

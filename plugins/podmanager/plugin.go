@@ -8,15 +8,15 @@ import (
 	"github.com/ligato/cn-infra/infra"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 )
 
-// Plugin is the pod manager in the agent. It implements api.PodLister and
-// api.PodResolver.
+// Plugin is the pod manager in the agent. It implements podapi.PodLister and
+// podapi.PodResolver.
 type Plugin struct {
 	Deps
 	kubelet *podresources.Client
@@ -26,12 +26,12 @@ type Plugin struct {
 // Deps are the plugin's dependencies; EventLoop is required.
 type Deps struct {
 	infra.PluginDeps
-	EventLoop controller.EventLoop
+	EventLoop controllerapi.EventLoop
 }
 
 var (
-	_ api.PodLister   = (*Plugin)(nil)
-	_ api.PodResolver = (*Plugin)(nil)
+	_ podapi.PodLister   = (*Plugin)(nil)
+	_ podapi.PodResolver = (*Plugin)(nil)
 )
 
 // Init reads the config and creates the clients and the tracker; nothing is
@@ -86,18 +86,18 @@ func (p *Plugin) Close() error {
 	return nil
 }
 
-// ListPods implements api.PodLister.
-func (p *Plugin) ListPods(ctx context.Context) ([]api.PodState, error) {
+// ListPods implements podapi.PodLister.
+func (p *Plugin) ListPods(ctx context.Context) ([]podapi.PodState, error) {
 	if p.tracker == nil {
 		return nil, errors.New("list pods before the podmanager plugin's Init")
 	}
 	return p.tracker.ListPods(ctx)
 }
 
-// ResolvePod implements api.PodResolver.
-func (p *Plugin) ResolvePod(ctx context.Context, pod api.PodID) (api.PodState, bool, error) {
+// ResolvePod implements podapi.PodResolver.
+func (p *Plugin) ResolvePod(ctx context.Context, pod podapi.PodID) (podapi.PodState, bool, error) {
 	if p.tracker == nil {
-		return api.PodState{}, false, errors.New("resolve a pod before the podmanager plugin's Init")
+		return podapi.PodState{}, false, errors.New("resolve a pod before the podmanager plugin's Init")
 	}
 	return p.tracker.ResolvePod(ctx, pod)
 }

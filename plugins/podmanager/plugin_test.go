@@ -12,7 +12,7 @@ import (
 
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 )
 
@@ -28,12 +28,12 @@ type podEvents chan controllerapi.Event
 func (c podEvents) String() string { return "pod-events" }
 func (c podEvents) HandlesEvent(event controllerapi.Event) bool {
 	switch event.(type) {
-	case *api.AddPod, *api.DeletePod:
+	case *podapi.AddPod, *podapi.DeletePod:
 		return true
 	}
 	return false
 }
-func (c podEvents) Resync(controllerapi.Event, controllerapi.KubeStateData, int, controllerapi.EventOperations) error {
+func (c podEvents) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
 	return nil
 }
 func (c podEvents) Update(event controllerapi.Event, _ controllerapi.EventOperations) (string, error) {

@@ -13,12 +13,6 @@ const (
 	// to put the complete configuration it wants into the transaction; values
 	// not put are removed from the KV scheduler.
 	FullResync EventMethodType = iota
-	// DownstreamResync re-applies the configuration the handlers already hold
-	// to the KV scheduler, without re-reading external state.
-	DownstreamResync
-	// UpstreamResync asks handlers to re-read external state (runtime,
-	// kubelet) without resyncing the KV scheduler.
-	UpstreamResync
 	// Update is an incremental change processed by Update/Revert.
 	Update
 )
@@ -28,18 +22,14 @@ func (m EventMethodType) String() string {
 	switch m {
 	case FullResync:
 		return "full-resync"
-	case DownstreamResync:
-		return "downstream-resync"
-	case UpstreamResync:
-		return "upstream-resync"
 	case Update:
 		return "update"
 	}
 	return "unknown"
 }
 
-// IsResync tells whether the method is any kind of resync.
-func (m EventMethodType) IsResync() bool { return m != Update }
+// IsResync tells whether the method is a resync.
+func (m EventMethodType) IsResync() bool { return m == FullResync }
 
 // UpdateTransactionType says what happens when a handler fails an update.
 type UpdateTransactionType int

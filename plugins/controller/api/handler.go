@@ -2,12 +2,6 @@ package api
 
 import "github.com/gogo/protobuf/proto"
 
-// KubeStateData is the cluster state a handler is given at resync, keyed by
-// resource name and then by key. memif-agent reflects no cluster resources,
-// so the loop passes an empty, non-nil map; the type keeps the handler
-// contract of the Contiv controller so handlers can be shared.
-type KubeStateData map[string]map[string]proto.Message
-
 // Transaction collects the KV-scheduler values an event produces. Keys and
 // values follow the vpp-agent models (for example vpp_interfaces.InterfaceKey
 // and *vpp_interfaces.Interface).
@@ -42,7 +36,7 @@ type EventHandler interface {
 	// Resync rebuilds the handler's state and puts the complete
 	// configuration it wants into txn. resyncCount is 1 for the startup
 	// resync and grows with every later one.
-	Resync(event Event, kubeState KubeStateData, resyncCount int, txn EventOperations) error
+	Resync(event Event, resyncCount int, txn EventOperations) error
 	// Update processes one update event and returns a short description of
 	// what changed (empty when nothing did).
 	Update(event Event, txn EventOperations) (changeDescription string, err error)

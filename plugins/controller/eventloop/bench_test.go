@@ -5,7 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
 // benchHandler puts one fixed value per event: the cheapest useful handler.
@@ -13,33 +14,28 @@ type benchHandler struct {
 	key string
 }
 
-func (h *benchHandler) String() string              { return h.key }
-func (h *benchHandler) HandlesEvent(api.Event) bool { return true }
-func (h *benchHandler) Resync(api.Event, api.KubeStateData, int, api.EventOperations) error {
+func (h *benchHandler) String() string                        { return h.key }
+func (h *benchHandler) HandlesEvent(controllerapi.Event) bool { return true }
+func (h *benchHandler) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
 	return nil
 }
-func (h *benchHandler) Update(_ api.Event, txn api.EventOperations) (string, error) {
+func (h *benchHandler) Update(_ controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
 	txn.Put(h.key, ifValue(h.key, "bench"))
 	return "", nil
 }
-func (h *benchHandler) Revert(api.Event) error { return nil }
-
-// discardCommitter accepts every commit, so the figures measure the loop.
-type discardCommitter struct{}
-
-func (discardCommitter) Commit(context.Context, CommitRequest) error { return nil }
+func (h *benchHandler) Revert(controllerapi.Event) error { return nil }
 
 func benchLoop(b *testing.B) *Loop {
 	b.Helper()
-	handlers := []api.EventHandler{&benchHandler{key: "h1"}, &benchHandler{key: "h2"}, &benchHandler{key: "h3"}}
-	loop, err := New(DefaultConfig(), Deps{Handlers: handlers, Committer: discardCommitter{}})
+	handlers := []controllerapi.EventHandler{&benchHandler{key: "h1"}, &benchHandler{key: "h2"}, &benchHandler{key: "h3"}}
+	loop, err := New(DefaultConfig(), Deps{Handlers: handlers, Committer: fakevswitch.Committer{}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	loop.Start()
 	b.Cleanup(func() { _ = loop.Close() })
 	// The startup resync has run once a first event is done.
-	warmUp := newEvent("WarmUp", api.BestEffort, api.Forward)
+	warmUp := newEvent("WarmUp", controllerapi.BestEffort, controllerapi.Forward)
 	if err := loop.PushEvent(warmUp); err != nil {
 		b.Fatal(err)
 	}
@@ -55,13 +51,13 @@ func BenchmarkNonBlockingEvent(b *testing.B) {
 	loop := benchLoop(b)
 	events := make([]*testEvent, b.N)
 	for i := range events {
-		events[i] = newEvent("NonBlocking", api.BestEffort, api.Forward)
+		events[i] = newEvent("NonBlocking", controllerapi.BestEffort, controllerapi.Forward)
 	}
 	half := DefaultConfig().QueueSize / 2
 	b.ResetTimer()
 	for i, event := range events {
 		err := loop.PushEvent(event)
-		if errors.Is(err, api.ErrEventQueueFull) {
+		if errors.Is(err, controllerapi.ErrEventQueueFull) {
 			// Like a well-behaved pusher: let the queue drain to half, retry.
 			err = events[i-half].Wait(context.Background())
 			if err == nil {
@@ -84,7 +80,7 @@ func BenchmarkBlockingEvent(b *testing.B) {
 	loop := benchLoop(b)
 	b.ResetTimer()
 	for range b.N {
-		event := newEvent("Blocking", api.BestEffort, api.Forward)
+		event := newEvent("Blocking", controllerapi.BestEffort, controllerapi.Forward)
 		event.blocking = true
 		if err := loop.PushEvent(event); err != nil {
 			b.Fatal(err)
@@ -99,18 +95,18 @@ func BenchmarkBlockingEvent(b *testing.B) {
 // BenchmarkHandlersWithoutLoop is the baseline: the same three handlers and
 // commit called directly, so the ratio to it is the loop's own cost.
 func BenchmarkHandlersWithoutLoop(b *testing.B) {
-	handlers := []api.EventHandler{&benchHandler{key: "h1"}, &benchHandler{key: "h2"}, &benchHandler{key: "h3"}}
-	var committer discardCommitter
+	handlers := []controllerapi.EventHandler{&benchHandler{key: "h1"}, &benchHandler{key: "h2"}, &benchHandler{key: "h3"}}
+	var committer fakevswitch.Committer
 	b.ResetTimer()
 	for range b.N {
-		event := newEvent("Direct", api.BestEffort, api.Forward)
+		event := newEvent("Direct", controllerapi.BestEffort, controllerapi.Forward)
 		txn := newEventTxn(nil, 1)
 		for _, handler := range handlers {
 			if _, err := handler.Update(event, txn); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if err := committer.Commit(context.Background(), CommitRequest{Changes: txn.commitChanges(false)}); err != nil {
+		if err := committer.Commit(context.Background(), controllerapi.CommitRequest{Changes: txn.commitChanges(false)}); err != nil {
 			b.Fatal(err)
 		}
 		event.Done(nil)

@@ -3,7 +3,7 @@ package eventloop
 import (
 	"fmt"
 
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // Names of the events the loop makes itself.
@@ -21,25 +21,25 @@ const (
 // ResyncEvent asks every handler to resync. It is blocking: the pusher may
 // wait for the outcome with Wait.
 type ResyncEvent struct {
-	*api.Result
-	name   string
-	method api.EventMethodType
+	*controllerapi.Result
+	name string
 }
 
-// NewResyncEvent returns a resync event of the given name and method (one of
-// the resync methods).
-func NewResyncEvent(name string, method api.EventMethodType) *ResyncEvent {
-	return &ResyncEvent{Result: api.NewResult(), name: name, method: method}
+// NewResyncEvent returns a full resync event of the given name.
+func NewResyncEvent(name string) *ResyncEvent {
+	return &ResyncEvent{Result: controllerapi.NewResult(), name: name}
 }
 
 // GetName returns the event name.
 func (e *ResyncEvent) GetName() string { return e.name }
 
 // String describes the event.
-func (e *ResyncEvent) String() string { return fmt.Sprintf("%s (%s)", e.name, e.method) }
+func (e *ResyncEvent) String() string {
+	return fmt.Sprintf("%s (%s)", e.name, controllerapi.FullResync)
+}
 
-// Method returns the resync method.
-func (e *ResyncEvent) Method() api.EventMethodType { return e.method }
+// Method returns controllerapi.FullResync.
+func (e *ResyncEvent) Method() controllerapi.EventMethodType { return controllerapi.FullResync }
 
 // IsBlocking is true: the pusher may wait for the resync.
 func (e *ResyncEvent) IsBlocking() bool { return true }
@@ -54,8 +54,8 @@ func (ShutdownEvent) GetName() string { return ShutdownName }
 // String describes the event.
 func (ShutdownEvent) String() string { return "agent shutdown" }
 
-// Method is api.Update.
-func (ShutdownEvent) Method() api.EventMethodType { return api.Update }
+// Method is controllerapi.Update.
+func (ShutdownEvent) Method() controllerapi.EventMethodType { return controllerapi.Update }
 
 // IsBlocking is false.
 func (ShutdownEvent) IsBlocking() bool { return false }
@@ -63,8 +63,10 @@ func (ShutdownEvent) IsBlocking() bool { return false }
 // Done does nothing: no one waits for the shutdown.
 func (ShutdownEvent) Done(error) {}
 
-// TransactionType is api.BestEffortIgnoreErrors: nothing heals a shutdown.
-func (ShutdownEvent) TransactionType() api.UpdateTransactionType { return api.BestEffortIgnoreErrors }
+// TransactionType is controllerapi.BestEffortIgnoreErrors: nothing heals a shutdown.
+func (ShutdownEvent) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.BestEffortIgnoreErrors
+}
 
-// Direction is api.Reverse: what was built last is released first.
-func (ShutdownEvent) Direction() api.UpdateDirectionType { return api.Reverse }
+// Direction is controllerapi.Reverse: what was built last is released first.
+func (ShutdownEvent) Direction() controllerapi.UpdateDirectionType { return controllerapi.Reverse }

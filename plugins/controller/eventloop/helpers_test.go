@@ -14,7 +14,7 @@ import (
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // callLog records what handlers were asked to do, in order.
@@ -46,9 +46,9 @@ type testHandler struct {
 	// failResync tells whether resync number n fails.
 	failResync func(n int) bool
 	// followUps lists the events to push as follow-ups, by event name.
-	followUps map[string][]api.Event
+	followUps map[string][]controllerapi.Event
 	// onUpdate, if set, runs inside Update (on the loop goroutine).
-	onUpdate func(event api.Event, txn api.EventOperations)
+	onUpdate func(event controllerapi.Event, txn controllerapi.EventOperations)
 	// followUpErrs collects what PushFollowUp returned.
 	followUpErrs chan error
 }
@@ -57,9 +57,9 @@ var errHandlerFailed = errors.New("handler failed on purpose")
 
 func (h *testHandler) String() string { return h.name }
 
-func (h *testHandler) HandlesEvent(event api.Event) bool { return !h.skip[event.GetName()] }
+func (h *testHandler) HandlesEvent(event controllerapi.Event) bool { return !h.skip[event.GetName()] }
 
-func (h *testHandler) Resync(event api.Event, _ api.KubeStateData, resyncCount int, txn api.EventOperations) error {
+func (h *testHandler) Resync(event controllerapi.Event, resyncCount int, txn controllerapi.EventOperations) error {
 	h.calls.add("%s:resync#%d:%s", h.name, resyncCount, event.GetName())
 	txn.Put(ifKey(h.name, "resync"), ifValue(h.name, "resync"))
 	if h.failResync != nil && h.failResync(resyncCount) {
@@ -68,7 +68,7 @@ func (h *testHandler) Resync(event api.Event, _ api.KubeStateData, resyncCount i
 	return nil
 }
 
-func (h *testHandler) Update(event api.Event, txn api.EventOperations) (string, error) {
+func (h *testHandler) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
 	h.calls.add("%s:update:%s", h.name, event.GetName())
 	if h.onUpdate != nil {
 		h.onUpdate(event, txn)
@@ -87,7 +87,7 @@ func (h *testHandler) Update(event api.Event, txn api.EventOperations) (string, 
 	return "put " + key, nil
 }
 
-func (h *testHandler) Revert(event api.Event) error {
+func (h *testHandler) Revert(event controllerapi.Event) error {
 	h.calls.add("%s:revert:%s", h.name, event.GetName())
 	return nil
 }
@@ -103,37 +103,37 @@ func ifValue(handler, event string) *vpp_interfaces.Interface {
 // testEvent is an update event; every testEvent can be waited for, and
 // IsBlocking says what it declares.
 type testEvent struct {
-	*api.Result
+	*controllerapi.Result
 	name     string
 	blocking bool
-	txnType  api.UpdateTransactionType
-	dir      api.UpdateDirectionType
+	txnType  controllerapi.UpdateTransactionType
+	dir      controllerapi.UpdateDirectionType
 }
 
-func newEvent(name string, txnType api.UpdateTransactionType, dir api.UpdateDirectionType) *testEvent {
-	return &testEvent{Result: api.NewResult(), name: name, txnType: txnType, dir: dir}
+func newEvent(name string, txnType controllerapi.UpdateTransactionType, dir controllerapi.UpdateDirectionType) *testEvent {
+	return &testEvent{Result: controllerapi.NewResult(), name: name, txnType: txnType, dir: dir}
 }
 
-func (e *testEvent) GetName() string                            { return e.name }
-func (e *testEvent) String() string                             { return "test event " + e.name }
-func (e *testEvent) Method() api.EventMethodType                { return api.Update }
-func (e *testEvent) IsBlocking() bool                           { return e.blocking }
-func (e *testEvent) TransactionType() api.UpdateTransactionType { return e.txnType }
-func (e *testEvent) Direction() api.UpdateDirectionType         { return e.dir }
+func (e *testEvent) GetName() string                                      { return e.name }
+func (e *testEvent) String() string                                       { return "test event " + e.name }
+func (e *testEvent) Method() controllerapi.EventMethodType                { return controllerapi.Update }
+func (e *testEvent) IsBlocking() bool                                     { return e.blocking }
+func (e *testEvent) TransactionType() controllerapi.UpdateTransactionType { return e.txnType }
+func (e *testEvent) Direction() controllerapi.UpdateDirectionType         { return e.dir }
 
 // recordingCommitter keeps every commit and the configuration they add up
 // to, like the KV scheduler's northbound view.
 type recordingCommitter struct {
 	mu      sync.Mutex
-	commits []CommitRequest
+	commits []controllerapi.CommitRequest
 	state   map[string]proto.Message
 	// fail, if set, decides whether a commit fails.
-	fail func(req CommitRequest) bool
+	fail func(req controllerapi.CommitRequest) bool
 }
 
 var errCommitFailed = errors.New("commit failed on purpose")
 
-func (c *recordingCommitter) Commit(_ context.Context, req CommitRequest) error {
+func (c *recordingCommitter) Commit(_ context.Context, req controllerapi.CommitRequest) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.commits = append(c.commits, req)
@@ -153,10 +153,10 @@ func (c *recordingCommitter) Commit(_ context.Context, req CommitRequest) error 
 	return nil
 }
 
-func (c *recordingCommitter) getCommits() []CommitRequest {
+func (c *recordingCommitter) getCommits() []controllerapi.CommitRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]CommitRequest(nil), c.commits...)
+	return append([]controllerapi.CommitRequest(nil), c.commits...)
 }
 
 func (c *recordingCommitter) getState() map[string]proto.Message {
@@ -195,8 +195,8 @@ func newHandlers(calls *callLog, names ...string) []*testHandler {
 	return handlers
 }
 
-func asHandlers(handlers []*testHandler) []api.EventHandler {
-	out := make([]api.EventHandler, len(handlers))
+func asHandlers(handlers []*testHandler) []controllerapi.EventHandler {
+	out := make([]controllerapi.EventHandler, len(handlers))
 	for i, h := range handlers {
 		out[i] = h
 	}
@@ -211,7 +211,7 @@ func waitCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func mustPush(t *testing.T, loop *Loop, events ...api.Event) {
+func mustPush(t *testing.T, loop *Loop, events ...controllerapi.Event) {
 	t.Helper()
 	for _, event := range events {
 		if err := loop.PushEvent(event); err != nil {

@@ -12,17 +12,17 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // newHTTPTestLoop runs a loop that has processed the startup resync
 // (seqNum 1) and events A, B, C (seqNums 2-4), served over HTTP.
 func newHTTPTestLoop(t *testing.T) (*Loop, *httptest.Server) {
 	t.Helper()
-	loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{&testHandler{name: "h", calls: &callLog{}}}})
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []controllerapi.EventHandler{&testHandler{name: "h", calls: &callLog{}}}})
 	loop.Start()
 	for _, name := range []string{"A", "B", "C"} {
-		event := newEvent(name, api.BestEffort, api.Forward)
+		event := newEvent(name, controllerapi.BestEffort, controllerapi.Forward)
 		mustPush(t, loop, event)
 		if err := mustWait(t, event); err != nil {
 			t.Fatalf("event %s failed: %v", name, err)
@@ -151,7 +151,7 @@ func TestResyncOverHTTPReportsFailure(t *testing.T) {
 	handler := &testHandler{name: "h", calls: &callLog{}, failResync: func(n int) bool { return n > 1 }}
 	cfg := testConfig()
 	cfg.HealingDelay, cfg.HealingMaxDelay = configfile.Duration(time.Hour), configfile.Duration(time.Hour)
-	loop := newTestLoop(t, cfg, Deps{Handlers: []api.EventHandler{handler}})
+	loop := newTestLoop(t, cfg, Deps{Handlers: []controllerapi.EventHandler{handler}})
 	loop.Start()
 	server := httptest.NewServer(loop.ResyncHandler())
 	defer server.Close()

@@ -9,7 +9,7 @@ import (
 	"github.com/gogo/protobuf/proto"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // Logger is the part of a logger the loop uses; cn-infra's logging.Logger
@@ -22,9 +22,9 @@ type Logger interface {
 // Deps are what the loop works with.
 type Deps struct {
 	// Handlers in registration order.
-	Handlers []api.EventHandler
+	Handlers []controllerapi.EventHandler
 	// Committer receives the transaction of every event.
-	Committer Committer
+	Committer controllerapi.Committer
 	// Metrics is where the loop registers its metrics; nil: not exposed.
 	Metrics prometheus.Registerer
 	// Log receives a line per event; nil: no logging.
@@ -41,7 +41,7 @@ type Loop struct {
 	deps    Deps
 	metrics *metrics
 	history *History
-	queue   chan api.Event
+	queue   chan controllerapi.Event
 
 	mu      sync.RWMutex // guards started and closed against PushEvent
 	started bool
@@ -54,7 +54,7 @@ type Loop struct {
 
 	// Owned by the loop goroutine (by Close once it has stopped).
 	committed    map[string]proto.Message
-	followUps    []api.Event
+	followUps    []controllerapi.Event
 	seqNum       uint64
 	resyncCount  int
 	healingTimer *time.Timer
@@ -77,7 +77,7 @@ func New(cfg Config, deps Deps) (*Loop, error) {
 		cfg:          cfg,
 		deps:         deps,
 		history:      newHistory(cfg.HistorySize),
-		queue:        make(chan api.Event, cfg.QueueSize),
+		queue:        make(chan controllerapi.Event, cfg.QueueSize),
 		stop:         make(chan struct{}),
 		stopped:      make(chan struct{}),
 		committed:    map[string]proto.Message{},
@@ -104,26 +104,26 @@ func (l *Loop) Start() {
 	go l.run()
 }
 
-// PushEvent queues event without blocking; see api.EventLoop.
-func (l *Loop) PushEvent(event api.Event) error {
+// PushEvent queues event without blocking; see controllerapi.EventLoop.
+func (l *Loop) PushEvent(event controllerapi.Event) error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
 		l.metrics.refused.WithLabelValues(event.GetName(), refusedClosed).Inc()
-		return fmt.Errorf("push event %s: %w", event.GetName(), api.ErrClosedEventLoop)
+		return fmt.Errorf("push event %s: %w", event.GetName(), controllerapi.ErrClosedEventLoop)
 	}
 	select {
 	case l.queue <- event:
 		return nil
 	default:
 		l.metrics.refused.WithLabelValues(event.GetName(), refusedQueueFull).Inc()
-		return fmt.Errorf("push event %s: %d events already queued: %w", event.GetName(), cap(l.queue), api.ErrEventQueueFull)
+		return fmt.Errorf("push event %s: %d events already queued: %w", event.GetName(), cap(l.queue), controllerapi.ErrEventQueueFull)
 	}
 }
 
 // Resync pushes a full resync and waits for its outcome or the end of ctx.
 func (l *Loop) Resync(ctx context.Context) error {
-	event := NewResyncEvent(RequestedResyncName, api.FullResync)
+	event := NewResyncEvent(RequestedResyncName)
 	if err := l.PushEvent(event); err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (l *Loop) History() *History { return l.history }
 
 // Close stops the loop after the event in progress, runs a ShutdownEvent
 // through the handlers and fails every unprocessed event with
-// api.ErrClosedEventLoop. Later calls do nothing.
+// controllerapi.ErrClosedEventLoop. Later calls do nothing.
 func (l *Loop) Close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -159,7 +159,7 @@ func (l *Loop) Close() error {
 
 func (l *Loop) run() {
 	defer close(l.stopped)
-	l.process(NewResyncEvent(StartupResyncName, api.FullResync))
+	l.process(NewResyncEvent(StartupResyncName))
 	for {
 		select {
 		case <-l.stop:
@@ -179,22 +179,22 @@ func (l *Loop) run() {
 			l.process(event)
 		case <-l.healingC():
 			l.healingTimer = nil
-			l.process(NewResyncEvent(HealingResyncName, api.FullResync))
+			l.process(NewResyncEvent(HealingResyncName))
 		}
 	}
 }
 
-// failUnprocessed gives api.ErrClosedEventLoop to every event that will not
+// failUnprocessed gives controllerapi.ErrClosedEventLoop to every event that will not
 // run; PushEvent refuses new ones by now.
 func (l *Loop) failUnprocessed() {
 	for _, event := range l.followUps {
-		event.Done(api.ErrClosedEventLoop)
+		event.Done(controllerapi.ErrClosedEventLoop)
 	}
 	l.followUps = nil
 	for {
 		select {
 		case event := <-l.queue:
-			event.Done(api.ErrClosedEventLoop)
+			event.Done(controllerapi.ErrClosedEventLoop)
 		default:
 			return
 		}

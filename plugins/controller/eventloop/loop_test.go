@@ -11,21 +11,21 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 func TestUpdateVisitsHandlersInOrder(t *testing.T) {
 	tests := []struct {
 		name string
-		dir  api.UpdateDirectionType
+		dir  controllerapi.UpdateDirectionType
 		skip string // handler that does not handle the event
 		want []string
 	}{
-		{name: "forward", dir: api.Forward, want: []string{"h1:update:E", "h2:update:E", "h3:update:E"}},
-		{name: "reverse", dir: api.Reverse, want: []string{"h3:update:E", "h2:update:E", "h1:update:E"}},
-		{name: "forward skips a handler not handling the event", dir: api.Forward, skip: "h2",
+		{name: "forward", dir: controllerapi.Forward, want: []string{"h1:update:E", "h2:update:E", "h3:update:E"}},
+		{name: "reverse", dir: controllerapi.Reverse, want: []string{"h3:update:E", "h2:update:E", "h1:update:E"}},
+		{name: "forward skips a handler not handling the event", dir: controllerapi.Forward, skip: "h2",
 			want: []string{"h1:update:E", "h3:update:E"}},
-		{name: "reverse skips a handler not handling the event", dir: api.Reverse, skip: "h1",
+		{name: "reverse skips a handler not handling the event", dir: controllerapi.Reverse, skip: "h1",
 			want: []string{"h3:update:E", "h2:update:E"}},
 	}
 	for _, tc := range tests {
@@ -40,7 +40,7 @@ func TestUpdateVisitsHandlersInOrder(t *testing.T) {
 			}
 			loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(handlers)})
 			loop.Start()
-			event := newEvent("E", api.BestEffort, tc.dir)
+			event := newEvent("E", controllerapi.BestEffort, tc.dir)
 			mustPush(t, loop, event)
 			if err := mustWait(t, event); err != nil {
 				t.Fatalf("event failed: %v", err)
@@ -56,7 +56,7 @@ func TestStartupResyncRunsBeforeHeldUpdates(t *testing.T) {
 	calls := &callLog{}
 	committer := &recordingCommitter{}
 	loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(newHandlers(calls, "h1", "h2")), Committer: committer})
-	first, second := newEvent("A", api.BestEffort, api.Forward), newEvent("B", api.BestEffort, api.Forward)
+	first, second := newEvent("A", controllerapi.BestEffort, controllerapi.Forward), newEvent("B", controllerapi.BestEffort, controllerapi.Forward)
 	mustPush(t, loop, first, second)
 	if got := loop.Health().State; got != Starting {
 		t.Errorf("health before Start = %s, want starting", got)
@@ -83,15 +83,15 @@ func TestStartupResyncRunsBeforeHeldUpdates(t *testing.T) {
 
 func TestFollowUpsRunBeforeQueuedEvents(t *testing.T) {
 	calls := &callLog{}
-	followUp1, followUp2 := newEvent("F1", api.BestEffort, api.Forward), newEvent("F2", api.BestEffort, api.Forward)
-	nested := newEvent("G", api.BestEffort, api.Forward)
-	handler := &testHandler{name: "h", calls: calls, followUps: map[string][]api.Event{
+	followUp1, followUp2 := newEvent("F1", controllerapi.BestEffort, controllerapi.Forward), newEvent("F2", controllerapi.BestEffort, controllerapi.Forward)
+	nested := newEvent("G", controllerapi.BestEffort, controllerapi.Forward)
+	handler := &testHandler{name: "h", calls: calls, followUps: map[string][]controllerapi.Event{
 		"A":  {followUp1, followUp2},
 		"F1": {nested},
 	}}
-	loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{handler}})
-	queued := newEvent("B", api.BestEffort, api.Forward)
-	mustPush(t, loop, newEvent("A", api.BestEffort, api.Forward), queued)
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []controllerapi.EventHandler{handler}})
+	queued := newEvent("B", controllerapi.BestEffort, controllerapi.Forward)
+	mustPush(t, loop, newEvent("A", controllerapi.BestEffort, controllerapi.Forward), queued)
 	loop.Start()
 	if err := mustWait(t, queued); err != nil {
 		t.Fatalf("event B failed: %v", err)
@@ -104,18 +104,18 @@ func TestFollowUpsRunBeforeQueuedEvents(t *testing.T) {
 
 func TestBlockingFollowUpIsRefused(t *testing.T) {
 	calls := &callLog{}
-	blocking := newEvent("Blocking", api.BestEffort, api.Forward)
+	blocking := newEvent("Blocking", controllerapi.BestEffort, controllerapi.Forward)
 	blocking.blocking = true
-	handler := &testHandler{name: "h", calls: calls, followUps: map[string][]api.Event{"A": {blocking}},
+	handler := &testHandler{name: "h", calls: calls, followUps: map[string][]controllerapi.Event{"A": {blocking}},
 		followUpErrs: make(chan error, 1)}
-	loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{handler}})
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []controllerapi.EventHandler{handler}})
 	loop.Start()
-	pushing, after := newEvent("A", api.BestEffort, api.Forward), newEvent("After", api.BestEffort, api.Forward)
+	pushing, after := newEvent("A", controllerapi.BestEffort, controllerapi.Forward), newEvent("After", controllerapi.BestEffort, controllerapi.Forward)
 	mustPush(t, loop, pushing, after)
 	if err := mustWait(t, pushing); err != nil {
 		t.Fatalf("pushing event failed: %v", err)
 	}
-	if err := <-handler.followUpErrs; !errors.Is(err, api.ErrBlockingFollowUp) {
+	if err := <-handler.followUpErrs; !errors.Is(err, controllerapi.ErrBlockingFollowUp) {
 		t.Errorf("PushFollowUp(blocking) = %v, want ErrBlockingFollowUp", err)
 	}
 	if err := mustWait(t, after); err != nil {
@@ -129,20 +129,20 @@ func TestBlockingFollowUpIsRefused(t *testing.T) {
 func TestRevertOnFailure(t *testing.T) {
 	tests := []struct {
 		name        string
-		dir         api.UpdateDirectionType
+		dir         controllerapi.UpdateDirectionType
 		failHandler string // "" with failCommit
 		failCommit  bool
 		want        []string
 	}{
-		{name: "first handler fails: nothing to revert", dir: api.Forward, failHandler: "h1",
+		{name: "first handler fails: nothing to revert", dir: controllerapi.Forward, failHandler: "h1",
 			want: []string{"h1:update:E"}},
-		{name: "last handler fails: the others reverted last first", dir: api.Forward, failHandler: "h3",
+		{name: "last handler fails: the others reverted last first", dir: controllerapi.Forward, failHandler: "h3",
 			want: []string{"h1:update:E", "h2:update:E", "h3:update:E", "h2:revert:E", "h1:revert:E"}},
-		{name: "middle handler fails: the rest do not run", dir: api.Forward, failHandler: "h2",
+		{name: "middle handler fails: the rest do not run", dir: controllerapi.Forward, failHandler: "h2",
 			want: []string{"h1:update:E", "h2:update:E", "h1:revert:E"}},
-		{name: "reverse direction: reverted in forward order", dir: api.Reverse, failHandler: "h1",
+		{name: "reverse direction: reverted in forward order", dir: controllerapi.Reverse, failHandler: "h1",
 			want: []string{"h3:update:E", "h2:update:E", "h1:update:E", "h2:revert:E", "h3:revert:E"}},
-		{name: "commit fails: every handler reverted", dir: api.Forward, failCommit: true,
+		{name: "commit fails: every handler reverted", dir: controllerapi.Forward, failCommit: true,
 			want: []string{"h1:update:E", "h2:update:E", "h3:update:E", "h3:revert:E", "h2:revert:E", "h1:revert:E"}},
 	}
 	for _, tc := range tests {
@@ -152,13 +152,13 @@ func TestRevertOnFailure(t *testing.T) {
 			for _, h := range handlers {
 				h.failUpdate = map[string]bool{"E": h.name == tc.failHandler}
 			}
-			committer := &recordingCommitter{fail: func(req CommitRequest) bool { return tc.failCommit && !req.Resync }}
+			committer := &recordingCommitter{fail: func(req controllerapi.CommitRequest) bool { return tc.failCommit && !req.Resync }}
 			cfg := testConfig()
 			// The healing resync after a failed commit has its own test.
 			cfg.HealingDelay, cfg.HealingMaxDelay = configfile.Duration(time.Hour), configfile.Duration(time.Hour)
 			loop := newTestLoop(t, cfg, Deps{Handlers: asHandlers(handlers), Committer: committer})
 			loop.Start()
-			event := newEvent("E", api.RevertOnFailure, tc.dir)
+			event := newEvent("E", controllerapi.RevertOnFailure, tc.dir)
 			mustPush(t, loop, event)
 			err := mustWait(t, event)
 			wantErr := errHandlerFailed
@@ -185,10 +185,10 @@ func TestRevertOnFailure(t *testing.T) {
 func TestFailedRevertOnFailureCommitHeals(t *testing.T) {
 	calls := &callLog{}
 	handlers := newHandlers(calls, "h1", "h2", "h3")
-	committer := &recordingCommitter{fail: func(req CommitRequest) bool { return !req.Resync }}
+	committer := &recordingCommitter{fail: func(req controllerapi.CommitRequest) bool { return !req.Resync }}
 	loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(handlers), Committer: committer})
 	loop.Start()
-	event := newEvent("E", api.RevertOnFailure, api.Forward)
+	event := newEvent("E", controllerapi.RevertOnFailure, controllerapi.Forward)
 	mustPush(t, loop, event)
 	if err := mustWait(t, event); !errors.Is(err, errCommitFailed) {
 		t.Fatalf("event error = %v, want the commit's error", err)
@@ -235,11 +235,11 @@ func assertOnlyResyncValues(t *testing.T, committer *recordingCommitter, commitA
 func TestBestEffortErrors(t *testing.T) {
 	tests := []struct {
 		name        string
-		txnType     api.UpdateTransactionType
+		txnType     controllerapi.UpdateTransactionType
 		wantHealing bool
 	}{
-		{name: "best effort schedules a healing resync", txnType: api.BestEffort, wantHealing: true},
-		{name: "best effort ignore errors does not", txnType: api.BestEffortIgnoreErrors, wantHealing: false},
+		{name: "best effort schedules a healing resync", txnType: controllerapi.BestEffort, wantHealing: true},
+		{name: "best effort ignore errors does not", txnType: controllerapi.BestEffortIgnoreErrors, wantHealing: false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,13 +252,13 @@ func TestBestEffortErrors(t *testing.T) {
 			cfg.HealingDelay, cfg.HealingMaxDelay = configfile.Duration(time.Hour), configfile.Duration(time.Hour)
 			loop := newTestLoop(t, cfg, Deps{Handlers: asHandlers(handlers), Committer: committer})
 			// The probe runs on the loop goroutine, where the timer lives.
-			handlers[0].onUpdate = func(event api.Event, _ api.EventOperations) {
+			handlers[0].onUpdate = func(event controllerapi.Event, _ controllerapi.EventOperations) {
 				if event.GetName() == "Probe" {
 					healingArmed = loop.healingTimer != nil
 				}
 			}
 			loop.Start()
-			event, probe := newEvent("E", tc.txnType, api.Forward), newEvent("Probe", api.BestEffort, api.Forward)
+			event, probe := newEvent("E", tc.txnType, controllerapi.Forward), newEvent("Probe", controllerapi.BestEffort, controllerapi.Forward)
 			mustPush(t, loop, event, probe)
 			if err := mustWait(t, event); !errors.Is(err, errHandlerFailed) {
 				t.Errorf("event error = %v, want the handler's error", err)
@@ -302,7 +302,7 @@ func TestHealingResync(t *testing.T) {
 		},
 	})
 	loop.Start()
-	event := newEvent("E", api.BestEffort, api.Forward)
+	event := newEvent("E", controllerapi.BestEffort, controllerapi.Forward)
 	mustPush(t, loop, event)
 	if err := mustWait(t, event); !errors.Is(err, errHandlerFailed) {
 		t.Fatalf("event error = %v, want the handler's error", err)
@@ -361,8 +361,8 @@ func TestPushEventRefusals(t *testing.T) {
 		wantErr    error
 		wantReason string
 	}{
-		{name: "queue full", pushes: 3, wantErr: api.ErrEventQueueFull, wantReason: refusedQueueFull},
-		{name: "closed loop", closeIt: true, pushes: 1, wantErr: api.ErrClosedEventLoop, wantReason: refusedClosed},
+		{name: "queue full", pushes: 3, wantErr: controllerapi.ErrEventQueueFull, wantReason: refusedQueueFull},
+		{name: "closed loop", closeIt: true, pushes: 1, wantErr: controllerapi.ErrClosedEventLoop, wantReason: refusedClosed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -374,7 +374,7 @@ func TestPushEventRefusals(t *testing.T) {
 			}
 			var err error
 			for range tc.pushes {
-				err = loop.PushEvent(newEvent("E", api.BestEffort, api.Forward))
+				err = loop.PushEvent(newEvent("E", controllerapi.BestEffort, controllerapi.Forward))
 			}
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("last PushEvent = %v, want %v", err, tc.wantErr)
@@ -389,10 +389,10 @@ func TestPushEventRefusals(t *testing.T) {
 func TestCloseBeforeStart(t *testing.T) {
 	calls := &callLog{}
 	loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(newHandlers(calls, "h1", "h2"))})
-	held := newEvent("Held", api.BestEffort, api.Forward)
+	held := newEvent("Held", controllerapi.BestEffort, controllerapi.Forward)
 	mustPush(t, loop, held)
 	_ = loop.Close()
-	if err := mustWait(t, held); !errors.Is(err, api.ErrClosedEventLoop) {
+	if err := mustWait(t, held); !errors.Is(err, controllerapi.ErrClosedEventLoop) {
 		t.Errorf("waiter of a held event got %v, want ErrClosedEventLoop", err)
 	}
 	loop.Start()
@@ -405,10 +405,10 @@ func TestCloseBeforeStart(t *testing.T) {
 func TestCloseFailsEveryWaiter(t *testing.T) {
 	calls := &callLog{}
 	entered, release := make(chan struct{}), make(chan struct{})
-	followUp := newEvent("FollowUp", api.BestEffort, api.Forward)
+	followUp := newEvent("FollowUp", controllerapi.BestEffort, controllerapi.Forward)
 	handlers := newHandlers(calls, "h1", "h2")
-	handlers[0].followUps = map[string][]api.Event{"Slow": {followUp}}
-	handlers[0].onUpdate = func(event api.Event, _ api.EventOperations) {
+	handlers[0].followUps = map[string][]controllerapi.Event{"Slow": {followUp}}
+	handlers[0].onUpdate = func(event controllerapi.Event, _ controllerapi.EventOperations) {
 		if event.GetName() == "Slow" {
 			close(entered)
 			<-release
@@ -416,10 +416,10 @@ func TestCloseFailsEveryWaiter(t *testing.T) {
 	}
 	loop := newTestLoop(t, testConfig(), Deps{Handlers: asHandlers(handlers)})
 	loop.Start()
-	slow := newEvent("Slow", api.BestEffort, api.Forward)
+	slow := newEvent("Slow", controllerapi.BestEffort, controllerapi.Forward)
 	mustPush(t, loop, slow)
 	<-entered
-	queued := []*testEvent{newEvent("Q1", api.BestEffort, api.Forward), newEvent("Q2", api.RevertOnFailure, api.Forward)}
+	queued := []*testEvent{newEvent("Q1", controllerapi.BestEffort, controllerapi.Forward), newEvent("Q2", controllerapi.RevertOnFailure, controllerapi.Forward)}
 	queued[1].blocking = true
 	mustPush(t, loop, queued[0], queued[1])
 
@@ -435,7 +435,7 @@ func TestCloseFailsEveryWaiter(t *testing.T) {
 		t.Errorf("the event in progress failed: %v", err)
 	}
 	for _, event := range append(queued, followUp) {
-		if err := mustWait(t, event); !errors.Is(err, api.ErrClosedEventLoop) {
+		if err := mustWait(t, event); !errors.Is(err, controllerapi.ErrClosedEventLoop) {
 			t.Errorf("waiter of %s got %v, want ErrClosedEventLoop", event.name, err)
 		}
 	}
@@ -443,7 +443,7 @@ func TestCloseFailsEveryWaiter(t *testing.T) {
 	if got := withoutResyncs(calls.get()); !slices.Equal(got, want) {
 		t.Errorf("handler calls = %v, want %v", got, want)
 	}
-	if err := loop.PushEvent(newEvent("Late", api.BestEffort, api.Forward)); !errors.Is(err, api.ErrClosedEventLoop) {
+	if err := loop.PushEvent(newEvent("Late", controllerapi.BestEffort, controllerapi.Forward)); !errors.Is(err, controllerapi.ErrClosedEventLoop) {
 		t.Errorf("PushEvent after Close = %v, want ErrClosedEventLoop", err)
 	}
 }
@@ -452,7 +452,7 @@ func TestTransactionGetSeesCommittedAndOwnChanges(t *testing.T) {
 	calls := &callLog{}
 	handler := &testHandler{name: "h", calls: calls}
 	var seen []string
-	handler.onUpdate = func(event api.Event, txn api.EventOperations) {
+	handler.onUpdate = func(event controllerapi.Event, txn controllerapi.EventOperations) {
 		if event.GetName() != "Check" {
 			return
 		}
@@ -467,10 +467,10 @@ func TestTransactionGetSeesCommittedAndOwnChanges(t *testing.T) {
 		}
 	}
 	committer := &recordingCommitter{}
-	loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{handler}, Committer: committer})
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []controllerapi.EventHandler{handler}, Committer: committer})
 	loop.Start()
-	check := newEvent("Check", api.BestEffort, api.Forward)
-	mustPush(t, loop, newEvent("A", api.BestEffort, api.Forward), check)
+	check := newEvent("Check", controllerapi.BestEffort, controllerapi.Forward)
+	mustPush(t, loop, newEvent("A", controllerapi.BestEffort, controllerapi.Forward), check)
 	if err := mustWait(t, check); err != nil {
 		t.Fatalf("check event failed: %v", err)
 	}
@@ -486,9 +486,9 @@ func TestTransactionGetSeesCommittedAndOwnChanges(t *testing.T) {
 func TestFullResyncCommitsCompleteValueSet(t *testing.T) {
 	handler := &testHandler{name: "h", calls: &callLog{}}
 	committer := &recordingCommitter{}
-	loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{handler}, Committer: committer})
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []controllerapi.EventHandler{handler}, Committer: committer})
 	loop.Start()
-	event := newEvent("A", api.BestEffort, api.Forward)
+	event := newEvent("A", controllerapi.BestEffort, controllerapi.Forward)
 	mustPush(t, loop, event)
 	if err := mustWait(t, event); err != nil {
 		t.Fatalf("event failed: %v", err)
@@ -507,20 +507,20 @@ func TestFullResyncCommitsCompleteValueSet(t *testing.T) {
 }
 
 // plainEvent says it is an update but lacks TransactionType and Direction.
-type plainEvent struct{ *api.Result }
+type plainEvent struct{ *controllerapi.Result }
 
-func (plainEvent) GetName() string             { return "Plain" }
-func (plainEvent) String() string              { return "plain event" }
-func (plainEvent) Method() api.EventMethodType { return api.Update }
-func (plainEvent) IsBlocking() bool            { return true }
+func (plainEvent) GetName() string                       { return "Plain" }
+func (plainEvent) String() string                        { return "plain event" }
+func (plainEvent) Method() controllerapi.EventMethodType { return controllerapi.Update }
+func (plainEvent) IsBlocking() bool                      { return true }
 
 func TestUpdateWithoutUpdateEventIsAnError(t *testing.T) {
 	loop := newTestLoop(t, testConfig(), Deps{})
 	loop.Start()
-	event := plainEvent{api.NewResult()}
+	event := plainEvent{controllerapi.NewResult()}
 	mustPush(t, loop, event)
 	if err := event.Wait(waitCtx(t)); err == nil {
-		t.Errorf("an update event without api.UpdateEvent was processed without error")
+		t.Errorf("an update event without controllerapi.UpdateEvent was processed without error")
 	}
 }
 
@@ -531,7 +531,7 @@ func TestHistoryIsBounded(t *testing.T) {
 	loop.Start()
 	events := []*testEvent{}
 	for _, name := range []string{"A", "B", "C", "D"} {
-		events = append(events, newEvent(name, api.BestEffort, api.Forward))
+		events = append(events, newEvent(name, controllerapi.BestEffort, controllerapi.Forward))
 		mustPush(t, loop, events[len(events)-1])
 	}
 	_ = mustWait(t, events[3])
@@ -553,38 +553,27 @@ func counterValue(t *testing.T, counter prometheus.Counter) float64 {
 	return metric.GetCounter().GetValue()
 }
 
-func TestResyncMethods(t *testing.T) {
-	tests := []struct {
-		method          api.EventMethodType
-		wantResync      bool
-		wantUpdateValue bool // the value put by an earlier update survives
-	}{
-		{method: api.FullResync, wantResync: true, wantUpdateValue: false},
-		{method: api.DownstreamResync, wantResync: true, wantUpdateValue: false},
-		{method: api.UpstreamResync, wantResync: false, wantUpdateValue: true},
+// TestFullResyncReplacesTheValueSet: a resync commits the complete value
+// set, so a value an earlier update put and no handler puts again goes.
+func TestFullResyncReplacesTheValueSet(t *testing.T) {
+	calls := &callLog{}
+	committer := &recordingCommitter{}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []controllerapi.EventHandler{&testHandler{name: "h", calls: calls}}, Committer: committer})
+	loop.Start()
+	update := newEvent("A", controllerapi.BestEffort, controllerapi.Forward)
+	resync := NewResyncEvent("Resync")
+	mustPush(t, loop, update, resync)
+	if err := resync.Wait(waitCtx(t)); err != nil {
+		t.Fatalf("resync: %v", err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.method.String(), func(t *testing.T) {
-			calls := &callLog{}
-			committer := &recordingCommitter{}
-			loop := newTestLoop(t, testConfig(), Deps{Handlers: []api.EventHandler{&testHandler{name: "h", calls: calls}}, Committer: committer})
-			loop.Start()
-			update := newEvent("A", api.BestEffort, api.Forward)
-			resync := NewResyncEvent("Resync", tc.method)
-			mustPush(t, loop, update, resync)
-			if err := resync.Wait(waitCtx(t)); err != nil {
-				t.Fatalf("resync: %v", err)
-			}
-			if want := "h:resync#2:Resync"; !slices.Contains(calls.get(), want) {
-				t.Errorf("handler calls = %v, want %s", calls.get(), want)
-			}
-			commits := committer.getCommits()
-			if last := commits[len(commits)-1]; last.Resync != tc.wantResync {
-				t.Errorf("last commit Resync = %v, want %v", last.Resync, tc.wantResync)
-			}
-			if _, held := committer.getState()[ifKey("h", "A")]; held != tc.wantUpdateValue {
-				t.Errorf("committer holds the update's value after the resync: %v, want %v", held, tc.wantUpdateValue)
-			}
-		})
+	if want := "h:resync#2:Resync"; !slices.Contains(calls.get(), want) {
+		t.Errorf("handler calls = %v, want %s", calls.get(), want)
+	}
+	commits := committer.getCommits()
+	if last := commits[len(commits)-1]; !last.Resync {
+		t.Errorf("last commit Resync = false, want true")
+	}
+	if _, held := committer.getState()[ifKey("h", "A")]; held {
+		t.Errorf("committer holds the update's value after the resync, want it removed")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 func TestMetricsAreExposed(t *testing.T) {
@@ -20,10 +20,10 @@ func TestMetricsAreExposed(t *testing.T) {
 	cfg := testConfig()
 	loop := newTestLoop(t, cfg, Deps{Handlers: asHandlers(handlers), Metrics: registry})
 	queued := []*testEvent{
-		newEvent("Good", api.BestEffort, api.Forward),
-		newEvent("Good", api.BestEffort, api.Forward),
-		newEvent("Bad", api.BestEffortIgnoreErrors, api.Forward),
-		newEvent("Undone", api.RevertOnFailure, api.Forward),
+		newEvent("Good", controllerapi.BestEffort, controllerapi.Forward),
+		newEvent("Good", controllerapi.BestEffort, controllerapi.Forward),
+		newEvent("Bad", controllerapi.BestEffortIgnoreErrors, controllerapi.Forward),
+		newEvent("Undone", controllerapi.RevertOnFailure, controllerapi.Forward),
 	}
 	for _, event := range queued {
 		mustPush(t, loop, event)

@@ -7,12 +7,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // process runs one event through the handlers, commits its transaction,
 // records it and tells the pusher the outcome.
-func (l *Loop) process(event api.Event) {
+func (l *Loop) process(event controllerapi.Event) {
 	l.seqNum++
 	rec := Record{
 		SeqNum:      l.seqNum,
@@ -51,18 +51,13 @@ func (l *Loop) process(event api.Event) {
 // resync asks every handler that wants the event to resync. After a handler
 // error nothing is committed: a partial value set would remove the values of
 // the handler that failed.
-func (l *Loop) resync(event api.Event, rec *Record) (*eventTxn, string, error) {
+func (l *Loop) resync(event controllerapi.Event, rec *Record) (*eventTxn, string, error) {
 	l.resyncCount++
-	method := event.Method()
-	completeSet := method == api.FullResync || method == api.DownstreamResync
-	base := l.committed
-	if completeSet {
-		base = nil
-	}
-	txn := newEventTxn(base, l.cfg.QueueSize)
+	// The handlers put the complete value set: nothing committed is kept.
+	txn := newEventTxn(nil, l.cfg.QueueSize)
 	var errs []error
-	for _, handler := range l.handlersFor(event, api.Forward) {
-		err := handler.Resync(event, api.KubeStateData{}, l.resyncCount, txn)
+	for _, handler := range l.handlersFor(event, controllerapi.Forward) {
+		err := handler.Resync(event, l.resyncCount, txn)
 		rec.Handlers = append(rec.Handlers, HandlerRecord{Handler: handler.String(), Action: "resync", Error: errString(err)})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("handler %s failed to resync (resync #%d): %w", handler, l.resyncCount, err))
@@ -70,7 +65,7 @@ func (l *Loop) resync(event api.Event, rec *Record) (*eventTxn, string, error) {
 	}
 	err := errors.Join(errs...)
 	if err == nil {
-		err = l.commit(event, txn, rec, completeSet, false)
+		err = l.commit(event, txn, rec, true, false)
 	}
 	if err != nil {
 		l.setHealth(Health{State: Unhealthy, Err: err})
@@ -85,10 +80,10 @@ func (l *Loop) resync(event api.Event, rec *Record) (*eventTxn, string, error) {
 
 // update runs an update event through the handlers according to its
 // transaction type and direction.
-func (l *Loop) update(event api.Event, rec *Record) (*eventTxn, string, error) {
-	updateEvent, ok := event.(api.UpdateEvent)
+func (l *Loop) update(event controllerapi.Event, rec *Record) (*eventTxn, string, error) {
+	updateEvent, ok := event.(controllerapi.UpdateEvent)
 	if !ok {
-		return nil, outcomeError, fmt.Errorf("event %s has method %s but does not implement api.UpdateEvent: add TransactionType and Direction",
+		return nil, outcomeError, fmt.Errorf("event %s has method %s but does not implement controllerapi.UpdateEvent: add TransactionType and Direction",
 			event.GetName(), event.Method())
 	}
 	txnType := updateEvent.TransactionType()
@@ -96,7 +91,7 @@ func (l *Loop) update(event api.Event, rec *Record) (*eventTxn, string, error) {
 	rec.Direction = updateEvent.Direction().String()
 	txn := newEventTxn(l.committed, l.cfg.QueueSize)
 	var (
-		succeeded []api.EventHandler
+		succeeded []controllerapi.EventHandler
 		errs      []error
 	)
 	for _, handler := range l.handlersFor(event, updateEvent.Direction()) {
@@ -107,13 +102,13 @@ func (l *Loop) update(event api.Event, rec *Record) (*eventTxn, string, error) {
 			continue
 		}
 		err = fmt.Errorf("handler %s failed to update for event %s: %w", handler, event.GetName(), err)
-		if txnType == api.RevertOnFailure {
+		if txnType == controllerapi.RevertOnFailure {
 			return txn, outcomeReverted, errors.Join(err, l.revert(event, succeeded, rec))
 		}
 		errs = append(errs, err)
 	}
-	if err := l.commit(event, txn, rec, false, txnType == api.RevertOnFailure); err != nil {
-		if txnType == api.RevertOnFailure {
+	if err := l.commit(event, txn, rec, false, txnType == controllerapi.RevertOnFailure); err != nil {
+		if txnType == controllerapi.RevertOnFailure {
 			// A commit that failed or timed out may still have applied part
 			// of the transaction; the healing resync sets the scheduler
 			// back to what the handlers hold.
@@ -126,14 +121,14 @@ func (l *Loop) update(event api.Event, rec *Record) (*eventTxn, string, error) {
 	if err == nil {
 		return txn, outcomeOK, nil
 	}
-	if txnType == api.BestEffort {
+	if txnType == controllerapi.BestEffort {
 		l.scheduleHealing()
 	}
 	return txn, outcomeError, err
 }
 
 // revert undoes the handlers that succeeded, last first.
-func (l *Loop) revert(event api.Event, succeeded []api.EventHandler, rec *Record) error {
+func (l *Loop) revert(event controllerapi.Event, succeeded []controllerapi.EventHandler, rec *Record) error {
 	var errs []error
 	for _, handler := range slices.Backward(succeeded) {
 		err := handler.Revert(event)
@@ -150,14 +145,14 @@ func (l *Loop) revert(event api.Event, succeeded []api.EventHandler, rec *Record
 // commit the configuration is still recorded unless it is reverted: the
 // Committer keeps the values it was asked for and a healing resync re-sends
 // them all.
-func (l *Loop) commit(event api.Event, txn *eventTxn, rec *Record, resync, revertOnFailure bool) error {
+func (l *Loop) commit(event controllerapi.Event, txn *eventTxn, rec *Record, resync, revertOnFailure bool) error {
 	changes := txn.commitChanges(resync)
 	if !resync && len(changes) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(l.cfg.CommitTimeout))
 	defer cancel()
-	err := l.deps.Committer.Commit(ctx, CommitRequest{
+	err := l.deps.Committer.Commit(ctx, controllerapi.CommitRequest{
 		Changes:         changes,
 		Resync:          resync,
 		RevertOnFailure: revertOnFailure,
@@ -175,14 +170,14 @@ func (l *Loop) commit(event api.Event, txn *eventTxn, rec *Record, resync, rever
 }
 
 // handlersFor returns the handlers that want event, in the order of dir.
-func (l *Loop) handlersFor(event api.Event, dir api.UpdateDirectionType) []api.EventHandler {
-	var wanted []api.EventHandler
+func (l *Loop) handlersFor(event controllerapi.Event, dir controllerapi.UpdateDirectionType) []controllerapi.EventHandler {
+	var wanted []controllerapi.EventHandler
 	for _, handler := range l.deps.Handlers {
 		if handler.HandlesEvent(event) {
 			wanted = append(wanted, handler)
 		}
 	}
-	if dir == api.Reverse {
+	if dir == controllerapi.Reverse {
 		slices.Reverse(wanted)
 	}
 	return wanted

@@ -5,10 +5,10 @@ import (
 
 	"github.com/gogo/protobuf/proto"
 
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
-// eventTxn is the api.EventOperations handed to handlers for one event. It
+// eventTxn is the controllerapi.EventOperations handed to handlers for one event. It
 // is used only from the loop goroutine.
 type eventTxn struct {
 	// base is what Get falls back to: the committed configuration for an
@@ -16,7 +16,7 @@ type eventTxn struct {
 	base    map[string]proto.Message
 	changes map[string]proto.Message
 	// followUps collects events pushed by handlers, in push order.
-	followUps    []api.Event
+	followUps    []controllerapi.Event
 	maxFollowUps int
 }
 
@@ -39,13 +39,13 @@ func (t *eventTxn) Get(key string) proto.Message {
 }
 
 // PushFollowUp queues event to run right after the current one.
-func (t *eventTxn) PushFollowUp(event api.Event) error {
+func (t *eventTxn) PushFollowUp(event controllerapi.Event) error {
 	if event.IsBlocking() {
-		return fmt.Errorf("push follow-up %s: %w", event.GetName(), api.ErrBlockingFollowUp)
+		return fmt.Errorf("push follow-up %s: %w", event.GetName(), controllerapi.ErrBlockingFollowUp)
 	}
 	if len(t.followUps) >= t.maxFollowUps {
 		return fmt.Errorf("push follow-up %s: more than %d follow-ups from one event: %w",
-			event.GetName(), t.maxFollowUps, api.ErrEventQueueFull)
+			event.GetName(), t.maxFollowUps, controllerapi.ErrEventQueueFull)
 	}
 	t.followUps = append(t.followUps, event)
 	return nil

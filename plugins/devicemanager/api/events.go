@@ -3,7 +3,7 @@ package api
 import (
 	"fmt"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // Mount is a host directory mounted into the container.
@@ -19,7 +19,7 @@ type Mount struct {
 // response. It is blocking, RevertOnFailure and Forward: a failing handler
 // reverts the ones before it and the gRPC call fails.
 type AllocateDevice struct {
-	*controller.Result
+	*controllerapi.Result
 
 	// ResourceName is the extended resource the devices belong to.
 	ResourceName string
@@ -37,7 +37,7 @@ type AllocateDevice struct {
 // NewAllocateDevice returns an event ready to push and wait for.
 func NewAllocateDevice(resourceName string, deviceIDs []string) *AllocateDevice {
 	return &AllocateDevice{
-		Result:       controller.NewResult(),
+		Result:       controllerapi.NewResult(),
 		ResourceName: resourceName,
 		DeviceIDs:    deviceIDs,
 		Envs:         map[string]string{},
@@ -45,10 +45,10 @@ func NewAllocateDevice(resourceName string, deviceIDs []string) *AllocateDevice 
 	}
 }
 
-// GetName implements controller.Event.
+// GetName implements controllerapi.Event.
 func (e *AllocateDevice) GetName() string { return "AllocateDevice" }
 
-// String implements controller.Event; envs and annotations are left out
+// String implements controllerapi.Event; envs and annotations are left out
 // because they carry the secret. It names at most maxDescribedIDs device
 // IDs: it is logged and kept in the event history, and a hostile request
 // may send thousands.
@@ -62,16 +62,16 @@ func (e *AllocateDevice) String() string {
 
 const maxDescribedIDs = 8
 
-// Method implements controller.Event.
-func (e *AllocateDevice) Method() controller.EventMethodType { return controller.Update }
+// Method implements controllerapi.Event.
+func (e *AllocateDevice) Method() controllerapi.EventMethodType { return controllerapi.Update }
 
-// IsBlocking implements controller.Event.
+// IsBlocking implements controllerapi.Event.
 func (e *AllocateDevice) IsBlocking() bool { return true }
 
-// TransactionType implements controller.UpdateEvent.
-func (e *AllocateDevice) TransactionType() controller.UpdateTransactionType {
-	return controller.RevertOnFailure
+// TransactionType implements controllerapi.UpdateEvent.
+func (e *AllocateDevice) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.RevertOnFailure
 }
 
-// Direction implements controller.UpdateEvent.
-func (e *AllocateDevice) Direction() controller.UpdateDirectionType { return controller.Forward }
+// Direction implements controllerapi.UpdateEvent.
+func (e *AllocateDevice) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }

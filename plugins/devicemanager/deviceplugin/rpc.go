@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
@@ -161,7 +161,7 @@ func statusCode(err error) codes.Code {
 		return codes.InvalidArgument
 	case errors.Is(err, allocation.ErrDeviceInUse):
 		return codes.FailedPrecondition
-	case errors.Is(err, controller.ErrEventQueueFull), errors.Is(err, controller.ErrClosedEventLoop):
+	case errors.Is(err, controllerapi.ErrEventQueueFull), errors.Is(err, controllerapi.ErrClosedEventLoop):
 		return codes.Unavailable
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // Config says where the server lives and what it advertises.
@@ -67,7 +67,7 @@ type Server struct {
 	pluginapi.UnimplementedDevicePluginServer
 
 	cfg   Config
-	loop  controller.EventLoop
+	loop  controllerapi.EventLoop
 	log   Logger
 	hooks Hooks
 
@@ -85,7 +85,7 @@ type Server struct {
 }
 
 // New checks cfg and returns a server that has not started.
-func New(cfg Config, loop controller.EventLoop, log Logger, hooks Hooks) (*Server, error) {
+func New(cfg Config, loop controllerapi.EventLoop, log Logger, hooks Hooks) (*Server, error) {
 	switch {
 	case loop == nil:
 		return nil, errors.New("create device plugin server: no event loop given")

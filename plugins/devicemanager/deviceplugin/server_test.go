@@ -16,10 +16,11 @@ import (
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
 // waitLimit only bounds a failing test; nothing asserts how long things take.
@@ -32,14 +33,9 @@ func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a..
 func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
 func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
 
-// acceptingCommitter takes every transaction: these tests have no vswitch.
-type acceptingCommitter struct{}
-
-func (acceptingCommitter) Commit(context.Context, eventloop.CommitRequest) error { return nil }
-
-func startLoop(t *testing.T, handlers ...controller.EventHandler) *eventloop.Loop {
+func startLoop(t *testing.T, handlers ...controllerapi.EventHandler) *eventloop.Loop {
 	t.Helper()
-	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: handlers, Committer: acceptingCommitter{}})
+	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: handlers, Committer: fakevswitch.Committer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +79,7 @@ func (c *registrationCounter) counts() (int, int) {
 	return c.first, c.more
 }
 
-func startServer(t *testing.T, dir string, loop controller.EventLoop, hooks deviceplugin.Hooks) *deviceplugin.Server {
+func startServer(t *testing.T, dir string, loop controllerapi.EventLoop, hooks deviceplugin.Hooks) *deviceplugin.Server {
 	t.Helper()
 	return startServerWith(t, testConfig(dir), loop, hooks)
 }
@@ -95,7 +91,7 @@ func testConfig(dir string) deviceplugin.Config {
 	}
 }
 
-func startServerWith(t *testing.T, cfg deviceplugin.Config, loop controller.EventLoop, hooks deviceplugin.Hooks) *deviceplugin.Server {
+func startServerWith(t *testing.T, cfg deviceplugin.Config, loop controllerapi.EventLoop, hooks deviceplugin.Hooks) *deviceplugin.Server {
 	t.Helper()
 	server, err := deviceplugin.New(cfg, loop, testLogger{t}, hooks)
 	if err != nil {
@@ -358,17 +354,17 @@ func startRegistryWith(t *testing.T, dir string, opts fakekubelet.Options) *fake
 func TestAllocateFailures(t *testing.T) {
 	cases := []struct {
 		name     string
-		loop     func(t *testing.T) controller.EventLoop
+		loop     func(t *testing.T) controllerapi.EventLoop
 		request  *pluginapi.AllocateRequest
 		wantCode codes.Code
 		wantMsg  string
 	}{
-		{"no container request", func(t *testing.T) controller.EventLoop { return startLoop(t) },
+		{"no container request", func(t *testing.T) controllerapi.EventLoop { return startLoop(t) },
 			&pluginapi.AllocateRequest{}, codes.InvalidArgument, "holds no container request"},
-		{"no handler allocates", func(t *testing.T) controller.EventLoop { return startLoop(t) },
+		{"no handler allocates", func(t *testing.T) controllerapi.EventLoop { return startLoop(t) },
 			&pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{"memif-000"}}}},
 			codes.Internal, "no handler made the allocation"},
-		{"event loop closed", func(t *testing.T) controller.EventLoop {
+		{"event loop closed", func(t *testing.T) controllerapi.EventLoop {
 			loop := startLoop(t)
 			loop.Close()
 			return loop

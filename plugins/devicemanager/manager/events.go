@@ -3,7 +3,7 @@ package manager
 import (
 	"fmt"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // ReleaseAllocation releases one allocation: one that was never handed to a
@@ -15,30 +15,32 @@ type ReleaseAllocation struct {
 	Reason       string
 }
 
-// GetName implements controller.Event.
+// GetName implements controllerapi.Event.
 func (e *ReleaseAllocation) GetName() string { return "ReleaseAllocation" }
 
-// String implements controller.Event.
+// String implements controllerapi.Event.
 func (e *ReleaseAllocation) String() string {
 	return fmt.Sprintf("ReleaseAllocation %s (%s)", e.AllocationID, e.Reason)
 }
 
-// Method implements controller.Event.
-func (e *ReleaseAllocation) Method() controller.EventMethodType { return controller.Update }
+// Method implements controllerapi.Event.
+func (e *ReleaseAllocation) Method() controllerapi.EventMethodType { return controllerapi.Update }
 
-// IsBlocking implements controller.Event.
+// IsBlocking implements controllerapi.Event.
 func (e *ReleaseAllocation) IsBlocking() bool { return false }
 
-// Done implements controller.Event; the loop logs the outcome.
+// Done implements controllerapi.Event; the loop logs the outcome.
 func (e *ReleaseAllocation) Done(error) {}
 
-// TransactionType implements controller.UpdateEvent.
-func (e *ReleaseAllocation) TransactionType() controller.UpdateTransactionType {
-	return controller.BestEffort
+// TransactionType implements controllerapi.UpdateEvent.
+func (e *ReleaseAllocation) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.BestEffort
 }
 
-// Direction implements controller.UpdateEvent: removal, vswitch side first.
-func (e *ReleaseAllocation) Direction() controller.UpdateDirectionType { return controller.Reverse }
+// Direction implements controllerapi.UpdateEvent: removal, vswitch side first.
+func (e *ReleaseAllocation) Direction() controllerapi.UpdateDirectionType {
+	return controllerapi.Reverse
+}
 
 // ReconcileAllocations asks the device manager to collect allocations no
 // live pod holds, as a resync does, so that a missed DeletePod does not
@@ -46,25 +48,27 @@ func (e *ReleaseAllocation) Direction() controller.UpdateDirectionType { return 
 // every reconcile-period when it has a PodLister.
 type ReconcileAllocations struct{}
 
-// GetName implements controller.Event.
+// GetName implements controllerapi.Event.
 func (e *ReconcileAllocations) GetName() string { return "ReconcileAllocations" }
 
-// String implements controller.Event.
+// String implements controllerapi.Event.
 func (e *ReconcileAllocations) String() string { return "ReconcileAllocations" }
 
-// Method implements controller.Event.
-func (e *ReconcileAllocations) Method() controller.EventMethodType { return controller.Update }
+// Method implements controllerapi.Event.
+func (e *ReconcileAllocations) Method() controllerapi.EventMethodType { return controllerapi.Update }
 
-// IsBlocking implements controller.Event.
+// IsBlocking implements controllerapi.Event.
 func (e *ReconcileAllocations) IsBlocking() bool { return false }
 
-// Done implements controller.Event.
+// Done implements controllerapi.Event.
 func (e *ReconcileAllocations) Done(error) {}
 
-// TransactionType implements controller.UpdateEvent.
-func (e *ReconcileAllocations) TransactionType() controller.UpdateTransactionType {
-	return controller.BestEffort
+// TransactionType implements controllerapi.UpdateEvent.
+func (e *ReconcileAllocations) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.BestEffort
 }
 
-// Direction implements controller.UpdateEvent.
-func (e *ReconcileAllocations) Direction() controller.UpdateDirectionType { return controller.Reverse }
+// Direction implements controllerapi.UpdateEvent.
+func (e *ReconcileAllocations) Direction() controllerapi.UpdateDirectionType {
+	return controllerapi.Reverse
+}

@@ -6,21 +6,21 @@ import (
 	"fmt"
 	"os"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
-var _ controller.EventHandler = (*Manager)(nil)
+var _ controllerapi.EventHandler = (*Manager)(nil)
 
-// String implements controller.EventHandler.
+// String implements controllerapi.EventHandler.
 func (m *Manager) String() string { return "devicemanager" }
 
-// HandlesEvent implements controller.EventHandler: allocations, pod
+// HandlesEvent implements controllerapi.EventHandler: allocations, pod
 // lifecycle and resyncs.
-func (m *Manager) HandlesEvent(event controller.Event) bool {
+func (m *Manager) HandlesEvent(event controllerapi.Event) bool {
 	if event.Method().IsResync() {
 		return true
 	}
@@ -31,8 +31,8 @@ func (m *Manager) HandlesEvent(event controller.Event) bool {
 	return false
 }
 
-// Update implements controller.EventHandler.
-func (m *Manager) Update(event controller.Event, ops controller.EventOperations) (string, error) {
+// Update implements controllerapi.EventHandler.
+func (m *Manager) Update(event controllerapi.Event, ops controllerapi.EventOperations) (string, error) {
 	switch ev := event.(type) {
 	case *dmapi.AllocateDevice:
 		return m.allocate(ev)
@@ -48,9 +48,9 @@ func (m *Manager) Update(event controller.Event, ops controller.EventOperations)
 	return "", nil
 }
 
-// Revert implements controller.EventHandler: a reverted AllocateDevice
+// Revert implements controllerapi.EventHandler: a reverted AllocateDevice
 // leaves no directory and no allocation behind.
-func (m *Manager) Revert(event controller.Event) error {
+func (m *Manager) Revert(event controllerapi.Event) error {
 	ev, ok := event.(*dmapi.AllocateDevice)
 	if !ok || ev.AllocationID == "" {
 		return nil
@@ -143,7 +143,7 @@ func (m *Manager) bindPod(ev *podapi.AddPod) (string, error) {
 // once this DeletePod's transaction, removing the vswitch side, is
 // committed: the socket directory must outlive the interface listening on
 // it.
-func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controller.EventOperations) (string, error) {
+func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controllerapi.EventOperations) (string, error) {
 	held := m.state.PodAllocations(ev.Pod)
 	if len(held) == 0 {
 		return "", nil
@@ -158,10 +158,10 @@ func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controller.EventOper
 	return fmt.Sprintf("releasing %d allocations of %s once its vswitch side is removed", len(held), ev.Pod), errors.Join(errs...)
 }
 
-// Resync implements controller.EventHandler: load the checkpoint once,
+// Resync implements controllerapi.EventHandler: load the checkpoint once,
 // make sure every kept allocation has its directory, and collect what no
 // live pod holds.
-func (m *Manager) Resync(_ controller.Event, _ controller.KubeStateData, _ int, ops controller.EventOperations) error {
+func (m *Manager) Resync(_ controllerapi.Event, _ int, ops controllerapi.EventOperations) error {
 	var errs []error
 	if !m.loaded {
 		if m.load() {
@@ -218,7 +218,7 @@ func (m *Manager) load() (complete bool) {
 // lister answers. A bound allocation was wired to the vswitch, so for a
 // gone pod it pushes a DeletePod follow-up instead: the vswitch side is
 // removed first, then the DeletePod releases the allocations.
-func (m *Manager) collect(ops controller.EventOperations) (string, error) {
+func (m *Manager) collect(ops controllerapi.EventOperations) (string, error) {
 	if m.opts.PodLister == nil {
 		return "", nil
 	}
@@ -248,7 +248,7 @@ func (m *Manager) collect(ops controller.EventOperations) (string, error) {
 	return fmt.Sprintf("bound %d, collected %d allocations, deleting %d gone pods", len(bindings), len(collected), len(gone)), errors.Join(errs...)
 }
 
-func (m *Manager) deleteGonePods(gone []allocation.GonePod, ops controller.EventOperations) error {
+func (m *Manager) deleteGonePods(gone []allocation.GonePod, ops controllerapi.EventOperations) error {
 	var errs []error
 	for _, g := range gone {
 		m.log.Infof("deleting %s: %s", g.Pod, g.Reason)

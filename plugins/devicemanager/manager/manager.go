@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
@@ -100,7 +100,7 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 
 // Start serves the device plugin and registers it with kubelet; Allocate
 // calls go through loop. kubelet need not be there: registration retries.
-func (m *Manager) Start(loop controller.EventLoop) error {
+func (m *Manager) Start(loop controllerapi.EventLoop) error {
 	m.serverMu.Lock()
 	defer m.serverMu.Unlock()
 	if m.server != nil {
@@ -132,7 +132,7 @@ func (m *Manager) Start(loop controller.EventLoop) error {
 
 // startReconciling pushes ReconcileAllocations every reconcile-period, when
 // there is a pod lister to reconcile with.
-func (m *Manager) startReconciling(loop controller.EventLoop) {
+func (m *Manager) startReconciling(loop controllerapi.EventLoop) {
 	if m.opts.PodLister == nil {
 		return
 	}

@@ -15,7 +15,7 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
@@ -23,6 +23,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
 const waitLimit = 20 * time.Second
@@ -40,12 +41,6 @@ func (discardLogger) Debugf(string, ...interface{}) {}
 func (discardLogger) Infof(string, ...interface{})  {}
 func (discardLogger) Warnf(string, ...interface{})  {}
 func (discardLogger) Errorf(string, ...interface{}) {}
-
-// acceptingCommitter takes every transaction: the device manager puts no
-// vswitch values, and no vswitch runs in these tests.
-type acceptingCommitter struct{}
-
-func (acceptingCommitter) Commit(context.Context, eventloop.CommitRequest) error { return nil }
 
 // fixedPodLister stands in for the runtime and pod-resources: it reports
 // the pods a test declares alive.
@@ -73,7 +68,7 @@ type agent struct {
 }
 
 // startAgent runs the manager first among handlers, then the extra ones.
-func startAgent(t testing.TB, cfg config.Config, lister podapi.PodLister, extra ...controller.EventHandler) *agent {
+func startAgent(t testing.TB, cfg config.Config, lister podapi.PodLister, extra ...controllerapi.EventHandler) *agent {
 	t.Helper()
 	if err := os.MkdirAll(cfg.PluginDir, 0o750); err != nil {
 		t.Fatal(err)
@@ -90,7 +85,7 @@ func startAgent(t testing.TB, cfg config.Config, lister podapi.PodLister, extra 
 	if err != nil {
 		t.Fatal(err)
 	}
-	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: append([]controller.EventHandler{dm}, extra...), Committer: acceptingCommitter{}})
+	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: append([]controllerapi.EventHandler{dm}, extra...), Committer: fakevswitch.Committer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +318,7 @@ func TestPodBindingAndRelease(t *testing.T) {
 
 // push runs a non-blocking event and then a resync, which the loop runs
 // after it: when the resync is done, so is the event.
-func push(t testing.TB, a *agent, event controller.Event) {
+func push(t testing.TB, a *agent, event controllerapi.Event) {
 	t.Helper()
 	if err := a.loop.PushEvent(event); err != nil {
 		t.Fatal(err)
@@ -452,17 +447,17 @@ type failingWiring struct{}
 var errWiring = errors.New("vswitch refused the memif")
 
 func (failingWiring) String() string { return "failing-wiring" }
-func (failingWiring) HandlesEvent(event controller.Event) bool {
+func (failingWiring) HandlesEvent(event controllerapi.Event) bool {
 	_, allocate := event.(*dmapi.AllocateDevice)
 	return allocate
 }
-func (failingWiring) Resync(controller.Event, controller.KubeStateData, int, controller.EventOperations) error {
+func (failingWiring) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
 	return nil
 }
-func (failingWiring) Update(controller.Event, controller.EventOperations) (string, error) {
+func (failingWiring) Update(controllerapi.Event, controllerapi.EventOperations) (string, error) {
 	return "", errWiring
 }
-func (failingWiring) Revert(controller.Event) error { return nil }
+func (failingWiring) Revert(controllerapi.Event) error { return nil }
 
 func TestRevertRemovesTheAllocation(t *testing.T) {
 	cfg := testConfig(t)

@@ -10,8 +10,8 @@ import (
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
-	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -23,7 +23,7 @@ const (
 
 // podEvent is an AddPod or DeletePod event, or one that embeds it.
 type podEvent interface {
-	controller.Event
+	controllerapi.Event
 	GetPod() podapi.Pod
 }
 
@@ -35,7 +35,7 @@ type wiredPod struct {
 
 // undo restores the record of one pod as it was before an Update.
 type undo struct {
-	event   controller.Event
+	event   controllerapi.Event
 	pod     podapi.PodID
 	before  wiredPod
 	existed bool
@@ -44,25 +44,25 @@ type undo struct {
 // Handler is the controller event handler of the vswitch-side memif
 // interfaces. Its methods are called only from the controller event loop.
 type Handler struct {
-	devices devapi.DeviceManagerAPI
+	devices dmapi.DeviceManagerAPI
 	config  Config
 	wired   map[podapi.PodID]wiredPod
 	last    *undo
 }
 
-var _ controller.EventHandler = (*Handler)(nil)
+var _ controllerapi.EventHandler = (*Handler)(nil)
 
 // NewHandler returns a handler reading devices; config must be valid.
-func NewHandler(devices devapi.DeviceManagerAPI, config Config) *Handler {
+func NewHandler(devices dmapi.DeviceManagerAPI, config Config) *Handler {
 	return &Handler{devices: devices, config: config, wired: map[podapi.PodID]wiredPod{}}
 }
 
-// String implements controller.EventHandler.
+// String implements controllerapi.EventHandler.
 func (h *Handler) String() string { return "memifwiring" }
 
-// HandlesEvent implements controller.EventHandler: resyncs, AddPod and
+// HandlesEvent implements controllerapi.EventHandler: resyncs, AddPod and
 // DeletePod.
-func (h *Handler) HandlesEvent(event controller.Event) bool {
+func (h *Handler) HandlesEvent(event controllerapi.Event) bool {
 	if event.Method().IsResync() {
 		return true
 	}
@@ -71,11 +71,11 @@ func (h *Handler) HandlesEvent(event controller.Event) bool {
 	return isPodEvent && (name == addPodEvent || name == deletePodEvent)
 }
 
-// Resync implements controller.EventHandler: it wires every allocation
+// Resync implements controllerapi.EventHandler: it wires every allocation
 // bound to a pod and forgets every other interface it put. ListAllocations
 // reads the device manager's state only, as the event loop requires.
-func (h *Handler) Resync(_ controller.Event, _ controller.KubeStateData, _ int, txn controller.EventOperations) error {
-	byPod := map[podapi.PodID][]devapi.MemifInfo{}
+func (h *Handler) Resync(_ controllerapi.Event, _ int, txn controllerapi.EventOperations) error {
+	byPod := map[podapi.PodID][]dmapi.MemifInfo{}
 	for _, memif := range h.devices.ListAllocations() {
 		if memif.Pod.Name != "" {
 			byPod[memif.Pod] = append(byPod[memif.Pod], memif)
@@ -95,8 +95,8 @@ func (h *Handler) Resync(_ controller.Event, _ controller.KubeStateData, _ int, 
 	return nil
 }
 
-// Update implements controller.EventHandler.
-func (h *Handler) Update(event controller.Event, txn controller.EventOperations) (string, error) {
+// Update implements controllerapi.EventHandler.
+func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
 	podEvent, ok := event.(podEvent)
 	if !ok {
 		return "", fmt.Errorf("memif wiring got event %s it does not handle", event.GetName())
@@ -109,10 +109,10 @@ func (h *Handler) Update(event controller.Event, txn controller.EventOperations)
 	return h.wire(pod, txn)
 }
 
-// Revert implements controller.EventHandler: it restores the record of the
+// Revert implements controllerapi.EventHandler: it restores the record of the
 // pod the reverted Update changed. The transaction itself is discarded by
 // the controller.
-func (h *Handler) Revert(event controller.Event) error {
+func (h *Handler) Revert(event controllerapi.Event) error {
 	if h.last == nil || h.last.event != event {
 		return nil
 	}
@@ -125,12 +125,12 @@ func (h *Handler) Revert(event controller.Event) error {
 	return nil
 }
 
-func (h *Handler) remember(event controller.Event, pod podapi.PodID) {
+func (h *Handler) remember(event controllerapi.Event, pod podapi.PodID) {
 	before, existed := h.wired[pod]
 	h.last = &undo{event: event, pod: pod, before: before, existed: existed}
 }
 
-func (h *Handler) wire(pod podapi.Pod, txn controller.EventOperations) (string, error) {
+func (h *Handler) wire(pod podapi.Pod, txn controllerapi.EventOperations) (string, error) {
 	memifs, err := h.podMemifs(pod)
 	if err != nil {
 		return "", err
@@ -149,7 +149,7 @@ func (h *Handler) wire(pod podapi.Pod, txn controller.EventOperations) (string, 
 
 // unwire deletes what was put for pod, unless it was put for another
 // incarnation of the same name (a late DeletePod of a replaced pod).
-func (h *Handler) unwire(pod podapi.Pod, txn controller.EventOperations) string {
+func (h *Handler) unwire(pod podapi.Pod, txn controllerapi.EventOperations) string {
 	wired, ok := h.wired[pod.ID]
 	if !ok || (pod.UID != "" && wired.uid != "" && pod.UID != wired.uid) {
 		return ""
@@ -165,27 +165,27 @@ func (h *Handler) unwire(pod podapi.Pod, txn controller.EventOperations) string 
 // without a memif has nothing to wire. It reads the bound state only: the
 // handler runs on the event loop, which must not wait on the runtime or
 // kubelet, and an unbound allocation would be unwired by the next resync.
-func (h *Handler) podMemifs(pod podapi.Pod) ([]devapi.MemifInfo, error) {
+func (h *Handler) podMemifs(pod podapi.Pod) ([]dmapi.MemifInfo, error) {
 	memifs, err := h.devices.BoundPodMemifs(pod.ID)
-	if errors.Is(err, devapi.ErrNoMemif) {
+	if errors.Is(err, dmapi.ErrNoMemif) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get memifs of pod %s: %w", pod, err)
 	}
-	return slices.DeleteFunc(memifs, func(memif devapi.MemifInfo) bool {
+	return slices.DeleteFunc(memifs, func(memif dmapi.MemifInfo) bool {
 		return pod.UID != "" && memif.PodUID != "" && memif.PodUID != pod.UID
 	}), nil
 }
 
-func putAll(txn controller.Transaction, values map[string]proto.Message) {
+func putAll(txn controllerapi.Transaction, values map[string]proto.Message) {
 	for key, value := range values {
 		txn.Put(key, value)
 	}
 }
 
 // deleteStale deletes the keys of old that are not in current (sorted).
-func deleteStale(txn controller.Transaction, old, current []string) {
+func deleteStale(txn controllerapi.Transaction, old, current []string) {
 	for _, key := range old {
 		if _, found := slices.BinarySearch(current, key); !found {
 			txn.Delete(key)

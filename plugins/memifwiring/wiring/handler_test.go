@@ -7,8 +7,8 @@ import (
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
-	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
@@ -22,10 +22,10 @@ type recordingTxn struct {
 
 func newRecordingTxn() *recordingTxn { return &recordingTxn{changes: map[string]proto.Message{}} }
 
-func (r *recordingTxn) Put(key string, value proto.Message) { r.changes[key] = value }
-func (r *recordingTxn) Delete(key string)                   { r.changes[key] = nil }
-func (r *recordingTxn) Get(key string) proto.Message        { return r.changes[key] }
-func (r *recordingTxn) PushFollowUp(controller.Event) error { return nil }
+func (r *recordingTxn) Put(key string, value proto.Message)    { r.changes[key] = value }
+func (r *recordingTxn) Delete(key string)                      { r.changes[key] = nil }
+func (r *recordingTxn) Get(key string) proto.Message           { return r.changes[key] }
+func (r *recordingTxn) PushFollowUp(controllerapi.Event) error { return nil }
 
 // summary lists "+name" for each put and "-name" for each delete, sorted.
 func (r *recordingTxn) summary() []string {
@@ -60,7 +60,7 @@ func boundMemif(pod podapi.Pod, container string, devices ...string) podMemif {
 
 // startDevices runs the real device manager on the real event loop with
 // memifs allocated, and bound, through its events.
-func startDevices(t *testing.T, memifs []podMemif) devapi.DeviceManagerAPI {
+func startDevices(t *testing.T, memifs []podMemif) dmapi.DeviceManagerAPI {
 	t.Helper()
 	devices, loop := devicemanagertest.Start(t, nil)
 	for _, memif := range memifs {
@@ -75,50 +75,50 @@ func startDevices(t *testing.T, memifs []podMemif) devapi.DeviceManagerAPI {
 
 type fullResync struct{}
 
-func (fullResync) GetName() string                    { return "FullResync" }
-func (fullResync) String() string                     { return "full resync" }
-func (fullResync) Method() controller.EventMethodType { return controller.FullResync }
-func (fullResync) IsBlocking() bool                   { return false }
-func (fullResync) Done(error)                         {}
+func (fullResync) GetName() string                       { return "FullResync" }
+func (fullResync) String() string                        { return "full resync" }
+func (fullResync) Method() controllerapi.EventMethodType { return controllerapi.FullResync }
+func (fullResync) IsBlocking() bool                      { return false }
+func (fullResync) Done(error)                            {}
 
 func TestHandlerUpdates(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		memifs []podMemif
 		// events run in order; want is the last event's transaction.
-		events []controller.Event
+		events []controllerapi.Event
 		want   []string
 	}{
 		{
 			name:   "add pod with two devices on one socket",
 			memifs: []podMemif{boundMemif(web, "app", "memif-001", "memif-002")},
-			events: []controller.Event{&podapi.AddPod{Pod: web}},
+			events: []controllerapi.Event{&podapi.AddPod{Pod: web}},
 			want:   []string{"+memif_default_web_app_0", "+memif_default_web_app_1"},
 		},
 		{
 			name:   "pod without memif has nothing to wire",
-			events: []controller.Event{&podapi.AddPod{Pod: web}},
+			events: []controllerapi.Event{&podapi.AddPod{Pod: web}},
 		},
 		{
 			name:   "delete pod removes what add put",
 			memifs: []podMemif{boundMemif(web, "app", "memif-001")},
-			events: []controller.Event{&podapi.AddPod{Pod: web}, &podapi.DeletePod{Pod: web}},
+			events: []controllerapi.Event{&podapi.AddPod{Pod: web}, &podapi.DeletePod{Pod: web}},
 			want:   []string{"-memif_default_web_app_0"},
 		},
 		{
 			name:   "late delete of a replaced pod keeps the new one",
 			memifs: []podMemif{boundMemif(webAgain, "app", "memif-001")},
-			events: []controller.Event{&podapi.AddPod{Pod: webAgain}, &podapi.DeletePod{Pod: web}},
+			events: []controllerapi.Event{&podapi.AddPod{Pod: webAgain}, &podapi.DeletePod{Pod: web}},
 		},
 		{
 			name:   "memifs of another incarnation are not wired",
 			memifs: []podMemif{boundMemif(web, "app", "memif-001")},
-			events: []controller.Event{&podapi.AddPod{Pod: webAgain}},
+			events: []controllerapi.Event{&podapi.AddPod{Pod: webAgain}},
 		},
 		{
 			name:   "resync puts every bound memif",
 			memifs: []podMemif{boundMemif(web, "app", "memif-001"), {devices: []string{"memif-002"}}},
-			events: []controller.Event{fullResync{}},
+			events: []controllerapi.Event{fullResync{}},
 			want:   []string{"+memif_default_web_app_0"},
 		},
 	} {
@@ -132,7 +132,7 @@ func TestHandlerUpdates(t *testing.T) {
 				}
 				var err error
 				if event.Method().IsResync() {
-					err = handler.Resync(event, controller.KubeStateData{}, 1, txn)
+					err = handler.Resync(event, 1, txn)
 				} else {
 					_, err = handler.Update(event, txn)
 				}

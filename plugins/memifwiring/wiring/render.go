@@ -4,13 +4,13 @@ import (
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
-	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // Render returns the vswitch-side interfaces of one pod's memifs, keyed by
 // their KV-scheduler keys.
-func Render(pod podapi.PodID, memifs []devapi.MemifInfo, config Config) map[string]proto.Message {
+func Render(pod podapi.PodID, memifs []dmapi.MemifInfo, config Config) map[string]proto.Message {
 	owners := ownerNames(memifs)
 	values := make(map[string]proto.Message)
 	for i, memif := range memifs {
@@ -23,7 +23,7 @@ func Render(pod podapi.PodID, memifs []devapi.MemifInfo, config Config) map[stri
 	return values
 }
 
-func renderInterface(name string, memif devapi.MemifInfo, memifID int, config Config) *vpp_interfaces.Interface {
+func renderInterface(name string, memif dmapi.MemifInfo, memifID int, config Config) *vpp_interfaces.Interface {
 	iface := &vpp_interfaces.Interface{
 		Name:    name,
 		Type:    vpp_interfaces.Interface_MEMIF,
@@ -46,7 +46,7 @@ func renderInterface(name string, memif devapi.MemifInfo, memifID int, config Co
 
 // ownerNames names each memif by its container, or by its allocation ID
 // when the container is unknown or holds more than one allocation.
-func ownerNames(memifs []devapi.MemifInfo) []string {
+func ownerNames(memifs []dmapi.MemifInfo) []string {
 	perContainer := map[string]int{}
 	for _, memif := range memifs {
 		perContainer[memif.ContainerName]++

@@ -7,7 +7,7 @@ import (
 
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
-	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
@@ -33,12 +33,12 @@ func TestRenderedInterfaceNames(t *testing.T) {
 			[]string{"memif_" + strings.Repeat("a", 48) + "_", "memif_" + strings.Repeat("a", 48) + "_"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			memif := devapi.MemifInfo{AllocationID: "alloc-1", Pod: tc.pod, ContainerName: tc.container,
+			memif := dmapi.MemifInfo{AllocationID: "alloc-1", Pod: tc.pod, ContainerName: tc.container,
 				HostSocket: "/run/memif/alloc-1/memif.sock", Secret: "secret-1"}
 			for i := range tc.devices {
 				memif.DeviceIDs = append(memif.DeviceIDs, fmt.Sprintf("memif-%03d", i))
 			}
-			values := wiring.Render(tc.pod, []devapi.MemifInfo{memif}, wiring.Config{})
+			values := wiring.Render(tc.pod, []dmapi.MemifInfo{memif}, wiring.Config{})
 			names := map[uint32]string{}
 			for key, value := range values {
 				iface := value.(*vpp_interfaces.Interface)
@@ -94,7 +94,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	pod := podapi.PodID{Namespace: "default", Name: "web"}
-	memifs := []devapi.MemifInfo{
+	memifs := []dmapi.MemifInfo{
 		{AllocationID: "alloc-1", DeviceIDs: []string{"d1", "d2"}, Pod: pod, ContainerName: "app",
 			HostSocket: "/run/memif/alloc-1/memif.sock", Secret: "secret-1"},
 		{AllocationID: "alloc-2", DeviceIDs: []string{"d3"}, Pod: pod,

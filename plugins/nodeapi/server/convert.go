@@ -7,10 +7,10 @@ import (
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
-	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
 
-func toAllocation(info devapi.MemifInfo, includeSecret bool) *memifv1.MemifAllocation {
+func toAllocation(info dmapi.MemifInfo, includeSecret bool) *memifv1.MemifAllocation {
 	alloc := &memifv1.MemifAllocation{
 		AllocationId:    info.AllocationID,
 		DeviceIds:       append([]string(nil), info.DeviceIDs...),
@@ -29,13 +29,13 @@ func toAllocation(info devapi.MemifInfo, includeSecret bool) *memifv1.MemifAlloc
 	return alloc
 }
 
-func toChangeKind(kind devapi.AllocationChangeKind) memifv1.ChangeKind {
+func toChangeKind(kind dmapi.AllocationChangeKind) memifv1.ChangeKind {
 	switch kind {
-	case devapi.Allocated:
+	case dmapi.Allocated:
 		return memifv1.ChangeKind_CHANGE_KIND_ALLOCATED
-	case devapi.Bound:
+	case dmapi.Bound:
 		return memifv1.ChangeKind_CHANGE_KIND_BOUND
-	case devapi.Released:
+	case dmapi.Released:
 		return memifv1.ChangeKind_CHANGE_KIND_RELEASED
 	}
 	return memifv1.ChangeKind_CHANGE_KIND_UNSPECIFIED

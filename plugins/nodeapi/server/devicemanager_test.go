@@ -6,7 +6,7 @@ import (
 	"time"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
@@ -18,7 +18,7 @@ import (
 const waitLimit = 20 * time.Second
 
 func runEvent(t *testing.T, loop *eventloop.Loop, event interface {
-	controller.Event
+	controllerapi.Event
 	Wait(context.Context) error
 }) {
 	t.Helper()

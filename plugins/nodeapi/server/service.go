@@ -11,7 +11,7 @@ import (
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
-	devapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -24,7 +24,7 @@ const DefaultWatchBuffer = 64
 type Service struct {
 	memifv1.UnimplementedMemifAgentServer
 
-	devices     devapi.DeviceManagerAPI
+	devices     dmapi.DeviceManagerAPI
 	history     HistorySource
 	watchBuffer int
 }
@@ -33,7 +33,7 @@ type Service struct {
 // history. A nil history answers GetEventHistory with UNAVAILABLE; one
 // without a loop yet, with no events. watchBuffer <= 0 means
 // DefaultWatchBuffer.
-func NewService(devices devapi.DeviceManagerAPI, history HistorySource, watchBuffer int) *Service {
+func NewService(devices dmapi.DeviceManagerAPI, history HistorySource, watchBuffer int) *Service {
 	if watchBuffer <= 0 {
 		watchBuffer = DefaultWatchBuffer
 	}
@@ -60,7 +60,7 @@ func (s *Service) GetPodMemifs(_ context.Context, req *memifv1.GetPodMemifsReque
 	}
 	pod := podapi.PodID{Namespace: req.GetNamespace(), Name: req.GetName()}
 	infos, err := s.devices.GetPodMemifs(pod)
-	if errors.Is(err, devapi.ErrNoMemif) {
+	if errors.Is(err, dmapi.ErrNoMemif) {
 		return nil, status.Error(codes.NotFound, err.Error())
 	}
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *Service) GetPodMemifs(_ context.Context, req *memifv1.GetPodMemifsReque
 // a client that waits for it sees every later change.
 func (s *Service) WatchAllocations(req *memifv1.WatchAllocationsRequest, stream grpc.ServerStreamingServer[memifv1.AllocationChange]) error {
 	ctx, cancel := context.WithCancel(stream.Context())
-	changes := make(chan devapi.AllocationChange, s.watchBuffer)
+	changes := make(chan dmapi.AllocationChange, s.watchBuffer)
 	returned := make(chan struct{})
 	// WatchAllocations may register and return, or block until ctx ends;
 	// either way its goroutine has finished when this call returns.

@@ -1,7 +1,7 @@
 package api
 
 import (
-	"github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // AddPod is pushed when a pod appears on the node (kubelet admitted it, or
@@ -16,7 +16,7 @@ type AddPod struct {
 	Containers []PodContainer
 }
 
-// GetName implements api.Event.
+// GetName implements controllerapi.Event.
 func (e *AddPod) GetName() string { return "AddPod" }
 
 // GetPod returns the pod. Handlers that match pod events by name and this
@@ -24,24 +24,26 @@ func (e *AddPod) GetName() string { return "AddPod" }
 // processed (for example its transaction type).
 func (e *AddPod) GetPod() Pod { return e.Pod }
 
-// String implements api.Event.
+// String implements controllerapi.Event.
 func (e *AddPod) String() string { return "AddPod " + e.Pod.String() }
 
-// Method implements api.Event.
-func (e *AddPod) Method() api.EventMethodType { return api.Update }
+// Method implements controllerapi.Event.
+func (e *AddPod) Method() controllerapi.EventMethodType { return controllerapi.Update }
 
-// IsBlocking implements api.Event: nobody waits for AddPod.
+// IsBlocking implements controllerapi.Event: nobody waits for AddPod.
 func (e *AddPod) IsBlocking() bool { return false }
 
-// Done implements api.Event; the outcome is logged by the loop.
+// Done implements controllerapi.Event; the outcome is logged by the loop.
 func (e *AddPod) Done(error) {}
 
-// TransactionType implements api.UpdateEvent: a pod's wiring is best effort,
+// TransactionType implements controllerapi.UpdateEvent: a pod's wiring is best effort,
 // and a failure is healed by the next resync.
-func (e *AddPod) TransactionType() api.UpdateTransactionType { return api.BestEffort }
+func (e *AddPod) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.BestEffort
+}
 
-// Direction implements api.UpdateEvent.
-func (e *AddPod) Direction() api.UpdateDirectionType { return api.Forward }
+// Direction implements controllerapi.UpdateEvent.
+func (e *AddPod) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
 
 // DeletePod is pushed when a pod is gone from the node (its sandbox and all
 // its containers are removed). Handlers run in reverse order, so the vswitch
@@ -50,26 +52,28 @@ type DeletePod struct {
 	Pod Pod
 }
 
-// GetName implements api.Event.
+// GetName implements controllerapi.Event.
 func (e *DeletePod) GetName() string { return "DeletePod" }
 
 // GetPod returns the pod; see AddPod.GetPod.
 func (e *DeletePod) GetPod() Pod { return e.Pod }
 
-// String implements api.Event.
+// String implements controllerapi.Event.
 func (e *DeletePod) String() string { return "DeletePod " + e.Pod.String() }
 
-// Method implements api.Event.
-func (e *DeletePod) Method() api.EventMethodType { return api.Update }
+// Method implements controllerapi.Event.
+func (e *DeletePod) Method() controllerapi.EventMethodType { return controllerapi.Update }
 
-// IsBlocking implements api.Event.
+// IsBlocking implements controllerapi.Event.
 func (e *DeletePod) IsBlocking() bool { return false }
 
-// Done implements api.Event.
+// Done implements controllerapi.Event.
 func (e *DeletePod) Done(error) {}
 
-// TransactionType implements api.UpdateEvent.
-func (e *DeletePod) TransactionType() api.UpdateTransactionType { return api.BestEffort }
+// TransactionType implements controllerapi.UpdateEvent.
+func (e *DeletePod) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.BestEffort
+}
 
-// Direction implements api.UpdateEvent.
-func (e *DeletePod) Direction() api.UpdateDirectionType { return api.Reverse }
+// Direction implements controllerapi.UpdateEvent.
+func (e *DeletePod) Direction() controllerapi.UpdateDirectionType { return controllerapi.Reverse }

@@ -9,7 +9,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 )
@@ -19,36 +19,36 @@ import (
 const waitTimeout = 60 * time.Second
 
 type podChange struct {
-	pod    api.Pod
-	state  api.PodState
+	pod    podapi.Pod
+	state  podapi.PodState
 	exists bool
 }
 
 // recordingListener keeps what a Watcher reported, for the test to wait on.
 type recordingListener struct {
-	listings chan []api.PodState
+	listings chan []podapi.PodState
 	changes  chan podChange
 }
 
 func newRecordingListener() *recordingListener {
-	return &recordingListener{listings: make(chan []api.PodState, 16), changes: make(chan podChange, 256)}
+	return &recordingListener{listings: make(chan []podapi.PodState, 16), changes: make(chan podChange, 256)}
 }
 
-func (l *recordingListener) PodsListed(ctx context.Context, pods []api.PodState) {
+func (l *recordingListener) PodsListed(ctx context.Context, pods []podapi.PodState) {
 	select {
 	case l.listings <- pods:
 	case <-ctx.Done():
 	}
 }
 
-func (l *recordingListener) PodChanged(ctx context.Context, pod api.Pod, state api.PodState, exists bool) {
+func (l *recordingListener) PodChanged(ctx context.Context, pod podapi.Pod, state podapi.PodState, exists bool) {
 	select {
 	case l.changes <- podChange{pod: pod, state: state, exists: exists}:
 	case <-ctx.Done():
 	}
 }
 
-func (l *recordingListener) nextListing(t *testing.T) []api.PodState {
+func (l *recordingListener) nextListing(t *testing.T) []podapi.PodState {
 	t.Helper()
 	select {
 	case pods := <-l.listings:
@@ -121,8 +121,8 @@ func TestInspectorListsKubeletPodsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ListPods: %v", err)
 	}
-	want := []api.PodState{
-		{Pod: api.Pod{ID: api.PodID{Namespace: "default", Name: "web"}, UID: "uid-web"}, Containers: []api.PodContainer{
+	want := []podapi.PodState{
+		{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "web"}, UID: "uid-web"}, Containers: []podapi.PodContainer{
 			{
 				Name:         "app",
 				RuntimeID:    pod.ContainerIDs["app"],
@@ -131,7 +131,7 @@ func TestInspectorListsKubeletPodsOnly(t *testing.T) {
 			},
 			{Name: "sidecar", RuntimeID: pod.ContainerIDs["sidecar"]},
 		}},
-		{Pod: api.Pod{ID: api.PodID{Namespace: "kube-system", Name: "dns"}, UID: sandboxOnly.Spec.UID}},
+		{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "kube-system", Name: "dns"}, UID: sandboxOnly.Spec.UID}},
 	}
 	if !reflect.DeepEqual(pods, want) {
 		t.Errorf("ListPods\n got %+v\nwant %+v", pods, want)

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // FuzzParseLabels checks that any label set either parses into a pod whose ID
-// round-trips through api.ParsePodID, or is refused as ErrNotPodContainer.
+// round-trips through podapi.ParsePodID, or is refused as ErrNotPodContainer.
 func FuzzParseLabels(f *testing.F) {
 	f.Add("web", "default", "uid-1", "app", DockerTypeContainer, "io.contivpp.memif.secret", "s")
 	f.Add("web", "default", "uid-1", "POD", DockerTypeSandbox, "", "")
@@ -29,7 +29,7 @@ func FuzzParseLabels(f *testing.F) {
 			}
 			return
 		}
-		id, err := api.ParsePodID(parsed.Pod.ID.String())
+		id, err := podapi.ParsePodID(parsed.Pod.ID.String())
 		if err != nil || id != parsed.Pod.ID {
 			t.Fatalf("pod ID %q does not round-trip: %v, %v", parsed.Pod.ID, id, err)
 		}

@@ -6,7 +6,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 func container(id string, created int64, labels map[string]string, mounts ...string) docker.APIContainers {
@@ -24,17 +24,17 @@ func TestGroupPods(t *testing.T) {
 	app := func(uid, name string) map[string]string {
 		return kubeletLabels(map[string]string{LabelPodUID: uid, LabelContainerName: name})
 	}
-	web := api.PodID{Namespace: "default", Name: "web"}
+	web := podapi.PodID{Namespace: "default", Name: "web"}
 	tests := []struct {
 		name       string
 		containers []docker.APIContainers
-		want       []api.PodState
+		want       []podapi.PodState
 		wantWarns  int
 	}{
 		{
 			name:       "sandbox only",
 			containers: []docker.APIContainers{container("s1", 1, sandbox("u1"))},
-			want:       []api.PodState{{Pod: api.Pod{ID: web, UID: "u1"}}},
+			want:       []podapi.PodState{{Pod: podapi.Pod{ID: web, UID: "u1"}}},
 		},
 		{
 			name: "app containers by name with sorted mount sources",
@@ -43,7 +43,7 @@ func TestGroupPods(t *testing.T) {
 				container("s1", 1, sandbox("u1")),
 				container("c1", 2, app("u1", "alpha"), "/b", "/a"),
 			},
-			want: []api.PodState{{Pod: api.Pod{ID: web, UID: "u1"}, Containers: []api.PodContainer{
+			want: []podapi.PodState{{Pod: podapi.Pod{ID: web, UID: "u1"}, Containers: []podapi.PodContainer{
 				{Name: "alpha", RuntimeID: "c1", MountSources: []string{"/a", "/b"}},
 				{Name: "zeta", RuntimeID: "c2"},
 			}}},
@@ -55,7 +55,7 @@ func TestGroupPods(t *testing.T) {
 				container("old-c", 2, app("old", "app")),
 				container("new-s", 5, sandbox("new")),
 			},
-			want: []api.PodState{{Pod: api.Pod{ID: web, UID: "new"}}},
+			want: []podapi.PodState{{Pod: podapi.Pod{ID: web, UID: "new"}}},
 		},
 		{
 			name: "unparsable labels skipped with a warning",
@@ -63,10 +63,10 @@ func TestGroupPods(t *testing.T) {
 				container("x", 1, map[string]string{LabelPodUID: "u9"}),
 				container("s1", 1, sandbox("u1")),
 			},
-			want:      []api.PodState{{Pod: api.Pod{ID: web, UID: "u1"}}},
+			want:      []podapi.PodState{{Pod: podapi.Pod{ID: web, UID: "u1"}}},
 			wantWarns: 1,
 		},
-		{name: "nothing", want: []api.PodState{}},
+		{name: "nothing", want: []podapi.PodState{}},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {

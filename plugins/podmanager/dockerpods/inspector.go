@@ -7,7 +7,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // Warnf reports something skipped that an operator may want to know about.
@@ -45,23 +45,23 @@ func NewInspector(client *docker.Client, warnf Warnf) *Inspector {
 
 // ListPods returns every pod that has a container in Docker, ordered by pod
 // ID; see GroupPods.
-func (i *Inspector) ListPods(ctx context.Context) ([]api.PodState, error) {
+func (i *Inspector) ListPods(ctx context.Context) ([]podapi.PodState, error) {
 	return i.list(ctx, LabelPodUID)
 }
 
 // GetPod returns the pod with the given ID and whether any of its
 // containers exists; see GroupPods for a pod with several UIDs.
-func (i *Inspector) GetPod(ctx context.Context, id api.PodID) (api.PodState, bool, error) {
+func (i *Inspector) GetPod(ctx context.Context, id podapi.PodID) (podapi.PodState, bool, error) {
 	pods, err := i.list(ctx, LabelPodNamespace+"="+id.Namespace, LabelPodName+"="+id.Name)
 	if err != nil || len(pods) == 0 {
-		return api.PodState{}, false, err
+		return podapi.PodState{}, false, err
 	}
 	return pods[0], true, nil
 }
 
 // list lists the containers that carry every label filter (Docker ANDs
 // them).
-func (i *Inspector) list(ctx context.Context, labelFilters ...string) ([]api.PodState, error) {
+func (i *Inspector) list(ctx context.Context, labelFilters ...string) ([]podapi.PodState, error) {
 	containers, err := i.client.ListContainers(docker.ListContainersOptions{
 		All:     true,
 		Filters: map[string][]string{"label": labelFilters},
@@ -79,8 +79,8 @@ func (i *Inspector) list(ctx context.Context, labelFilters ...string) ([]api.Pod
 // incarnation with the most recently created container: kubelet creates a
 // new incarnation only after the old one was deleted. A container whose
 // labels do not parse is reported to warnf and skipped.
-func GroupPods(containers []docker.APIContainers, warnf Warnf) []api.PodState {
-	byUID := map[string]*api.PodState{}
+func GroupPods(containers []docker.APIContainers, warnf Warnf) []podapi.PodState {
+	byUID := map[string]*podapi.PodState{}
 	newest := map[string]int64{}
 	for _, container := range containers {
 		labels, err := ParseLabels(container.Labels)
@@ -92,7 +92,7 @@ func GroupPods(containers []docker.APIContainers, warnf Warnf) []api.PodState {
 		}
 		pod, found := byUID[labels.Pod.UID]
 		if !found {
-			pod = &api.PodState{Pod: labels.Pod}
+			pod = &podapi.PodState{Pod: labels.Pod}
 			byUID[labels.Pod.UID] = pod
 		}
 		newest[labels.Pod.UID] = max(newest[labels.Pod.UID], container.Created)
@@ -103,15 +103,15 @@ func GroupPods(containers []docker.APIContainers, warnf Warnf) []api.PodState {
 	return latestIncarnations(byUID, newest)
 }
 
-func latestIncarnations(byUID map[string]*api.PodState, newest map[string]int64) []api.PodState {
-	byID := map[api.PodID]*api.PodState{}
+func latestIncarnations(byUID map[string]*podapi.PodState, newest map[string]int64) []podapi.PodState {
+	byID := map[podapi.PodID]*podapi.PodState{}
 	for uid, pod := range byUID {
 		current, found := byID[pod.Pod.ID]
 		if !found || newerIncarnation(uid, newest[uid], current.Pod.UID, newest[current.Pod.UID]) {
 			byID[pod.Pod.ID] = pod
 		}
 	}
-	pods := make([]api.PodState, 0, len(byID))
+	pods := make([]podapi.PodState, 0, len(byID))
 	for _, pod := range byID {
 		sort.Slice(pod.Containers, func(a, b int) bool {
 			left, right := pod.Containers[a], pod.Containers[b]
@@ -135,7 +135,7 @@ func newerIncarnation(uid string, created int64, otherUID string, otherCreated i
 	return uid > otherUID
 }
 
-func podContainer(container docker.APIContainers, labels ContainerLabels) api.PodContainer {
+func podContainer(container docker.APIContainers, labels ContainerLabels) podapi.PodContainer {
 	var sources []string
 	for _, mount := range container.Mounts {
 		if mount.Source != "" {
@@ -143,7 +143,7 @@ func podContainer(container docker.APIContainers, labels ContainerLabels) api.Po
 		}
 	}
 	sort.Strings(sources)
-	return api.PodContainer{
+	return podapi.PodContainer{
 		Name:         labels.ContainerName,
 		RuntimeID:    container.ID,
 		MountSources: sources,

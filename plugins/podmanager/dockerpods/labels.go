@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // kubelet's container labels (dockershim).
@@ -33,7 +33,7 @@ var ErrNotPodContainer = errors.New("container is not a kubelet pod container")
 
 // ContainerLabels is what kubelet's labels say about one container.
 type ContainerLabels struct {
-	Pod api.Pod
+	Pod podapi.Pod
 	// ContainerName is the name in the pod spec; SandboxContainerName for
 	// the sandbox.
 	ContainerName string
@@ -51,13 +51,13 @@ func ParseLabels(labels map[string]string) (ContainerLabels, error) {
 	if uid == "" {
 		return ContainerLabels{}, fmt.Errorf("label %s missing: %w", LabelPodUID, ErrNotPodContainer)
 	}
-	id, err := api.ParsePodID(labels[LabelPodNamespace] + "/" + labels[LabelPodName])
+	id, err := podapi.ParsePodID(labels[LabelPodNamespace] + "/" + labels[LabelPodName])
 	if err != nil {
 		return ContainerLabels{}, fmt.Errorf("labels %s and %s of pod uid %s: %v: %w",
 			LabelPodNamespace, LabelPodName, uid, err, ErrNotPodContainer)
 	}
 	parsed := ContainerLabels{
-		Pod:           api.Pod{ID: id, UID: uid},
+		Pod:           podapi.Pod{ID: id, UID: uid},
 		ContainerName: labels[LabelContainerName],
 		Annotations:   annotations(labels),
 	}

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 func kubeletLabels(extra map[string]string) map[string]string {
@@ -27,7 +27,7 @@ func kubeletLabels(extra map[string]string) map[string]string {
 }
 
 func TestParseLabels(t *testing.T) {
-	web := api.Pod{ID: api.PodID{Namespace: "default", Name: "web"}, UID: "uid-1"}
+	web := podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "web"}, UID: "uid-1"}
 	tests := []struct {
 		name    string
 		labels  map[string]string

@@ -12,7 +12,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // Default reconnection backoff of the Watcher.
@@ -34,12 +34,12 @@ var watchedActions = []string{"create", "start", "die", "destroy"}
 // one at a time, in the order Docker reported the changes.
 type Listener interface {
 	// PodsListed gives every pod in Docker, after each (re)connection.
-	PodsListed(ctx context.Context, pods []api.PodState)
+	PodsListed(ctx context.Context, pods []podapi.PodState)
 	// PodChanged gives a pod's state after one of its containers changed:
 	// pod is the incarnation the event was about, state the pod's current
 	// incarnation (see GroupPods); exists is false once no container of any
 	// incarnation is left.
-	PodChanged(ctx context.Context, pod api.Pod, state api.PodState, exists bool)
+	PodChanged(ctx context.Context, pod podapi.Pod, state podapi.PodState, exists bool)
 }
 
 // Watcher follows Docker's container events and tells a Listener about pod

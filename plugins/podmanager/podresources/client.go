@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 const (
@@ -81,7 +81,7 @@ func (c *Client) Close() error { return c.conn.Close() }
 
 // ListPods returns every pod kubelet has admitted, ordered by pod ID, with
 // each container's device IDs by resource name.
-func (c *Client) ListPods(ctx context.Context) ([]api.PodState, error) {
+func (c *Client) ListPods(ctx context.Context) ([]podapi.PodState, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
 	var response *podresourcesv1.ListPodResourcesResponse
@@ -92,7 +92,7 @@ func (c *Client) ListPods(ctx context.Context) ([]api.PodState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list pod resources at %s (is kubelet running?): %w", c.socket, err)
 	}
-	pods := make([]api.PodState, 0, len(response.GetPodResources()))
+	pods := make([]podapi.PodState, 0, len(response.GetPodResources()))
 	for _, resources := range response.GetPodResources() {
 		pods = append(pods, podState(resources))
 	}
@@ -102,7 +102,7 @@ func (c *Client) ListPods(ctx context.Context) ([]api.PodState, error) {
 
 // GetPod returns one pod, or an error matching ErrPodNotFound when kubelet
 // does not know it.
-func (c *Client) GetPod(ctx context.Context, pod api.PodID) (api.PodState, error) {
+func (c *Client) GetPod(ctx context.Context, pod podapi.PodID) (podapi.PodState, error) {
 	if !c.getUnimplemented.Load() {
 		state, err := c.get(ctx, pod)
 		if status.Code(err) != codes.Unimplemented {
@@ -112,17 +112,17 @@ func (c *Client) GetPod(ctx context.Context, pod api.PodID) (api.PodState, error
 	}
 	pods, err := c.ListPods(ctx)
 	if err != nil {
-		return api.PodState{}, err
+		return podapi.PodState{}, err
 	}
 	for _, state := range pods {
 		if state.Pod.ID == pod {
 			return state, nil
 		}
 	}
-	return api.PodState{}, fmt.Errorf("pod %s: %w", pod, ErrPodNotFound)
+	return podapi.PodState{}, fmt.Errorf("pod %s: %w", pod, ErrPodNotFound)
 }
 
-func (c *Client) get(ctx context.Context, pod api.PodID) (api.PodState, error) {
+func (c *Client) get(ctx context.Context, pod podapi.PodID) (podapi.PodState, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
 	var response *podresourcesv1.GetPodResourcesResponse
@@ -131,10 +131,10 @@ func (c *Client) get(ctx context.Context, pod api.PodID) (api.PodState, error) {
 		return err
 	})
 	if isNotFound(err) {
-		return api.PodState{}, fmt.Errorf("pod %s: %w", pod, ErrPodNotFound)
+		return podapi.PodState{}, fmt.Errorf("pod %s: %w", pod, ErrPodNotFound)
 	}
 	if err != nil {
-		return api.PodState{}, fmt.Errorf("get pod resources of %s at %s: %w", pod, c.socket, err)
+		return podapi.PodState{}, fmt.Errorf("get pod resources of %s at %s: %w", pod, c.socket, err)
 	}
 	return podState(response.GetPodResources()), nil
 }
@@ -169,10 +169,10 @@ func isNotFound(err error) bool {
 		(st.Code() == codes.Unknown && strings.Contains(st.Message(), "not found"))
 }
 
-func podState(resources *podresourcesv1.PodResources) api.PodState {
-	state := api.PodState{Pod: api.Pod{ID: api.PodID{Namespace: resources.GetNamespace(), Name: resources.GetName()}}}
+func podState(resources *podresourcesv1.PodResources) podapi.PodState {
+	state := podapi.PodState{Pod: podapi.Pod{ID: podapi.PodID{Namespace: resources.GetNamespace(), Name: resources.GetName()}}}
 	for _, container := range resources.GetContainers() {
-		state.Containers = append(state.Containers, api.PodContainer{
+		state.Containers = append(state.Containers, podapi.PodContainer{
 			Name:      container.GetName(),
 			DeviceIDs: deviceIDs(container.GetDevices()),
 		})

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 )
 
@@ -68,9 +68,9 @@ func kubeletPods() []*podresourcesv1.PodResources {
 	}
 }
 
-var webState = api.PodState{
-	Pod: api.Pod{ID: api.PodID{Namespace: "default", Name: "web"}},
-	Containers: []api.PodContainer{
+var webState = podapi.PodState{
+	Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "web"}},
+	Containers: []podapi.PodContainer{
 		{Name: "app", DeviceIDs: map[string][]string{memif: {"m1", "m2"}, "example.com/gpu": {"g0"}}},
 		{Name: "sidecar"},
 	},
@@ -128,7 +128,7 @@ func TestClientAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ListPods: %v", err)
 			}
-			wantPods := []api.PodState{webState, {Pod: api.Pod{ID: api.PodID{Namespace: "kube-system", Name: "dns"}}}}
+			wantPods := []podapi.PodState{webState, {Pod: podapi.Pod{ID: podapi.PodID{Namespace: "kube-system", Name: "dns"}}}}
 			if !reflect.DeepEqual(pods, wantPods) {
 				t.Errorf("ListPods\n got %+v\nwant %+v", pods, wantPods)
 			}
@@ -138,7 +138,7 @@ func TestClientAnswers(t *testing.T) {
 					t.Errorf("GetPod(web) attempt %d = %+v, %v; want %+v", attempt, got, err, webState)
 				}
 			}
-			missing := api.PodID{Namespace: "default", Name: "missing"}
+			missing := podapi.PodID{Namespace: "default", Name: "missing"}
 			if _, err := client.GetPod(ctx, missing); !errors.Is(err, podresources.ErrPodNotFound) {
 				t.Errorf("GetPod(missing) error = %v, want ErrPodNotFound", err)
 			}

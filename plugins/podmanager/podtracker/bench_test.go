@@ -9,12 +9,13 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
 // benchPods pods, each a running sandbox and one created app container:
@@ -93,7 +94,7 @@ func benchTracker(b *testing.B, client *docker.Client, kubelet *fakeKubeletPodRe
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { kubeletClient.Close() })
-	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: []controller.EventHandler{}, Committer: fakeKVScheduler{}})
+	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: []controllerapi.EventHandler{}, Committer: fakevswitch.Committer{}})
 	if err != nil {
 		b.Fatal(err)
 	}

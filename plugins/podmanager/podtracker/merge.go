@@ -6,19 +6,19 @@ import (
 	"slices"
 	"sort"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // Merge joins what the runtime and kubelet know of one pod; nil means the
 // source does not list it, and a nil result means the pod is gone. The
 // runtime gives the pod's UID and containers; kubelet adds each container's
 // device IDs, and the containers it admitted that do not exist yet.
-func Merge(runtime, kubelet *api.PodState) *api.PodState {
+func Merge(runtime, kubelet *podapi.PodState) *podapi.PodState {
 	if runtime == nil && kubelet == nil {
 		return nil
 	}
-	merged := api.PodState{}
+	merged := podapi.PodState{}
 	if runtime != nil {
 		merged.Pod = runtime.Pod
 		merged.Containers = slices.Clone(runtime.Containers)
@@ -51,8 +51,8 @@ func Merge(runtime, kubelet *api.PodState) *api.PodState {
 }
 
 // MergeAll merges two complete listings into the live pods, ordered by ID.
-func MergeAll(runtime, kubelet []api.PodState) []api.PodState {
-	byID := map[api.PodID][2]*api.PodState{}
+func MergeAll(runtime, kubelet []podapi.PodState) []podapi.PodState {
+	byID := map[podapi.PodID][2]*podapi.PodState{}
 	for i := range runtime {
 		sources := byID[runtime[i].Pod.ID]
 		sources[0] = &runtime[i]
@@ -63,7 +63,7 @@ func MergeAll(runtime, kubelet []api.PodState) []api.PodState {
 		sources[1] = &kubelet[i]
 		byID[kubelet[i].Pod.ID] = sources
 	}
-	live := make([]api.PodState, 0, len(byID))
+	live := make([]podapi.PodState, 0, len(byID))
 	for _, sources := range byID {
 		live = append(live, *Merge(sources[0], sources[1]))
 	}
@@ -74,14 +74,14 @@ func MergeAll(runtime, kubelet []api.PodState) []api.PodState {
 // Decide compares what was announced of a pod with what is live now and
 // returns the new announced state and the events that tell the difference.
 // nil means not announced, or gone.
-func Decide(announced, live *api.PodState) (*api.PodState, []controller.Event) {
+func Decide(announced, live *podapi.PodState) (*podapi.PodState, []controllerapi.Event) {
 	switch {
 	case live == nil && announced == nil:
 		return nil, nil
 	case live == nil:
-		return nil, []controller.Event{&api.DeletePod{Pod: announced.Pod}}
+		return nil, []controllerapi.Event{&podapi.DeletePod{Pod: announced.Pod}}
 	case announced == nil:
-		return live, []controller.Event{addPod(live)}
+		return live, []controllerapi.Event{addPod(live)}
 	}
 	next := *live
 	if next.Pod.UID == "" {
@@ -89,14 +89,14 @@ func Decide(announced, live *api.PodState) (*api.PodState, []controller.Event) {
 		next.Pod.UID = announced.Pod.UID
 	}
 	if announced.Pod.UID != "" && next.Pod.UID != announced.Pod.UID {
-		return &next, []controller.Event{&api.DeletePod{Pod: announced.Pod}, addPod(&next)}
+		return &next, []controllerapi.Event{&podapi.DeletePod{Pod: announced.Pod}, addPod(&next)}
 	}
 	if next.Pod != announced.Pod || !reflect.DeepEqual(next.Containers, announced.Containers) {
-		return &next, []controller.Event{addPod(&next)}
+		return &next, []controllerapi.Event{addPod(&next)}
 	}
 	return announced, nil
 }
 
-func addPod(state *api.PodState) *api.AddPod {
-	return &api.AddPod{Pod: state.Pod, Containers: slices.Clone(state.Containers)}
+func addPod(state *podapi.PodState) *podapi.AddPod {
+	return &podapi.AddPod{Pod: state.Pod, Containers: slices.Clone(state.Containers)}
 }

@@ -4,26 +4,26 @@ import (
 	"reflect"
 	"testing"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 const memif = "contivpp.io/memif"
 
-var web = api.PodID{Namespace: "default", Name: "web"}
+var web = podapi.PodID{Namespace: "default", Name: "web"}
 
-func state(uid string, containers ...api.PodContainer) *api.PodState {
-	return &api.PodState{Pod: api.Pod{ID: web, UID: uid}, Containers: containers}
+func state(uid string, containers ...podapi.PodContainer) *podapi.PodState {
+	return &podapi.PodState{Pod: podapi.Pod{ID: web, UID: uid}, Containers: containers}
 }
 
 func TestMerge(t *testing.T) {
-	mounted := api.PodContainer{Name: "app", RuntimeID: "c1", MountSources: []string{"/run/m/a1"}}
-	admitted := api.PodContainer{Name: "app", DeviceIDs: map[string][]string{memif: {"memif-001"}}}
-	sidecar := api.PodContainer{Name: "sidecar"}
+	mounted := podapi.PodContainer{Name: "app", RuntimeID: "c1", MountSources: []string{"/run/m/a1"}}
+	admitted := podapi.PodContainer{Name: "app", DeviceIDs: map[string][]string{memif: {"memif-001"}}}
+	sidecar := podapi.PodContainer{Name: "sidecar"}
 	tests := []struct {
 		name             string
-		runtime, kubelet *api.PodState
-		want             *api.PodState
+		runtime, kubelet *podapi.PodState
+		want             *podapi.PodState
 	}{
 		{name: "gone from both", want: nil},
 		{name: "runtime only", runtime: state("u1", mounted), want: state("u1", mounted)},
@@ -33,7 +33,7 @@ func TestMerge(t *testing.T) {
 			runtime: state("u1", mounted),
 			kubelet: state("", admitted, sidecar),
 			want: state("u1",
-				api.PodContainer{Name: "app", RuntimeID: "c1", MountSources: []string{"/run/m/a1"},
+				podapi.PodContainer{Name: "app", RuntimeID: "c1", MountSources: []string{"/run/m/a1"},
 					DeviceIDs: map[string][]string{memif: {"memif-001"}}},
 				sidecar),
 		},
@@ -48,20 +48,20 @@ func TestMerge(t *testing.T) {
 }
 
 func TestMergeAll(t *testing.T) {
-	other := api.PodState{Pod: api.Pod{ID: api.PodID{Namespace: "a", Name: "z"}}}
-	got := MergeAll([]api.PodState{*state("u1")}, []api.PodState{*state(""), other})
-	want := []api.PodState{other, *state("u1")}
+	other := podapi.PodState{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "a", Name: "z"}}}
+	got := MergeAll([]podapi.PodState{*state("u1")}, []podapi.PodState{*state(""), other})
+	want := []podapi.PodState{other, *state("u1")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("MergeAll\n got %+v\nwant %+v", got, want)
 	}
 }
 
 // describe renders events for comparison: "AddPod default/web (uid u1) [app]".
-func describe(events []controller.Event) []string {
+func describe(events []controllerapi.Event) []string {
 	var out []string
 	for _, event := range events {
 		text := event.String()
-		if add, ok := event.(*api.AddPod); ok {
+		if add, ok := event.(*podapi.AddPod); ok {
 			for _, container := range add.Containers {
 				text += " " + container.Name
 			}
@@ -72,12 +72,12 @@ func describe(events []controller.Event) []string {
 }
 
 func TestDecide(t *testing.T) {
-	app := api.PodContainer{Name: "app", RuntimeID: "c1"}
+	app := podapi.PodContainer{Name: "app", RuntimeID: "c1"}
 	tests := []struct {
 		name           string
-		announced      *api.PodState
-		live           *api.PodState
-		wantAnnounced  *api.PodState
+		announced      *podapi.PodState
+		live           *podapi.PodState
+		wantAnnounced  *podapi.PodState
 		wantEventTexts []string
 	}{
 		{name: "unknown and gone", wantEventTexts: nil},

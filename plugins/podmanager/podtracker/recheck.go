@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // Rechecks of a pod that left Docker while kubelet still listed it: kubelet
@@ -29,25 +29,25 @@ type recheckSchedule struct {
 	// lifetime is how long a pod is rechecked; after that the periodic
 	// reconciliation alone follows it.
 	lifetime time.Duration
-	pods     map[api.PodID]*recheck
+	pods     map[podapi.PodID]*recheck
 	// lastRun is when the due rechecks were last taken.
 	lastRun time.Time
 }
 
 type recheck struct {
-	pod     api.Pod
+	pod     podapi.Pod
 	delay   time.Duration
 	due     time.Time
 	expires time.Time
 }
 
 func newRecheckSchedule(lifetime time.Duration) *recheckSchedule {
-	return &recheckSchedule{lifetime: lifetime, pods: map[api.PodID]*recheck{}}
+	return &recheckSchedule{lifetime: lifetime, pods: map[podapi.PodID]*recheck{}}
 }
 
 // add schedules pod for a first recheck; a pod already waiting keeps its
 // schedule, so repeated Docker events do not reset the backoff.
-func (s *recheckSchedule) add(pod api.Pod, now time.Time) {
+func (s *recheckSchedule) add(pod podapi.Pod, now time.Time) {
 	if waiting, found := s.pods[pod.ID]; found {
 		waiting.pod = pod
 		return
@@ -58,7 +58,7 @@ func (s *recheckSchedule) add(pod api.Pod, now time.Time) {
 // backOff schedules the next recheck of a pod kubelet still lists, after
 // twice the last delay. It returns false, and forgets the pod, once the
 // pod has been rechecked for the schedule's lifetime.
-func (s *recheckSchedule) backOff(id api.PodID, now time.Time) bool {
+func (s *recheckSchedule) backOff(id podapi.PodID, now time.Time) bool {
 	waiting, found := s.pods[id]
 	if !found {
 		return false
@@ -73,11 +73,11 @@ func (s *recheckSchedule) backOff(id api.PodID, now time.Time) bool {
 }
 
 // drop forgets a pod: it was decided by other means.
-func (s *recheckSchedule) drop(id api.PodID) { delete(s.pods, id) }
+func (s *recheckSchedule) drop(id podapi.PodID) { delete(s.pods, id) }
 
 // ids returns the pods waiting, in no particular order.
-func (s *recheckSchedule) ids() []api.PodID {
-	ids := make([]api.PodID, 0, len(s.pods))
+func (s *recheckSchedule) ids() []podapi.PodID {
+	ids := make([]podapi.PodID, 0, len(s.pods))
 	for id := range s.pods {
 		ids = append(ids, id)
 	}
@@ -86,8 +86,8 @@ func (s *recheckSchedule) ids() []api.PodID {
 
 // takeDue returns the pods whose recheck is due at now, ordered by ID; they
 // stay scheduled until backOff or drop.
-func (s *recheckSchedule) takeDue(now time.Time) []api.Pod {
-	var due []api.Pod
+func (s *recheckSchedule) takeDue(now time.Time) []podapi.Pod {
+	var due []podapi.Pod
 	for _, waiting := range s.pods {
 		if !waiting.due.After(now) {
 			due = append(due, waiting.pod)

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
-func testPod(name string) api.Pod {
-	return api.Pod{ID: api.PodID{Namespace: "default", Name: name}, UID: "uid-" + name}
+func testPod(name string) podapi.Pod {
+	return podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: name}, UID: "uid-" + name}
 }
 
 // TestRecheckBackoff follows one pod through its rechecks on a made-up
@@ -30,7 +30,7 @@ func TestRecheckBackoff(t *testing.T) {
 		}
 		delays = append(delays, due.Sub(now))
 		now = due
-		if got := s.takeDue(now); !reflect.DeepEqual(got, []api.Pod{pod}) {
+		if got := s.takeDue(now); !reflect.DeepEqual(got, []podapi.Pod{pod}) {
 			t.Fatalf("due at %v = %v, want [%v]", now.Sub(start), got, pod)
 		}
 		if !s.backOff(pod.ID, now) {
@@ -54,7 +54,7 @@ func TestRecheckSchedule(t *testing.T) {
 		name     string
 		schedule func(s *recheckSchedule)
 		at       time.Duration
-		wantDue  []api.Pod
+		wantDue  []podapi.Pod
 		wantNext time.Duration
 	}{
 		{
@@ -71,7 +71,7 @@ func TestRecheckSchedule(t *testing.T) {
 				s.add(testPod("c"), start.Add(time.Second))
 			},
 			at:       110 * ms,
-			wantDue:  []api.Pod{testPod("a"), testPod("b")},
+			wantDue:  []podapi.Pod{testPod("a"), testPod("b")},
 			wantNext: 210 * ms,
 		},
 		{

@@ -9,8 +9,8 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 )
@@ -48,7 +48,7 @@ type Deps struct {
 	// Kubelet is the pod-resources client; nil leaves the runtime alone
 	// to tell which pods live.
 	Kubelet   *podresources.Client
-	EventLoop controller.EventLoop
+	EventLoop controllerapi.EventLoop
 	Log       Logger
 }
 
@@ -61,11 +61,11 @@ type Tracker struct {
 	inputs    chan func(context.Context)
 
 	// Owned by the run goroutine.
-	announced map[api.PodID]api.PodState
+	announced map[podapi.PodID]podapi.PodState
 	// deletedUnannounced remembers pods deleted without ever being
 	// announced, so the several destroy events of one pod push one
 	// DeletePod; it is cleared by every full comparison.
-	deletedUnannounced map[api.Pod]bool
+	deletedUnannounced map[podapi.Pod]bool
 	// rechecks are the pods that left Docker while kubelet still listed
 	// them, or could not be asked.
 	rechecks *recheckSchedule
@@ -77,8 +77,8 @@ type Tracker struct {
 }
 
 var (
-	_ api.PodLister   = (*Tracker)(nil)
-	_ api.PodResolver = (*Tracker)(nil)
+	_ podapi.PodLister   = (*Tracker)(nil)
+	_ podapi.PodResolver = (*Tracker)(nil)
 )
 
 // New returns a Tracker; it does nothing until Start.
@@ -97,8 +97,8 @@ func New(cfg Config, deps Deps) (*Tracker, error) {
 		deps:               deps,
 		inspector:          dockerpods.NewInspector(deps.Docker, deps.Log.Warnf),
 		inputs:             make(chan func(context.Context)),
-		announced:          map[api.PodID]api.PodState{},
-		deletedUnannounced: map[api.Pod]bool{},
+		announced:          map[podapi.PodID]podapi.PodState{},
+		deletedUnannounced: map[podapi.Pod]bool{},
 		rechecks:           newRecheckSchedule(cfg.ReconcilePeriod),
 	}, nil
 }
@@ -127,13 +127,13 @@ func (t *Tracker) Close() {
 }
 
 // ListPods returns the live pods from Docker and kubelet together; an error
-// when either cannot answer. It implements api.PodLister.
-func (t *Tracker) ListPods(ctx context.Context) ([]api.PodState, error) {
+// when either cannot answer. It implements podapi.PodLister.
+func (t *Tracker) ListPods(ctx context.Context) ([]podapi.PodState, error) {
 	runtime, err := t.inspector.ListPods(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list live pods: %w", err)
 	}
-	var kubelet []api.PodState
+	var kubelet []podapi.PodState
 	if t.deps.Kubelet != nil {
 		if kubelet, err = t.deps.Kubelet.ListPods(ctx); err != nil {
 			return nil, fmt.Errorf("list live pods: %w", err)
@@ -143,23 +143,23 @@ func (t *Tracker) ListPods(ctx context.Context) ([]api.PodState, error) {
 }
 
 // ResolvePod returns what Docker and kubelet know of one pod now; found is
-// false when neither knows it. It implements api.PodResolver.
-func (t *Tracker) ResolvePod(ctx context.Context, id api.PodID) (api.PodState, bool, error) {
-	var runtime *api.PodState
+// false when neither knows it. It implements podapi.PodResolver.
+func (t *Tracker) ResolvePod(ctx context.Context, id podapi.PodID) (podapi.PodState, bool, error) {
+	var runtime *podapi.PodState
 	state, exists, err := t.inspector.GetPod(ctx, id)
 	if err != nil {
-		return api.PodState{}, false, fmt.Errorf("resolve pod %s: %w", id, err)
+		return podapi.PodState{}, false, fmt.Errorf("resolve pod %s: %w", id, err)
 	}
 	if exists {
 		runtime = &state
 	}
 	kubelet, err := t.kubeletPod(ctx, id)
 	if err != nil {
-		return api.PodState{}, false, fmt.Errorf("resolve pod %s: %w", id, err)
+		return podapi.PodState{}, false, fmt.Errorf("resolve pod %s: %w", id, err)
 	}
 	live := Merge(runtime, kubelet)
 	if live == nil {
-		return api.PodState{}, false, nil
+		return podapi.PodState{}, false, nil
 	}
 	return *live, true, nil
 }
@@ -238,8 +238,8 @@ func (t *Tracker) reconcile(ctx context.Context) {
 
 // compareAll compares the runtime's complete listing, and kubelet's, with
 // what was announced. Without kubelet's answer no pod is deleted.
-func (t *Tracker) compareAll(ctx context.Context, runtime []api.PodState) {
-	kubelet, kubeletKnown := []api.PodState(nil), true
+func (t *Tracker) compareAll(ctx context.Context, runtime []podapi.PodState) {
+	kubelet, kubeletKnown := []podapi.PodState(nil), true
 	if t.deps.Kubelet != nil {
 		var err error
 		if kubelet, err = t.deps.Kubelet.ListPods(ctx); err != nil {
@@ -247,7 +247,7 @@ func (t *Tracker) compareAll(ctx context.Context, runtime []api.PodState) {
 			kubeletKnown = false
 		}
 	}
-	live := map[api.PodID]api.PodState{}
+	live := map[podapi.PodID]podapi.PodState{}
 	for _, state := range MergeAll(runtime, kubelet) {
 		live[state.Pod.ID] = state
 	}
@@ -269,8 +269,8 @@ func (t *Tracker) compareAll(ctx context.Context, runtime []api.PodState) {
 // dropDecidedRechecks forgets the rechecks that a full comparison made
 // needless: of pods gone (deleted just now) and of pods back in Docker (its
 // events follow them).
-func (t *Tracker) dropDecidedRechecks(runtime []api.PodState, live map[api.PodID]api.PodState) {
-	inRuntime := map[api.PodID]bool{}
+func (t *Tracker) dropDecidedRechecks(runtime []podapi.PodState, live map[podapi.PodID]podapi.PodState) {
+	inRuntime := map[podapi.PodID]bool{}
 	for _, state := range runtime {
 		inRuntime[state.Pod.ID] = true
 	}
@@ -282,7 +282,7 @@ func (t *Tracker) dropDecidedRechecks(runtime []api.PodState, live map[api.PodID
 }
 
 // podChanged re-decides one pod after a Docker event about it.
-func (t *Tracker) podChanged(ctx context.Context, pod api.Pod, runtime *api.PodState) {
+func (t *Tracker) podChanged(ctx context.Context, pod podapi.Pod, runtime *podapi.PodState) {
 	kubelet, err := t.kubeletPod(ctx, pod.ID)
 	if err != nil && runtime == nil {
 		t.deps.Log.Warnf("pod %s left Docker; it is kept until kubelet answers: %v", pod, err)
@@ -298,7 +298,7 @@ func (t *Tracker) podChanged(ctx context.Context, pod api.Pod, runtime *api.PodS
 // now; kubeletErr is why kubelet could not be asked. It returns true when
 // the pod has left Docker but kubelet lists it, or could not be asked: the
 // pod is kept and must be asked for again.
-func (t *Tracker) settle(ctx context.Context, pod api.Pod, runtime, kubelet *api.PodState, kubeletErr error) bool {
+func (t *Tracker) settle(ctx context.Context, pod podapi.Pod, runtime, kubelet *podapi.PodState, kubeletErr error) bool {
 	if kubeletErr != nil && runtime == nil {
 		return true
 	}
@@ -328,14 +328,14 @@ func (t *Tracker) recheckDue(ctx context.Context) {
 		t.backOffRechecks(due)
 		return
 	}
-	var kubelet []api.PodState
+	var kubelet []podapi.PodState
 	if t.deps.Kubelet != nil {
 		if kubelet, err = t.deps.Kubelet.ListPods(ctx); err != nil {
 			t.deps.Log.Debugf("recheck of %d pods that left Docker postponed: %v", len(due), err)
 		}
 	}
 	runtimeByID, kubeletByID := byPodID(runtime), byPodID(kubelet)
-	var pending []api.Pod
+	var pending []podapi.Pod
 	for _, pod := range due {
 		if t.settle(ctx, pod, runtimeByID[pod.ID], kubeletByID[pod.ID], err) {
 			pending = append(pending, pod)
@@ -347,7 +347,7 @@ func (t *Tracker) recheckDue(ctx context.Context) {
 }
 
 // backOffRechecks schedules the next recheck of pods still kept.
-func (t *Tracker) backOffRechecks(pods []api.Pod) {
+func (t *Tracker) backOffRechecks(pods []podapi.Pod) {
 	now := time.Now()
 	for _, pod := range pods {
 		if !t.rechecks.backOff(pod.ID, now) {
@@ -357,8 +357,8 @@ func (t *Tracker) backOffRechecks(pods []api.Pod) {
 }
 
 // byPodID indexes a listing by pod ID.
-func byPodID(pods []api.PodState) map[api.PodID]*api.PodState {
-	byID := make(map[api.PodID]*api.PodState, len(pods))
+func byPodID(pods []podapi.PodState) map[podapi.PodID]*podapi.PodState {
+	byID := make(map[podapi.PodID]*podapi.PodState, len(pods))
 	for i := range pods {
 		byID[pods[i].Pod.ID] = &pods[i]
 	}
@@ -367,7 +367,7 @@ func byPodID(pods []api.PodState) map[api.PodID]*api.PodState {
 
 // kubeletPod returns what kubelet knows of the pod: nil when it does not
 // know it (or no kubelet is configured).
-func (t *Tracker) kubeletPod(ctx context.Context, id api.PodID) (*api.PodState, error) {
+func (t *Tracker) kubeletPod(ctx context.Context, id podapi.PodID) (*podapi.PodState, error) {
 	if t.deps.Kubelet == nil {
 		return nil, nil
 	}
@@ -384,17 +384,17 @@ func (t *Tracker) kubeletPod(ctx context.Context, id api.PodID) (*api.PodState, 
 // deleteUnannounced pushes DeletePod for a pod whose last container went
 // before it was ever announced (it was listed by nobody), so that whatever
 // a handler bound to it at its own resync is released.
-func (t *Tracker) deleteUnannounced(ctx context.Context, pod api.Pod) {
+func (t *Tracker) deleteUnannounced(ctx context.Context, pod podapi.Pod) {
 	if t.deletedUnannounced[pod] {
 		return
 	}
 	t.deletedUnannounced[pod] = true
-	t.push(ctx, &api.DeletePod{Pod: pod})
+	t.push(ctx, &podapi.DeletePod{Pod: pod})
 }
 
 // apply decides one pod and pushes the events, in order.
-func (t *Tracker) apply(ctx context.Context, id api.PodID, live *api.PodState) {
-	var announced *api.PodState
+func (t *Tracker) apply(ctx context.Context, id podapi.PodID, live *podapi.PodState) {
+	var announced *podapi.PodState
 	if state, found := t.announced[id]; found {
 		announced = &state
 	}
@@ -410,7 +410,7 @@ func (t *Tracker) apply(ctx context.Context, id api.PodID, live *api.PodState) {
 }
 
 // push queues event, waiting while the controller's queue is full.
-func (t *Tracker) push(ctx context.Context, event controller.Event) {
+func (t *Tracker) push(ctx context.Context, event controllerapi.Event) {
 	backoff := pushMinBackoff
 	for {
 		err := t.deps.EventLoop.PushEvent(event)
@@ -418,7 +418,7 @@ func (t *Tracker) push(ctx context.Context, event controller.Event) {
 			t.deps.Log.Debugf("pushed %s", event)
 			return
 		}
-		if !errors.Is(err, controller.ErrEventQueueFull) {
+		if !errors.Is(err, controllerapi.ErrEventQueueFull) {
 			t.deps.Log.Warnf("%s not delivered: %v", event, err)
 			return
 		}
@@ -434,12 +434,12 @@ func (t *Tracker) push(ctx context.Context, event controller.Event) {
 // watcherListener hands the Docker watcher's reports to the run goroutine.
 type watcherListener struct{ t *Tracker }
 
-func (l watcherListener) PodsListed(ctx context.Context, pods []api.PodState) {
+func (l watcherListener) PodsListed(ctx context.Context, pods []podapi.PodState) {
 	_ = l.t.submit(ctx, func(ctx context.Context) { l.t.compareAll(ctx, pods) })
 }
 
-func (l watcherListener) PodChanged(ctx context.Context, pod api.Pod, state api.PodState, exists bool) {
-	var runtime *api.PodState
+func (l watcherListener) PodChanged(ctx context.Context, pod podapi.Pod, state podapi.PodState, exists bool) {
+	var runtime *podapi.PodState
 	if exists {
 		runtime = &state
 	}

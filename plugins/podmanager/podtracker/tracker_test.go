@@ -18,13 +18,14 @@ import (
 	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
-	"github.com/contivpp/memif-agent/plugins/podmanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 	"github.com/contivpp/memif-agent/test/kit/eventlog"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
 const (
@@ -98,43 +99,38 @@ func newRecordingHandler() *recordingHandler {
 
 func (h *recordingHandler) String() string { return "recording-handler" }
 
-func (h *recordingHandler) HandlesEvent(event controller.Event) bool {
+func (h *recordingHandler) HandlesEvent(event controllerapi.Event) bool {
 	switch event.(type) {
-	case *api.AddPod, *api.DeletePod:
+	case *podapi.AddPod, *podapi.DeletePod:
 		return true
 	}
 	return false
 }
 
-func (h *recordingHandler) Resync(controller.Event, controller.KubeStateData, int, controller.EventOperations) error {
+func (h *recordingHandler) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
 	return nil
 }
 
-func (h *recordingHandler) Update(event controller.Event, _ controller.EventOperations) (string, error) {
+func (h *recordingHandler) Update(event controllerapi.Event, _ controllerapi.EventOperations) (string, error) {
 	h.Add(event)
 	return "", nil
 }
 
-func (h *recordingHandler) Revert(controller.Event) error { return nil }
+func (h *recordingHandler) Revert(controllerapi.Event) error { return nil }
 
-func isAdd(uid string, match func(*api.AddPod) bool) func(controller.Event) bool {
-	return func(event controller.Event) bool {
-		add, ok := event.(*api.AddPod)
+func isAdd(uid string, match func(*podapi.AddPod) bool) func(controllerapi.Event) bool {
+	return func(event controllerapi.Event) bool {
+		add, ok := event.(*podapi.AddPod)
 		return ok && add.Pod.UID == uid && match(add)
 	}
 }
 
-func isDelete(name string) func(controller.Event) bool {
-	return func(event controller.Event) bool {
-		deletion, ok := event.(*api.DeletePod)
+func isDelete(name string) func(controllerapi.Event) bool {
+	return func(event controllerapi.Event) bool {
+		deletion, ok := event.(*podapi.DeletePod)
 		return ok && deletion.Pod.ID.Name == name
 	}
 }
-
-// fakeKVScheduler accepts every commit: no vswitch runs in these tests.
-type fakeKVScheduler struct{}
-
-func (fakeKVScheduler) Commit(context.Context, eventloop.CommitRequest) error { return nil }
 
 type testLog struct{ t *testing.T }
 
@@ -175,7 +171,7 @@ func newFixtureReconciling(t *testing.T, queueSize int, startLoop bool, reconcil
 
 	cfg := eventloop.DefaultConfig()
 	cfg.QueueSize = queueSize
-	f.loop, err = eventloop.New(cfg, eventloop.Deps{Handlers: []controller.EventHandler{f.handler}, Committer: fakeKVScheduler{}})
+	f.loop, err = eventloop.New(cfg, eventloop.Deps{Handlers: []controllerapi.EventHandler{f.handler}, Committer: fakevswitch.Committer{}})
 	if err != nil {
 		t.Fatalf("event loop: %v", err)
 	}
@@ -232,9 +228,9 @@ func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 		t.Fatalf("Reconcile: %v", err)
 	}
 	t.Run("admitted pod is added with kubelet's device IDs", func(t *testing.T) {
-		event := f.handler.WaitFor(t, waitTimeout, "AddPod of the admitted pod", isAdd("", func(*api.AddPod) bool { return true }))
-		add := event.(*api.AddPod)
-		want := []api.PodContainer{{Name: "app", DeviceIDs: map[string][]string{memif: {"memif-001"}}}}
+		event := f.handler.WaitFor(t, waitTimeout, "AddPod of the admitted pod", isAdd("", func(*podapi.AddPod) bool { return true }))
+		add := event.(*podapi.AddPod)
+		want := []podapi.PodContainer{{Name: "app", DeviceIDs: map[string][]string{memif: {"memif-001"}}}}
 		if add.Pod.ID.Name != "web" || !reflect.DeepEqual(add.Containers, want) {
 			t.Errorf("AddPod = %v %+v, want web with %+v", add.Pod, add.Containers, want)
 		}
@@ -242,7 +238,7 @@ func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 	hostDir := t.TempDir()
 	pod := dockerd.CreatePod(t, f.docker, memifSpec(f.image, "web", "uid-web", hostDir, false))
 	t.Run("created container adds its mount to the evidence", func(t *testing.T) {
-		f.handler.WaitFor(t, waitTimeout, "AddPod with the mount and the devices", isAdd("uid-web", func(add *api.AddPod) bool {
+		f.handler.WaitFor(t, waitTimeout, "AddPod with the mount and the devices", isAdd("uid-web", func(add *podapi.AddPod) bool {
 			return len(add.Containers) == 1 && reflect.DeepEqual(add.Containers[0].MountSources, []string{hostDir}) &&
 				reflect.DeepEqual(add.Containers[0].DeviceIDs[memif], []string{"memif-001"})
 		}))
@@ -263,7 +259,7 @@ func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 			t.Fatalf("Reconcile: %v", err)
 		}
 		event := f.handler.WaitFor(t, waitTimeout, "DeletePod of web", isDelete("web"))
-		if uid := event.(*api.DeletePod).Pod.UID; uid != "uid-web" {
+		if uid := event.(*podapi.DeletePod).Pod.UID; uid != "uid-web" {
 			t.Errorf("DeletePod uid = %q, want uid-web", uid)
 		}
 	})
@@ -272,7 +268,7 @@ func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 func TestTrackerDeletesOnDockerEvents(t *testing.T) {
 	f := newFixture(t, 100, true)
 	pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
-	f.handler.WaitFor(t, waitTimeout, "AddPod with the container", isAdd("uid-web", func(add *api.AddPod) bool { return len(add.Containers) == 1 }))
+	f.handler.WaitFor(t, waitTimeout, "AddPod with the container", isAdd("uid-web", func(add *podapi.AddPod) bool { return len(add.Containers) == 1 }))
 	pod.Remove(t, f.docker)
 	f.handler.WaitFor(t, waitTimeout, "DeletePod of web", isDelete("web"))
 	if n := f.handler.Count(isDelete("web")); n != 1 {
@@ -288,7 +284,7 @@ func TestTrackerSeesDeleteMissedWhileDockerWasDown(t *testing.T) {
 	dockerd.RunPod(t, f.docker, memifSpec(f.image, "kept", "uid-kept", t.TempDir(), false))
 	dockerd.RunPod(t, f.docker, memifSpec(f.image, "gone", "uid-gone", t.TempDir(), true))
 	for _, uid := range []string{"uid-kept", "uid-gone"} {
-		f.handler.WaitFor(t, waitTimeout, "AddPod of "+uid, isAdd(uid, func(add *api.AddPod) bool { return len(add.Containers) == 1 }))
+		f.handler.WaitFor(t, waitTimeout, "AddPod of "+uid, isAdd(uid, func(add *podapi.AddPod) bool { return len(add.Containers) == 1 }))
 	}
 
 	f.daemon.Restart(t)
@@ -314,7 +310,7 @@ func TestTrackerWaitsForAFullQueue(t *testing.T) {
 	// Fill the queue ourselves, so the tracker's pushes meet a full queue.
 	for {
 		err := f.loop.PushEvent(queueFiller{})
-		if errors.Is(err, controller.ErrEventQueueFull) {
+		if errors.Is(err, controllerapi.ErrEventQueueFull) {
 			break
 		}
 		if err != nil {
@@ -324,20 +320,22 @@ func TestTrackerWaitsForAFullQueue(t *testing.T) {
 	f.loop.Start()
 	for i := range pods {
 		uid := fmt.Sprintf("uid-%d", i)
-		f.handler.WaitFor(t, waitTimeout, "AddPod of "+uid, isAdd(uid, func(*api.AddPod) bool { return true }))
+		f.handler.WaitFor(t, waitTimeout, "AddPod of "+uid, isAdd(uid, func(*podapi.AddPod) bool { return true }))
 	}
 }
 
 // queueFiller is an event no handler wants.
 type queueFiller struct{}
 
-func (queueFiller) GetName() string                                   { return "QueueFiller" }
-func (queueFiller) String() string                                    { return "QueueFiller" }
-func (queueFiller) Method() controller.EventMethodType                { return controller.Update }
-func (queueFiller) IsBlocking() bool                                  { return false }
-func (queueFiller) Done(error)                                        {}
-func (queueFiller) TransactionType() controller.UpdateTransactionType { return controller.BestEffort }
-func (queueFiller) Direction() controller.UpdateDirectionType         { return controller.Forward }
+func (queueFiller) GetName() string                       { return "QueueFiller" }
+func (queueFiller) String() string                        { return "QueueFiller" }
+func (queueFiller) Method() controllerapi.EventMethodType { return controllerapi.Update }
+func (queueFiller) IsBlocking() bool                      { return false }
+func (queueFiller) Done(error)                            {}
+func (queueFiller) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.BestEffort
+}
+func (queueFiller) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
 
 func TestListPodsNeedsBothSources(t *testing.T) {
 	f := newFixture(t, 100, true)
@@ -372,17 +370,17 @@ func TestResolvePod(t *testing.T) {
 		name      string
 		pod       string
 		wantFound bool
-		want      []api.PodContainer
+		want      []podapi.PodContainer
 	}{
 		{name: "admitted, no container yet", pod: "admitted", wantFound: true,
-			want: []api.PodContainer{{Name: "app", DeviceIDs: map[string][]string{memif: {"memif-002"}}}}},
+			want: []podapi.PodContainer{{Name: "app", DeviceIDs: map[string][]string{memif: {"memif-002"}}}}},
 		{name: "running: mounts and devices", pod: "running", wantFound: true,
-			want: []api.PodContainer{{Name: "app", MountSources: []string{hostDir}, DeviceIDs: map[string][]string{memif: {"memif-003"}}}}},
+			want: []podapi.PodContainer{{Name: "app", MountSources: []string{hostDir}, DeviceIDs: map[string][]string{memif: {"memif-003"}}}}},
 		{name: "unknown", pod: "unknown"},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			state, found, err := f.tracker.ResolvePod(context.Background(), api.PodID{Namespace: "default", Name: test.pod})
+			state, found, err := f.tracker.ResolvePod(context.Background(), podapi.PodID{Namespace: "default", Name: test.pod})
 			if err != nil || found != test.wantFound {
 				t.Fatalf("ResolvePod = found %v, err %v; want found %v", found, err, test.wantFound)
 			}
@@ -401,8 +399,8 @@ func TestResolvePod(t *testing.T) {
 func TestPeriodicReconciliation(t *testing.T) {
 	f := newFixtureReconciling(t, 100, true, 50*time.Millisecond)
 	f.kubelet.set(admitted("admitted", "app", "memif-004"))
-	f.handler.WaitFor(t, waitTimeout, "AddPod of the admitted pod", func(event controller.Event) bool {
-		add, ok := event.(*api.AddPod)
+	f.handler.WaitFor(t, waitTimeout, "AddPod of the admitted pod", func(event controllerapi.Event) bool {
+		add, ok := event.(*podapi.AddPod)
 		return ok && add.Pod.ID.Name == "admitted"
 	})
 	f.kubelet.set()
@@ -435,7 +433,7 @@ func TestTrackerRechecksPodThatLeftDocker(t *testing.T) {
 			f := newFixture(t, 100, true)
 			f.kubelet.set(admitted("web", "app", "memif-001"))
 			pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
-			f.handler.WaitFor(t, waitTimeout, "AddPod with the container", isAdd("uid-web", func(add *api.AddPod) bool {
+			f.handler.WaitFor(t, waitTimeout, "AddPod with the container", isAdd("uid-web", func(add *podapi.AddPod) bool {
 				return len(add.Containers) == 1 && add.Containers[0].RuntimeID != ""
 			}))
 
@@ -444,7 +442,7 @@ func TestTrackerRechecksPodThatLeftDocker(t *testing.T) {
 			// Docker reports events in order: once the tracker has announced
 			// a pod created after the removal, it has seen web's containers go.
 			dockerd.CreatePod(t, f.docker, dockerd.PodSpec{Namespace: "default", Name: "marker", UID: "uid-marker", Image: f.image})
-			f.handler.WaitFor(t, waitTimeout, "AddPod of the pod created after the removal", isAdd("uid-marker", func(*api.AddPod) bool { return true }))
+			f.handler.WaitFor(t, waitTimeout, "AddPod of the pod created after the removal", isAdd("uid-marker", func(*podapi.AddPod) bool { return true }))
 			if n := f.handler.Count(isDelete("web")); n != 0 {
 				t.Fatalf("%d DeletePod of web while kubelet may list it, want 0", n)
 			}
@@ -452,7 +450,7 @@ func TestTrackerRechecksPodThatLeftDocker(t *testing.T) {
 			f.kubelet.set()
 			f.kubelet.fail(false)
 			event := f.handler.WaitFor(t, waitTimeout, "DeletePod of web once kubelet answers without it", isDelete("web"))
-			if uid := event.(*api.DeletePod).Pod.UID; uid != "uid-web" {
+			if uid := event.(*podapi.DeletePod).Pod.UID; uid != "uid-web" {
 				t.Errorf("DeletePod uid = %q, want uid-web", uid)
 			}
 			if err := f.tracker.Reconcile(context.Background()); err != nil {

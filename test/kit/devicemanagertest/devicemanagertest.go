@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
 // DeviceCount is how many devices the manager offers.
@@ -21,14 +22,6 @@ const DeviceCount = 100
 
 // waitLimit only bounds waits for what should happen; nothing asserts time.
 const waitLimit = 20 * time.Second
-
-// NoVswitchCommitter accepts every transaction: no vswitch runs in the
-// framework-free packages' tests, and the device manager's events carry no
-// vswitch values. Tests of plugins commit to the real KV scheduler instead.
-type NoVswitchCommitter struct{}
-
-// Commit implements eventloop.Committer.
-func (NoVswitchCommitter) Commit(context.Context, eventloop.CommitRequest) error { return nil }
 
 // New returns the real device manager over temporary directories of t.
 // now, when not nil, is the manager's clock (allocation times).
@@ -49,7 +42,7 @@ func New(t testing.TB, now func() time.Time) *manager.Manager {
 
 // StartLoop runs the real event loop with handlers, committing to
 // committer, until t ends.
-func StartLoop(t testing.TB, committer eventloop.Committer, handlers ...controller.EventHandler) *eventloop.Loop {
+func StartLoop(t testing.TB, committer controllerapi.Committer, handlers ...controllerapi.EventHandler) *eventloop.Loop {
 	t.Helper()
 	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: handlers, Committer: committer})
 	if err != nil {
@@ -65,13 +58,13 @@ func StartLoop(t testing.TB, committer eventloop.Committer, handlers ...controll
 func Start(t testing.TB, now func() time.Time) (*manager.Manager, *eventloop.Loop) {
 	t.Helper()
 	devices := New(t, now)
-	return devices, StartLoop(t, NoVswitchCommitter{}, devices)
+	return devices, StartLoop(t, fakevswitch.Committer{}, devices)
 }
 
 // Allocate pushes the AllocateDevice event kubelet's Allocate of deviceIDs
 // would push, and returns it once processed, with the allocation's envs
 // and annotations.
-func Allocate(t testing.TB, loop controller.EventLoop, deviceIDs ...string) *dmapi.AllocateDevice {
+func Allocate(t testing.TB, loop controllerapi.EventLoop, deviceIDs ...string) *dmapi.AllocateDevice {
 	t.Helper()
 	event := dmapi.NewAllocateDevice(dmapi.DefaultResourceName, deviceIDs)
 	if err := loop.PushEvent(event); err != nil {
@@ -94,7 +87,7 @@ type Container struct {
 // AddPod pushes the AddPod event of pod with containers, carrying their
 // allocations' annotations as the runtime shows them, and returns once
 // devices has bound each of these allocations to the pod.
-func AddPod(t testing.TB, loop controller.EventLoop, devices dmapi.DeviceManagerAPI, pod podapi.Pod, containers ...Container) {
+func AddPod(t testing.TB, loop controllerapi.EventLoop, devices dmapi.DeviceManagerAPI, pod podapi.Pod, containers ...Container) {
 	t.Helper()
 	event := &podapi.AddPod{Pod: pod}
 	for _, container := range containers {
@@ -121,7 +114,7 @@ func AddPod(t testing.TB, loop controller.EventLoop, devices dmapi.DeviceManager
 
 // DeletePod pushes the DeletePod event of pod and returns once devices
 // holds no memif of it.
-func DeletePod(t testing.TB, loop controller.EventLoop, devices dmapi.DeviceManagerAPI, pod podapi.Pod) {
+func DeletePod(t testing.TB, loop controllerapi.EventLoop, devices dmapi.DeviceManagerAPI, pod podapi.Pod) {
 	t.Helper()
 	event := &podapi.DeletePod{Pod: pod}
 	if err := loop.PushEvent(event); err != nil {

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // Log is the events recorded so far, in order. It is safe for concurrent
 // use; the zero value is not usable: create it with New.
 type Log struct {
 	mu     sync.Mutex
-	events []controller.Event
+	events []controllerapi.Event
 	added  chan struct{}
 }
 
@@ -23,7 +23,7 @@ type Log struct {
 func New() *Log { return &Log{added: make(chan struct{}, 1)} }
 
 // Add records event.
-func (l *Log) Add(event controller.Event) {
+func (l *Log) Add(event controllerapi.Event) {
 	l.mu.Lock()
 	l.events = append(l.events, event)
 	l.mu.Unlock()
@@ -34,7 +34,7 @@ func (l *Log) Add(event controller.Event) {
 }
 
 // Count returns how many recorded events match.
-func (l *Log) Count(match func(controller.Event) bool) int {
+func (l *Log) Count(match func(controllerapi.Event) bool) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
@@ -48,7 +48,7 @@ func (l *Log) Count(match func(controller.Event) bool) int {
 
 // WaitFor returns the first recorded event that matches, waiting up to
 // timeout for it; then the test fails naming what it waited for.
-func (l *Log) WaitFor(tb testing.TB, timeout time.Duration, what string, match func(controller.Event) bool) controller.Event {
+func (l *Log) WaitFor(tb testing.TB, timeout time.Duration, what string, match func(controllerapi.Event) bool) controllerapi.Event {
 	tb.Helper()
 	deadline := time.After(timeout)
 	seen := 0

@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 func TestWaitForSeesEventsAddedLater(t *testing.T) {
 	log := New()
-	isDelete := func(event controller.Event) bool { _, ok := event.(*podapi.DeletePod); return ok }
+	isDelete := func(event controllerapi.Event) bool { _, ok := event.(*podapi.DeletePod); return ok }
 	log.Add(&podapi.AddPod{Pod: podapi.Pod{UID: "a"}})
 	go func() {
 		time.Sleep(10 * time.Millisecond)

@@ -11,11 +11,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
@@ -76,12 +77,6 @@ type agent struct {
 	metrics *prometheus.Registry
 }
 
-// fakeKVScheduler accepts every commit: no vswitch runs in these tests, and
-// the device manager puts nothing into transactions.
-type fakeKVScheduler struct{}
-
-func (fakeKVScheduler) Commit(context.Context, eventloop.CommitRequest) error { return nil }
-
 // testLog passes warnings and errors to the test log; quiet drops them
 // (benchmarks).
 type testLog struct {
@@ -132,8 +127,8 @@ func (n *node) startAgentQuietly(tb testing.TB, cfg config.Config, quiet bool) *
 		tb.Fatalf("device manager: %v", err)
 	}
 	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
-		Handlers:  []controller.EventHandler{dm},
-		Committer: fakeKVScheduler{},
+		Handlers:  []controllerapi.EventHandler{dm},
+		Committer: fakevswitch.Committer{},
 	})
 	if err != nil {
 		tb.Fatalf("event loop: %v", err)

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 )
@@ -46,8 +46,8 @@ func TestPodForgottenByKubeletAfterItsContainers(t *testing.T) {
 }
 
 // isDeleteOf matches the DeletePod of the pod's incarnation.
-func isDeleteOf(pod *kubePod) func(controller.Event) bool {
-	return func(event controller.Event) bool {
+func isDeleteOf(pod *kubePod) func(controllerapi.Event) bool {
+	return func(event controllerapi.Event) bool {
 		deletion, ok := event.(*podapi.DeletePod)
 		return ok && deletion.Pod.ID == podID(pod.spec.Name) && deletion.Pod.UID == string(pod.spec.UID)
 	}
@@ -61,7 +61,7 @@ func (e *env) waitTrackerCaughtUp(tb testing.TB, a *agent, markerName string) *d
 	tb.Helper()
 	uid := "uid-" + markerName
 	marker := dockerd.CreatePod(tb, e.docker, dockerd.PodSpec{Namespace: "marker", Name: markerName, UID: uid, Image: e.image})
-	a.pushed.WaitFor(tb, waitTimeout, fmt.Sprintf("AddPod of marker pod %s", markerName), func(event controller.Event) bool {
+	a.pushed.WaitFor(tb, waitTimeout, fmt.Sprintf("AddPod of marker pod %s", markerName), func(event controllerapi.Event) bool {
 		add, ok := event.(*podapi.AddPod)
 		return ok && add.Pod.UID == uid
 	})

@@ -12,7 +12,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 	v1 "k8s.io/api/core/v1"
 
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
@@ -22,6 +22,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 	"github.com/contivpp/memif-agent/test/kit/eventlog"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
@@ -95,19 +96,13 @@ type lateLoop struct {
 	pushed *eventlog.Log
 }
 
-func (l *lateLoop) PushEvent(event controller.Event) error {
+func (l *lateLoop) PushEvent(event controllerapi.Event) error {
 	err := l.loop.PushEvent(event)
 	if err == nil {
 		l.pushed.Add(event)
 	}
 	return err
 }
-
-// fakeKVScheduler accepts every commit: no vswitch runs in these tests, and
-// the device manager puts nothing into transactions.
-type fakeKVScheduler struct{}
-
-func (fakeKVScheduler) Commit(context.Context, eventloop.CommitRequest) error { return nil }
 
 // testLog passes warnings and errors to the test log.
 type testLog struct{ tb testing.TB }
@@ -142,8 +137,8 @@ func (e *env) startAgent(tb testing.TB) *agent {
 		tb.Fatalf("device manager: %v", err)
 	}
 	a.loop, err = eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
-		Handlers:  []controller.EventHandler{a.dm},
-		Committer: fakeKVScheduler{},
+		Handlers:  []controllerapi.EventHandler{a.dm},
+		Committer: fakevswitch.Committer{},
 	})
 	if err != nil {
 		tb.Fatalf("event loop: %v", err)

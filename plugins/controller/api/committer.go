@@ -1,4 +1,4 @@
-package eventloop
+package api
 
 import (
 	"context"

@@ -1,0 +1,5 @@
+// Package fakevswitch stands in for the vswitch behind the event loop in
+// tests where none runs: its Committer accepts every transaction and keeps
+// nothing. Tests that check what reaches the vswitch commit to the real KV
+// scheduler (or record the commits) instead.
+package fakevswitch
