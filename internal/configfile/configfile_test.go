@@ -228,3 +228,49 @@ func TestValueTypesRoundTrip(t *testing.T) {
 		t.Errorf("Perm() = %v, Duration() = %v", in.Mode.Perm(), in.Period.Duration())
 	}
 }
+
+func TestProblemsJoinsEveryKey(t *testing.T) {
+	cases := []struct {
+		name     string
+		record   func(*Problems)
+		wantKeys []string
+		wantMsgs []string
+	}{
+		{"nothing wrong", func(p *Problems) {
+			p.Check("a", "")
+			p.CheckPositive("period", Duration(time.Second), "1s")
+		}, nil, nil},
+		{"every kind", func(p *Problems) {
+			p.Check("a", "must be b, got c")
+			p.Addf("count", "must be 1..%d, got %d", 9, 0)
+			p.CheckPositive("period", 0, "30s")
+		}, []string{"a", "count", "period"}, []string{
+			`config key "a": must be b, got c`,
+			`config key "count": must be 1..9, got 0`,
+			`config key "period": must be a positive duration such as "30s", got 0s`,
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var problems Problems
+			tc.record(&problems)
+			err := problems.Err()
+			if len(tc.wantKeys) == 0 {
+				if err != nil {
+					t.Fatalf("Err() = %v, want nil", err)
+				}
+				return
+			}
+			joined, ok := err.(interface{ Unwrap() []error })
+			if !ok || len(joined.Unwrap()) != len(tc.wantKeys) {
+				t.Fatalf("Err() = %v, want %d joined problems", err, len(tc.wantKeys))
+			}
+			for i, problem := range joined.Unwrap() {
+				var keyErr *KeyError
+				if !errors.As(problem, &keyErr) || keyErr.Key != tc.wantKeys[i] || problem.Error() != tc.wantMsgs[i] {
+					t.Errorf("problem %d = %v, want key %q: %q", i, problem, tc.wantKeys[i], tc.wantMsgs[i])
+				}
+			}
+		})
+	}
+}

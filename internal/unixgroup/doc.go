@@ -1,6 +1,7 @@
-// Package unixgroup resolves a Unix group given in a config file, by name
-// or by numeric ID, to its ID, for the files the agent gives to a group
-// (the node API socket, the memif socket directories).
+// Package unixgroup owns the Unix groups config files name (the node API
+// socket's socket-group, the memif socket directories' dir-group): the
+// values a group key accepts (Group: a name or a numeric ID) and their
+// resolution to an ID.
 //
 // It only reads the host's group database; it changes no file.
 package unixgroup

@@ -1,6 +1,7 @@
 package unixgroup_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -33,5 +34,44 @@ func TestLookup(t *testing.T) {
 				t.Errorf("Lookup(%q) = %d, %v; want %d", tc.group, gid, err, tc.wantGID)
 			}
 		})
+	}
+}
+
+func TestGroupValues(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		json      string
+		want      unixgroup.Group
+		wantCheck string // part of CheckSyntax's answer; "" for none
+	}{
+		{"empty", `""`, "", ""},
+		{"name", `"memif-users"`, "memif-users", ""},
+		{"quoted ID", `"1234"`, "1234", ""},
+		{"bare ID", `1234`, "1234", ""},
+		{"negative ID", `"-1"`, "-1", "non-negative"},
+		{"fraction", `1.5`, "1.5", "group name or a numeric ID"},
+		{"colon in name", `"a:b"`, "a:b", "group name or a numeric ID"},
+		{"leading digit in name", `"1abc"`, "1abc", "group name or a numeric ID"},
+		{"name too long", `"` + strings.Repeat("g", 33) + `"`, unixgroup.Group(strings.Repeat("g", 33)), "group name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got unixgroup.Group
+			if err := json.Unmarshal([]byte(tc.json), &got); err != nil || got != tc.want {
+				t.Fatalf("unmarshal %s = %q, %v; want %q", tc.json, got, err, tc.want)
+			}
+			check := got.CheckSyntax()
+			if (tc.wantCheck == "") != (check == "") || !strings.Contains(check, tc.wantCheck) {
+				t.Errorf("Group(%q).CheckSyntax() = %q, want %q", got, check, tc.wantCheck)
+			}
+		})
+	}
+}
+
+func TestGroupRefusesOtherJSON(t *testing.T) {
+	for _, value := range []string{`[1]`, `{"a": 1}`, `true`} {
+		var got unixgroup.Group
+		if err := json.Unmarshal([]byte(value), &got); err == nil || !strings.Contains(err.Error(), "group name or a numeric ID") {
+			t.Errorf("unmarshal %s = %q, %v; want a refusal", value, got, err)
+		}
 	}
 }

@@ -26,7 +26,9 @@ func TestConfigErrors(t *testing.T) {
 		{"misspelt key", "mtuu: 9000\n", `config key "mtuu": unknown key`},
 		{"negative MTU", "mtu: -1\n", `config key "mtu": want a whole number from 0 to 4294967295, got -1`},
 		{"addresses not a list", "ip-addresses: {a/b/c: 10.0.0.1/24}\n", `config key "ip-addresses": want a list`},
-		{"bad rx mode", "rx-mode: fast\n", `invalid rx-mode "fast"`},
+		{"bad rx mode", "rx-mode: fast\n", `config key "rx-mode": must be polling, interrupt, adaptive or empty, got "fast"`},
+		{"address key not a container", "ip-addresses: {default/pod: [10.0.0.1/24]}\n", `config key "ip-addresses": must be keyed by namespace/pod/container, got "default/pod"`},
+		{"address without prefix", "ip-addresses: {default/pod/app: [10.0.0.1]}\n", `config key "ip-addresses": entry "10.0.0.1" of default/pod/app must be an address with prefix length`},
 		{"not YAML", "mtu: [\n", "not valid YAML"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

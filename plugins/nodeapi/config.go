@@ -1,43 +1,60 @@
 package nodeapi
 
 import (
-	"fmt"
 	"path/filepath"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/unixgroup"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
 
-// Config is the content of nodeapi.conf; every field is optional.
+// Config is the content of nodeapi.conf; every key is optional.
 type Config struct {
-	// SocketPath is the API's Unix socket.
+	// SocketPath is the API's Unix socket; empty means the default.
 	SocketPath string `json:"socket-path"`
 	// SocketMode is the socket's permission bits in octal, for example
-	// "0600" (root only, the default) or "0660" (root and the socket's group).
+	// "0600" (root only, the default) or "0660" (root and the socket's
+	// group); empty means the default.
 	SocketMode configfile.FileMode `json:"socket-mode"`
 	// SocketGroup is the group of the socket and of the directory the
 	// agent creates for it, by name or numeric ID; empty keeps the agent's
 	// group. With socket-mode "0660" its members may use the API.
-	SocketGroup string `json:"socket-group"`
+	SocketGroup unixgroup.Group `json:"socket-group"`
 	// WatchBuffer is how many changes a watcher may lag behind before it is
-	// dropped.
+	// dropped; 0 means the default.
 	WatchBuffer int `json:"watch-buffer"`
 }
 
-// serverConfig validates c and returns the server's configuration. The
-// decoder has refused a socket-mode beyond the permission bits already;
-// server.Start looks the socket-group up, once.
-func (c Config) serverConfig() (server.Config, error) {
+// DefaultConfig returns the defaults nodeapi.conf documents.
+func DefaultConfig() Config {
+	return Config{
+		SocketPath:  server.DefaultSocketPath,
+		SocketMode:  configfile.FileMode(server.DefaultSocketMode),
+		WatchBuffer: server.DefaultWatchBuffer,
+	}
+}
+
+// Validate checks every key and returns all problems found, each a
+// *configfile.KeyError. The decoder has refused a socket-mode beyond the
+// permission bits already; server.Start looks the socket-group up, once.
+func (c Config) Validate() error {
+	var problems configfile.Problems
 	if c.SocketPath != "" && !filepath.IsAbs(c.SocketPath) {
-		return server.Config{}, fmt.Errorf("invalid socket-path %q in nodeapi config: want an absolute path", c.SocketPath)
+		problems.Addf("socket-path", "must be an absolute path, got %q", c.SocketPath)
 	}
 	// The API hands out every memif secret: a group may be let in, the
 	// world may not.
 	if c.SocketMode&0o007 != 0 {
-		return server.Config{}, fmt.Errorf("invalid socket-mode %s in nodeapi config: it lets every local user read memif secrets; use \"0660\" with socket-group", c.SocketMode)
+		problems.Addf("socket-mode", "must not let others connect, got %s: it lets every local user read memif secrets; use \"0660\" with socket-group", c.SocketMode)
 	}
+	problems.Check("socket-group", c.SocketGroup.CheckSyntax())
 	if c.WatchBuffer < 0 {
-		return server.Config{}, fmt.Errorf("invalid watch-buffer %d in nodeapi config: want a positive number, or 0 for the default", c.WatchBuffer)
+		problems.Addf("watch-buffer", "must be a positive number, or 0 for the default, got %d", c.WatchBuffer)
 	}
-	return server.Config{SocketPath: c.SocketPath, SocketMode: c.SocketMode.Perm(), SocketGroup: c.SocketGroup}, nil
+	return problems.Err()
+}
+
+// serverConfig returns the server's configuration.
+func (c Config) serverConfig() server.Config {
+	return server.Config{SocketPath: c.SocketPath, SocketMode: c.SocketMode.Perm(), SocketGroup: string(c.SocketGroup)}
 }

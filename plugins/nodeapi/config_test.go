@@ -1,6 +1,7 @@
 package nodeapi
 
 import (
+	"errors"
 	"io/fs"
 	"strings"
 	"testing"
@@ -10,17 +11,16 @@ import (
 )
 
 func TestExampleConfigIsTheDefaults(t *testing.T) {
-	var cfg Config
+	cfg := DefaultConfig()
 	if err := configfile.Load("nodeapi.conf", &cfg); err != nil {
 		t.Fatalf("parse nodeapi.conf: %v", err)
 	}
-	got, err := cfg.serverConfig()
-	if err != nil {
-		t.Fatalf("nodeapi.conf: %v", err)
+	if cfg != DefaultConfig() {
+		t.Errorf("nodeapi.conf = %+v, want the defaults %+v", cfg, DefaultConfig())
 	}
 	want := server.Config{SocketPath: server.DefaultSocketPath, SocketMode: server.DefaultSocketMode}
-	if got != want || cfg.WatchBuffer != server.DefaultWatchBuffer {
-		t.Errorf("nodeapi.conf = %+v (watch buffer %d), want the defaults %+v", got, cfg.WatchBuffer, want)
+	if got := cfg.serverConfig(); got != want {
+		t.Errorf("server config of nodeapi.conf = %+v, want %+v", got, want)
 	}
 }
 
@@ -53,9 +53,8 @@ func TestConfigSocketMode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode(%q): %v", tc.yaml, err)
 			}
-			got, err := cfg.serverConfig()
-			if err != nil || got.SocketMode != tc.wantMode {
-				t.Errorf("serverConfig(%q) = mode %v, %v; want mode %v", tc.yaml, got.SocketMode, err, tc.wantMode)
+			if got := cfg.serverConfig(); got.SocketMode != tc.wantMode {
+				t.Errorf("serverConfig(%q) = mode %v, want mode %v", tc.yaml, got.SocketMode, tc.wantMode)
 			}
 		})
 	}
@@ -71,10 +70,47 @@ func TestConfigRefusesHostileValues(t *testing.T) {
 		{"others may connect", Config{SocketMode: 0o602}, "socket-mode"},
 		{"relative socket path", Config{SocketPath: "api.sock"}, "socket-path"},
 		{"traversing relative socket path", Config{SocketPath: "../../tmp/api.sock"}, "socket-path"},
+		{"negative watch buffer", Config{WatchBuffer: -1}, "watch-buffer"},
+		{"group with a colon", Config{SocketGroup: "a:b"}, "socket-group"},
+		{"negative group ID", Config{SocketGroup: "-5"}, "socket-group"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := tc.cfg.serverConfig(); err == nil || !strings.Contains(err.Error(), tc.wantKey) {
-				t.Errorf("serverConfig(%+v) = %v, want an error naming %s", tc.cfg, err, tc.wantKey)
+			err := tc.cfg.Validate()
+			var keyErr *configfile.KeyError
+			if !errors.As(err, &keyErr) || keyErr.Key != tc.wantKey {
+				t.Errorf("Validate(%+v) = %v, want a *configfile.KeyError naming %s", tc.cfg, err, tc.wantKey)
+			}
+		})
+	}
+}
+
+// TestConfigSocketGroup: socket-group takes what dir-group takes, a name
+// or a numeric ID, quoted or not.
+func TestConfigSocketGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		yaml      string
+		wantGroup string
+		wantErr   string // part of the error; "" for none
+	}{
+		{"unset", "", "", ""},
+		{"name", "socket-group: memif", "memif", ""},
+		{"quoted ID", `socket-group: "1234"`, "1234", ""},
+		{"bare ID", "socket-group: 1234", "1234", ""},
+		{"negative ID", `socket-group: "-5"`, "", `config key "socket-group": must be a group name or a non-negative ID`},
+		{"a list", "socket-group: [a]", "", `config key "socket-group": must be a group name or a numeric ID`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			err := configfile.Decode([]byte(tc.yaml), &cfg)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Decode(%q) = %v, want an error containing %q", tc.yaml, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || cfg.serverConfig().SocketGroup != tc.wantGroup {
+				t.Errorf("Decode(%q) = group %q, %v; want %q", tc.yaml, cfg.serverConfig().SocketGroup, err, tc.wantGroup)
 			}
 		})
 	}

@@ -34,15 +34,11 @@ func (p *Plugin) Init() error {
 	if p.DeviceManager == nil {
 		return fmt.Errorf("nodeapi plugin: DeviceManager dependency is not set")
 	}
-	var cfg Config
+	cfg := DefaultConfig()
 	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
 		return fmt.Errorf("nodeapi plugin: %w", err)
 	}
-	serverConfig, err := cfg.serverConfig()
-	if err != nil {
-		return err
-	}
-	p.serverConfig = serverConfig
+	p.serverConfig = cfg.serverConfig()
 	p.service = server.NewService(p.DeviceManager, p.Controller, cfg.WatchBuffer)
 	return nil
 }

@@ -1,7 +1,6 @@
 package podmanager
 
 import (
-	"fmt"
 	"net/url"
 	"path/filepath"
 
@@ -41,36 +40,28 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate names the first invalid key.
+// Validate checks every key and returns all problems found, each a
+// *configfile.KeyError.
 func (c Config) Validate() error {
+	var problems configfile.Problems
 	if c.DockerEndpoint != "" {
 		endpoint, err := url.Parse(c.DockerEndpoint)
 		if err != nil || (endpoint.Scheme != "unix" && endpoint.Scheme != "tcp" && endpoint.Scheme != "http" && endpoint.Scheme != "https") {
-			return fmt.Errorf("docker-endpoint %q: want unix:///path, tcp://host:port or empty for DOCKER_HOST", c.DockerEndpoint)
+			problems.Addf("docker-endpoint", "must be unix:///path, tcp://host:port or empty for DOCKER_HOST, got %q", c.DockerEndpoint)
 		}
 	}
 	if c.PodResourcesSocket != "" && !filepath.IsAbs(c.PodResourcesSocket) {
-		return fmt.Errorf("pod-resources-socket %q: want an absolute path, or empty to disable", c.PodResourcesSocket)
+		problems.Addf("pod-resources-socket", "must be an absolute path, or empty to disable pod-resources, got %q", c.PodResourcesSocket)
 	}
-	positive := []struct {
-		key   string
-		value configfile.Duration
-	}{
-		{"docker-reconnect-min-backoff", c.DockerReconnectMinBackoff},
-		{"docker-reconnect-max-backoff", c.DockerReconnectMaxBackoff},
-		{"pod-resources-timeout", c.PodResourcesTimeout},
-		{"reconcile-period", c.ReconcilePeriod},
-	}
-	for _, p := range positive {
-		if p.value <= 0 {
-			return fmt.Errorf("%s must be positive, got %s", p.key, p.value.Duration())
-		}
-	}
+	problems.CheckPositive("docker-reconnect-min-backoff", c.DockerReconnectMinBackoff, "1s")
+	problems.CheckPositive("docker-reconnect-max-backoff", c.DockerReconnectMaxBackoff, "30s")
+	problems.CheckPositive("pod-resources-timeout", c.PodResourcesTimeout, "10s")
+	problems.CheckPositive("reconcile-period", c.ReconcilePeriod, "1m")
 	if c.DockerReconnectMaxBackoff < c.DockerReconnectMinBackoff {
-		return fmt.Errorf("docker-reconnect-max-backoff %s is below docker-reconnect-min-backoff %s",
-			c.DockerReconnectMaxBackoff.Duration(), c.DockerReconnectMinBackoff.Duration())
+		problems.Addf("docker-reconnect-max-backoff", "must not be less than docker-reconnect-min-backoff (%s), got %s",
+			c.DockerReconnectMinBackoff, c.DockerReconnectMaxBackoff)
 	}
-	return nil
+	return problems.Err()
 }
 
 // ParseConfig reads podmanager.conf's content over the defaults and

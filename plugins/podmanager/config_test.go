@@ -50,13 +50,13 @@ func TestParseConfig(t *testing.T) {
 			yaml:    "reconcile-period: often",
 			wantErr: `config key "reconcile-period": want a duration such as "30s", got "often"`,
 		},
-		{name: "zero period", yaml: "reconcile-period: 0s", wantErr: "reconcile-period"},
-		{name: "relative socket", yaml: "pod-resources-socket: kubelet.sock", wantErr: "pod-resources-socket"},
-		{name: "bad endpoint", yaml: "docker-endpoint: /var/run/docker.sock", wantErr: "docker-endpoint"},
+		{name: "zero period", yaml: "reconcile-period: 0s", wantErr: `config key "reconcile-period": must`},
+		{name: "relative socket", yaml: "pod-resources-socket: kubelet.sock", wantErr: `config key "pod-resources-socket": must`},
+		{name: "bad endpoint", yaml: "docker-endpoint: /var/run/docker.sock", wantErr: `config key "docker-endpoint": must`},
 		{
 			name:    "max backoff below min",
 			yaml:    "docker-reconnect-min-backoff: 2s\ndocker-reconnect-max-backoff: 1s",
-			wantErr: "docker-reconnect-max-backoff",
+			wantErr: `config key "docker-reconnect-max-backoff": must`,
 		},
 	}
 	for _, test := range tests {

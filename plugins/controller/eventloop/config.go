@@ -1,7 +1,6 @@
 package eventloop
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
@@ -44,20 +43,20 @@ const (
 	MaxHistorySize = 1 << 16
 )
 
-// Validate reports the first invalid key, by its config-file name.
+// Validate checks every key and returns all problems found, each a
+// *configfile.KeyError.
 func (c Config) Validate() error {
-	switch {
-	case c.QueueSize < 1 || c.QueueSize > MaxQueueSize:
-		return fmt.Errorf("invalid controller config: event-queue-size must be 1..%d, got %d", MaxQueueSize, c.QueueSize)
-	case c.HistorySize < 1 || c.HistorySize > MaxHistorySize:
-		return fmt.Errorf("invalid controller config: event-history-size must be 1..%d, got %d", MaxHistorySize, c.HistorySize)
-	case c.HealingDelay <= 0:
-		return fmt.Errorf("invalid controller config: healing-delay must be positive, got %s", c.HealingDelay)
-	case c.HealingMaxDelay < c.HealingDelay:
-		return fmt.Errorf("invalid controller config: healing-max-delay (%s) must not be less than healing-delay (%s)",
-			c.HealingMaxDelay, c.HealingDelay)
-	case c.CommitTimeout <= 0:
-		return fmt.Errorf("invalid controller config: commit-timeout must be positive, got %s", c.CommitTimeout)
+	var problems configfile.Problems
+	if c.QueueSize < 1 || c.QueueSize > MaxQueueSize {
+		problems.Addf("event-queue-size", "must be 1..%d, got %d", MaxQueueSize, c.QueueSize)
 	}
-	return nil
+	if c.HistorySize < 1 || c.HistorySize > MaxHistorySize {
+		problems.Addf("event-history-size", "must be 1..%d, got %d", MaxHistorySize, c.HistorySize)
+	}
+	problems.CheckPositive("healing-delay", c.HealingDelay, "1s")
+	if c.HealingMaxDelay < c.HealingDelay {
+		problems.Addf("healing-max-delay", "must not be less than healing-delay (%s), got %s", c.HealingDelay, c.HealingMaxDelay)
+	}
+	problems.CheckPositive("commit-timeout", c.CommitTimeout, "30s")
+	return problems.Err()
 }

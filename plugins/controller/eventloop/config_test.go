@@ -2,6 +2,7 @@ package eventloop
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,10 +34,22 @@ func TestConfigValidate(t *testing.T) {
 			switch {
 			case tc.wantKey == "" && err != nil:
 				t.Errorf("Validate() = %v, want nil", err)
-			case tc.wantKey != "" && (err == nil || !strings.Contains(err.Error(), tc.wantKey)):
+			case tc.wantKey != "" && !strings.Contains(fmt.Sprint(err), fmt.Sprintf("config key %q: must", tc.wantKey)):
 				t.Errorf("Validate() = %v, want an error naming %s", err, tc.wantKey)
 			}
 		})
+	}
+}
+
+func TestConfigValidateReportsEveryKey(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.QueueSize = 0
+	cfg.CommitTimeout = 0
+	err := cfg.Validate()
+	for _, key := range []string{"event-queue-size", "commit-timeout"} {
+		if !strings.Contains(fmt.Sprint(err), fmt.Sprintf("config key %q", key)) {
+			t.Errorf("Validate() = %v, want it to name %s", err, key)
+		}
 	}
 }
 

@@ -1,10 +1,8 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -62,7 +60,7 @@ type Config struct {
 	// DirGroup, when set, is the group (name or numeric ID) that owns each
 	// allocation directory, so that a non-root pod process in that group can
 	// reach the socket.
-	DirGroup Group `json:"dir-group,omitempty"`
+	DirGroup unixgroup.Group `json:"dir-group,omitempty"`
 	// UnboundGracePeriod is how long an allocation that no pod has been seen
 	// holding is kept before a resync collects it ("10m").
 	UnboundGracePeriod configfile.Duration `json:"unbound-grace-period"`
@@ -102,43 +100,35 @@ func Parse(content []byte) (Config, error) {
 	return cfg, nil
 }
 
-// Validate checks every key and returns all problems found, each a *KeyError.
+// Validate checks every key and returns all problems found, each a
+// *configfile.KeyError.
 func (c Config) Validate() error {
-	var problems []error
-	check := func(key string, reason string) {
-		if reason != "" {
-			problems = append(problems, &configfile.KeyError{Key: key, Reason: reason})
-		}
-	}
-	check("resource-name", checkResourceName(c.ResourceName))
+	var problems configfile.Problems
+	problems.Check("resource-name", checkResourceName(c.ResourceName))
 	if c.DeviceCount < 1 || c.DeviceCount > MaxDeviceCount {
-		check("device-count", fmt.Sprintf("must be 1..%d, got %d", MaxDeviceCount, c.DeviceCount))
+		problems.Addf("device-count", "must be 1..%d, got %d", MaxDeviceCount, c.DeviceCount)
 	}
-	check("plugin-dir", checkAbsDir(c.PluginDir))
-	check("plugin-socket", checkFileName(c.PluginSocket))
-	check("kubelet-socket", checkFileName(c.KubeletSocket))
+	problems.Check("plugin-dir", checkAbsDir(c.PluginDir))
+	problems.Check("plugin-socket", checkFileName(c.PluginSocket))
+	problems.Check("kubelet-socket", checkFileName(c.KubeletSocket))
 	if c.PluginSocket == c.KubeletSocket && c.PluginSocket != "" {
-		check("plugin-socket", fmt.Sprintf("must differ from kubelet-socket, both are %q", c.PluginSocket))
+		problems.Addf("plugin-socket", "must differ from kubelet-socket, both are %q", c.PluginSocket)
 	}
-	check("socket-root", checkAbsDir(c.SocketRoot))
-	check("container-dir", checkAbsDir(c.ContainerDir))
-	check("socket-name", checkFileName(c.SocketName))
-	check("checkpoint-path", checkCheckpointPath(c.CheckpointPath, c.SocketRoot))
-	check("dir-mode", checkDirMode(c.DirMode))
-	check("dir-group", checkGroupSyntax(c.DirGroup))
-	if c.UnboundGracePeriod <= 0 {
-		check("unbound-grace-period", fmt.Sprintf("must be a positive duration such as \"10m\", got %s", time.Duration(c.UnboundGracePeriod)))
-	}
-	if c.ReconcilePeriod <= 0 {
-		check("reconcile-period", fmt.Sprintf("must be a positive duration such as \"1m\", got %s", time.Duration(c.ReconcilePeriod)))
-	}
-	return errors.Join(problems...)
+	problems.Check("socket-root", checkAbsDir(c.SocketRoot))
+	problems.Check("container-dir", checkAbsDir(c.ContainerDir))
+	problems.Check("socket-name", checkFileName(c.SocketName))
+	problems.Check("checkpoint-path", checkCheckpointPath(c.CheckpointPath, c.SocketRoot))
+	problems.Check("dir-mode", checkDirMode(c.DirMode))
+	problems.Check("dir-group", c.DirGroup.CheckSyntax())
+	problems.CheckPositive("unbound-grace-period", c.UnboundGracePeriod, "10m")
+	problems.CheckPositive("reconcile-period", c.ReconcilePeriod, "1m")
+	return problems.Err()
 }
 
 // ResolveGroup returns the numeric group ID of DirGroup, or -1 when no
 // group is configured (the directory keeps the agent's group).
 func (c Config) ResolveGroup() (int, error) {
-	gid, err := unixgroup.Lookup(string(c.DirGroup))
+	gid, err := c.DirGroup.Lookup()
 	if err != nil {
 		return 0, &configfile.KeyError{Key: "dir-group", Reason: err.Error()}
 	}
@@ -236,32 +226,4 @@ func checkDirMode(mode configfile.FileMode) string {
 		return fmt.Sprintf("must not be writable by others, got %#o; use dir-group to let pod processes in", uint32(mode))
 	}
 	return ""
-}
-
-func checkGroupSyntax(group Group) string {
-	if group == "" {
-		return ""
-	}
-	if gid, err := strconv.Atoi(string(group)); err == nil {
-		if gid < 0 {
-			return fmt.Sprintf("must be a group name or a non-negative ID, got %q", group)
-		}
-		return ""
-	}
-	if !isGroupName(string(group)) {
-		return fmt.Sprintf("must be a group name or a numeric ID, got %q", group)
-	}
-	return ""
-}
-
-// isGroupName follows the shadow-utils rule: a letter or '_' first, then
-// letters, digits, '_', '-' or '.'.
-func isGroupName(name string) bool {
-	for i, r := range name {
-		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_'
-		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '-' || r == '.')) {
-			return false
-		}
-	}
-	return len(name) <= 32
 }

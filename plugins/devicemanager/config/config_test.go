@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/unixgroup"
 )
 
 func TestParseDefaults(t *testing.T) {
@@ -159,7 +160,7 @@ func TestResolveGroup(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Default()
-			cfg.DirGroup = Group(tc.group)
+			cfg.DirGroup = unixgroup.Group(tc.group)
 			gid, err := cfg.ResolveGroup()
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("ResolveGroup(%q) error = %v, want error %v", tc.group, err, tc.wantErr)

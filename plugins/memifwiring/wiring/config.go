@@ -1,11 +1,14 @@
 package wiring
 
 import (
-	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"strings"
 
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
 )
 
 // Config is what the vswitch side of every memif gets besides what the
@@ -32,23 +35,26 @@ var rxModes = map[string]vpp_interfaces.Interface_RxMode_Type{
 	"adaptive":  vpp_interfaces.Interface_RxMode_ADAPTIVE,
 }
 
-// Validate reports the first invalid key, by its config-file name.
+// Validate checks every key and returns all problems found, each a
+// *configfile.KeyError.
 func (c Config) Validate() error {
+	var problems configfile.Problems
 	if _, ok := rxModes[c.RxMode]; c.RxMode != "" && !ok {
-		return fmt.Errorf("invalid rx-mode %q in memifwiring config: want polling, interrupt, adaptive or empty", c.RxMode)
+		problems.Addf("rx-mode", "must be polling, interrupt, adaptive or empty, got %q", c.RxMode)
 	}
-	for container, addresses := range c.IPAddresses {
+	for _, container := range slices.Sorted(maps.Keys(c.IPAddresses)) {
 		parts := strings.Split(container, "/")
 		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-			return fmt.Errorf("invalid ip-addresses key %q in memifwiring config: want namespace/pod/container", container)
+			problems.Addf("ip-addresses", "must be keyed by namespace/pod/container, got %q", container)
+			continue
 		}
-		for _, address := range addresses {
+		for _, address := range c.IPAddresses[container] {
 			if _, err := netip.ParsePrefix(address); err != nil {
-				return fmt.Errorf("invalid ip-addresses entry %q for %s in memifwiring config: want an address with prefix length such as 10.10.1.1/24: %w", address, container, err)
+				problems.Addf("ip-addresses", "entry %q of %s must be an address with prefix length such as 10.10.1.1/24: %v", address, container, err)
 			}
 		}
 	}
-	return nil
+	return problems.Err()
 }
 
 // addressOf returns the configured address of memif memifID of container,
