@@ -42,8 +42,10 @@ It registers the extended resource contivpp.io/memif with kubelet, answers
 Allocate with a per-pod socket directory and secret, tracks which pod holds
 which memif, and releases them when the pod goes away.
 
-Every plugin reads a YAML config file (-<plugin>-config, looked up in
--config-dir); a missing file means the plugin's defaults. Each flag can also
+Every plugin reads a YAML config file: -<plugin>-config, a file name in
+-config-dir (a path with a directory part is taken as it is). A missing file
+means the plugin's defaults; an unknown key or a bad value stops the agent
+with an error naming the file and the key. Each flag can also
 be set with the environment variable named in its description.
 
 Usage: memif-agent [flags]
@@ -73,7 +75,7 @@ type memifAgent struct {
 
 func newMemifAgent() *memifAgent {
 	httpServer := &deferredHTTP{server: rest.NewPlugin(rest.UseDeps(func(deps *rest.Deps) {
-		deps.Cfg = withAgentDefaults(config.ForPlugin("http", config.WithExtraFlags(func(flags *config.FlagSet) {
+		deps.Cfg = withAgentDefaults(forPlugin("http", config.WithExtraFlags(func(flags *config.FlagSet) {
 			flags.String("http-port", rest.DefaultHTTPPort,
 				"Port of the HTTP server (probes, metrics, event history); it listens on 127.0.0.1 unless http.conf sets another endpoint")
 		})))
@@ -85,23 +87,29 @@ func newMemifAgent() *memifAgent {
 		deps.HTTPHandlers = httpServer
 	}))
 	logManager := logmanager.NewPlugin(logmanager.UseDeps(func(deps *logmanager.Deps) {
+		deps.Cfg = forPlugin("logs")
 		deps.HTTP = httpServer
 	}))
 	scheduler := kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) {
 		deps.HTTPHandlers = secretRedactingHandlers{httpServer}
-		deps.Cfg = withAgentDefaults(config.ForPlugin("kvscheduler"))
+		deps.Cfg = withAgentDefaults(forPlugin("kvscheduler"))
 	}))
 
-	podManager := podmanager.NewPlugin()
+	podManager := podmanager.NewPlugin(podmanager.UseDeps(func(deps *podmanager.Deps) {
+		deps.Cfg = forPlugin(podmanager.PluginName)
+	}))
 	deviceManager := devicemanager.NewPlugin(devicemanager.UseDeps(func(deps *devicemanager.Deps) {
+		deps.Cfg = forPlugin(devicemanager.PluginName)
 		deps.PodLister = podManager
 		deps.PodResolver = podManager
 		deps.Prometheus = metrics
 	}))
 	memifWiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
+		deps.Cfg = forPlugin(memifwiring.PluginName)
 		deps.DeviceManager = deviceManager
 	}))
 	eventLoop := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
+		deps.Cfg = forPlugin(controller.PluginName)
 		deps.KVScheduler = scheduler
 		deps.HTTPHandlers = httpServer
 		deps.StatusCheck = agentHealth
@@ -115,6 +123,7 @@ func newMemifAgent() *memifAgent {
 	podManager.EventLoop = eventLoop
 	deviceManager.EventLoop = eventLoop
 	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
+		deps.Cfg = forPlugin(nodeapi.PluginName)
 		deps.DeviceManager = deviceManager
 		deps.Controller = eventLoop
 	}))

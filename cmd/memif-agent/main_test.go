@@ -77,9 +77,17 @@ func agentConfigDir(t *testing.T, extra map[string]string) string {
 
 func startAgent(t *testing.T, configDir string, args ...string) *runningAgent {
 	t.Helper()
+	return startAgentIn(t, "", configDir, args...)
+}
+
+// startAgentIn starts the agent in the working directory workDir ("": the
+// test's).
+func startAgentIn(t *testing.T, workDir, configDir string, args ...string) *runningAgent {
+	t.Helper()
 	agent := &runningAgent{log: &bytes.Buffer{}, httpPort: loopback.FreePort(t), exited: make(chan struct{})}
 	args = append([]string{"-config-dir", configDir, "-http-port", agent.httpPort}, args...)
 	agent.cmd = exec.Command(agentBinary, args...)
+	agent.cmd.Dir = workDir
 	agent.cmd.Stdout, agent.cmd.Stderr = agent.log, agent.log
 	if err := agent.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -201,10 +209,15 @@ func TestAgentRefusesInvalidConfigNamingTheKey(t *testing.T) {
 		{"bad API socket mode", "nodeapi.conf", "socket-mode: \"rw\"\n", "socket-mode"},
 		{"bad reconcile period", "podmanager.conf", "reconcile-period: soon\n", "reconcile-period"},
 		{"negative memif MTU", "memifwiring.conf", "mtu: -1\n", "mtu"},
+		{"misspelt HTTP key", "http.conf", "endpiont: 127.0.0.1:9191\n", "endpiont"},
+		{"misspelt logs key", "logs.conf", "default-levle: debug\n", "default-levle"},
+		{"misspelt scheduler key", "kvscheduler.conf", "record-transaction-histroy: true\n", "record-transaction-histroy"},
+		{"scheduler value of the wrong type", "kvscheduler.conf", "transaction-history-age-limit: soon\n", "transaction-history-age-limit"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			agent := startAgent(t, agentConfigDir(t, map[string]string{tc.file: tc.content}))
+			configDir := agentConfigDir(t, map[string]string{tc.file: tc.content})
+			agent := startAgent(t, configDir)
 			select {
 			case <-agent.exited:
 				if agent.exitErr == nil {
@@ -213,8 +226,9 @@ func TestAgentRefusesInvalidConfigNamingTheKey(t *testing.T) {
 			case <-time.After(time.Minute):
 				t.Fatalf("agent still running a minute after start with invalid %s", tc.file)
 			}
-			if want := fmt.Sprintf("config key %q", tc.wantKey); !strings.Contains(agent.log.String(), want) {
-				t.Errorf("agent log does not name the bad key with %s:\n%s", want, agent.log)
+			want := fmt.Sprintf("config file %s: config key %q", filepath.Join(configDir, tc.file), tc.wantKey)
+			if !strings.Contains(agent.log.String(), want) {
+				t.Errorf("agent log does not name the file and the bad key with %s:\n%s", want, agent.log)
 			}
 		})
 	}

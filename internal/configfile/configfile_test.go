@@ -274,3 +274,43 @@ func TestProblemsJoinsEveryKey(t *testing.T) {
 		})
 	}
 }
+
+// frameworkExample is shaped like cn-infra's http.conf: fields without a
+// json tag beside tagged ones.
+type frameworkExample struct {
+	Endpoint    string
+	ReadTimeout time.Duration
+	CertFile    string `json:"server-cert-file"`
+}
+
+func TestDecodeUntaggedFieldsMatchAnyCase(t *testing.T) {
+	cases := []struct {
+		name    string
+		content string
+		want    frameworkExample
+		wantErr string // part of the error; "" for none
+	}{
+		{"lower case", "endpoint: 127.0.0.1:9191\nreadtimeout: 5\n", frameworkExample{Endpoint: "127.0.0.1:9191", ReadTimeout: 5}, ""},
+		{"field name", "Endpoint: x\nReadTimeout: 7\n", frameworkExample{Endpoint: "x", ReadTimeout: 7}, ""},
+		{"tagged key", "server-cert-file: /c.pem\n", frameworkExample{CertFile: "/c.pem"}, ""},
+		{"tagged key in another case", "Server-Cert-File: /c.pem\n", frameworkExample{},
+			`config key "Server-Cert-File": unknown key; the keys are endpoint, readtimeout, server-cert-file`},
+		{"misspelt untagged key", "endpiont: x\n", frameworkExample{}, `config key "endpiont": unknown key`},
+		{"wrong type", "endpoint: [x]\n", frameworkExample{}, `config key "endpoint": want a string, got a list`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got frameworkExample
+			err := Decode([]byte(tc.content), &got)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Decode(%q) = %v, want an error containing %q", tc.content, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("Decode(%q) = %+v, %v; want %+v", tc.content, got, err, tc.want)
+			}
+		})
+	}
+}

@@ -31,16 +31,22 @@ func (e *KeyError) Error() string {
 func (e *KeyError) Unwrap() error { return e.Err }
 
 // fieldSet maps every key of a config to a pointer to the field it sets.
-type fieldSet map[string]any
+// A field without a json tag is keyed by its lower-case name and matches a
+// key in any case, as encoding/json matches it: the framework's configs
+// (cn-infra's http.conf) have such fields, documented as "endpoint".
+type fieldSet struct {
+	pointers map[string]any
+	caseless map[string]bool
+}
 
 // fieldsOf lists the keys of cfg, a pointer to a struct, by their json tags.
 func fieldsOf(cfg any) (fieldSet, error) {
 	value := reflect.ValueOf(cfg)
 	if value.Kind() != reflect.Pointer || value.IsNil() || value.Elem().Kind() != reflect.Struct {
-		return nil, fmt.Errorf("decode config: want a pointer to a struct, got %T", cfg)
+		return fieldSet{}, fmt.Errorf("decode config: want a pointer to a struct, got %T", cfg)
 	}
 	config := value.Elem()
-	fields := fieldSet{}
+	fields := fieldSet{pointers: map[string]any{}, caseless: map[string]bool{}}
 	for i := range config.NumField() {
 		field := config.Type().Field(i)
 		key, _, _ := strings.Cut(field.Tag.Get("json"), ",")
@@ -48,11 +54,23 @@ func fieldsOf(cfg any) (fieldSet, error) {
 			continue
 		}
 		if key == "" {
-			key = field.Name
+			key = strings.ToLower(field.Name)
+			fields.caseless[key] = true
 		}
-		fields[key] = config.Field(i).Addr().Interface()
+		fields.pointers[key] = config.Field(i).Addr().Interface()
 	}
 	return fields, nil
+}
+
+// lookup returns the field key sets.
+func (f fieldSet) lookup(key string) (any, bool) {
+	if field, known := f.pointers[key]; known {
+		return field, true
+	}
+	if lower := strings.ToLower(key); f.caseless[lower] {
+		return f.pointers[lower], true
+	}
+	return nil, false
 }
 
 // set decodes each key on its own, so that a value of the wrong type is
@@ -60,10 +78,10 @@ func fieldsOf(cfg any) (fieldSet, error) {
 func (f fieldSet) set(values map[string]json.RawMessage) error {
 	var problems []error
 	for _, key := range slices.Sorted(maps.Keys(values)) {
-		field, known := f[key]
+		field, known := f.lookup(key)
 		if !known {
 			problems = append(problems, &KeyError{Key: key,
-				Reason: "unknown key; the keys are " + strings.Join(slices.Sorted(maps.Keys(f)), ", ")})
+				Reason: "unknown key; the keys are " + strings.Join(slices.Sorted(maps.Keys(f.pointers)), ", ")})
 			continue
 		}
 		if err := decodeValue(values[key], field); err != nil {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/ligato/cn-infra/config"
+	"github.com/namsral/flag"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
+)
+
+// pluginConfig is the config.PluginConfig every plugin of the agent gets,
+// its own and the framework's (http, logs, kvscheduler), in place of
+// cn-infra's, for two reasons:
+//
+//   - The file is found by one rule: -<plugin>-config (default
+//     <plugin>.conf), when a bare file name, is in -config-dir and nowhere
+//     else; a path with a directory part is taken as it is. cn-infra looked
+//     a bare name up in the working directory first, so a stray file there
+//     silently won over -config-dir.
+//   - LoadValue decodes strictly (configfile): an unknown key or a value of
+//     the wrong type stops the agent with an error naming the file and the
+//     key. cn-infra's reader ignored unknown keys.
+type pluginConfig struct {
+	// flagName is -<plugin>-config; defaultFile its default, <plugin>.conf.
+	flagName    string
+	defaultFile string
+}
+
+var _ config.PluginConfig = pluginConfig{}
+
+// forPlugin declares the flags of the plugin called name (its -config flag
+// and the extra flags opts add, as config.ForPlugin does) and returns its
+// configuration.
+func forPlugin(name string, opts ...config.Option) config.PluginConfig {
+	config.ForPlugin(name, opts...)
+	return pluginConfig{flagName: config.FlagName(name), defaultFile: config.Filename(name)}
+}
+
+// GetConfigName implements config.PluginConfig: the path of the plugin's
+// config file, or "" when it has none and its defaults apply.
+func (c pluginConfig) GetConfigName() string {
+	file := flagValue(c.flagName)
+	if file == "" {
+		return ""
+	}
+	return configPath(file, flagValue(config.DirFlag), file != c.defaultFile)
+}
+
+// LoadValue implements config.PluginConfig: it decodes the plugin's config
+// file strictly over the defaults value already holds.
+func (c pluginConfig) LoadValue(value interface{}) (found bool, err error) {
+	path := c.GetConfigName()
+	if path == "" {
+		return false, nil
+	}
+	if err := configfile.Load(path, value); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// configPath places file, the value of a -<plugin>-config flag, in dir,
+// the value of -config-dir. A bare file name is dir's; a path with a
+// directory part (absolute, or relative to the working directory, such as
+// ./x.conf) is the operator's own. The default file name missing from dir
+// means no file ("": the defaults apply); a file the operator named is
+// returned even when missing, so that loading it fails naming it.
+func configPath(file, dir string, named bool) string {
+	if filepath.Base(file) != file {
+		return file
+	}
+	if dir == "" {
+		dir = config.DirDefault
+	}
+	path := filepath.Join(dir, file)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !named {
+		return ""
+	}
+	return path
+}
+
+func flagValue(name string) string {
+	if found := flag.CommandLine.Lookup(name); found != nil {
+		return found.Value.String()
+	}
+	return ""
+}
