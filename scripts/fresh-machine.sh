@@ -52,6 +52,7 @@ cp -a "$base" "$run"
 # What a fresh machine of this kind comes with besides Debian: Go, the
 # machine's trust store, its resolver and apt sources.
 cp -a /usr/local/go "$run/usr/local/go"
+mkdir -p "$run/etc/ssl"
 cp /etc/ssl/certs/ca-certificates.crt "$run/etc/ssl/ca-certificates.crt"
 cp /etc/resolv.conf "$run/etc/resolv.conf"
 if [ -e /etc/apt/sources.list.d/debian.sources ]; then
