@@ -238,7 +238,9 @@ func TestReRegistersAfterKubeletRestarts(t *testing.T) {
 // back, and waits for the socket until the call ends). The plugin must
 // cancel that call, serve again and register again, not wait for the
 // register timeout: the timeout here is far beyond waitLimit, so waiting
-// for it fails the test.
+// for it fails the test. The registry holds the call until the plugin has
+// cancelled it (or waitLimit passed), so a kubelet that dials the new
+// socket first cannot hide a call the plugin left running.
 func TestOurSocketRemovedWhileRegistering(t *testing.T) {
 	cases := []struct {
 		name         string
@@ -252,11 +254,16 @@ func TestOurSocketRemovedWhileRegistering(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			socket := filepath.Join(dir, "memif.sock")
-			removeOnCall := func(call int) {
-				if call == tc.removeOnCall {
-					if err := os.Remove(socket); err != nil {
-						t.Errorf("remove our socket during Register: %v", err)
-					}
+			removeOnCall := func(ctx context.Context, call int) {
+				if call != tc.removeOnCall {
+					return
+				}
+				if err := os.Remove(socket); err != nil {
+					t.Errorf("remove our socket during Register: %v", err)
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(waitLimit):
 				}
 			}
 			var registry *fakekubelet.Registry
@@ -273,7 +280,7 @@ func TestOurSocketRemovedWhileRegistering(t *testing.T) {
 				nextDevices(t, nextRegistration(t, registry))
 				counter.waitTotal(t, 1)
 				registry.Stop()
-				registry = startRegistryWith(t, dir, fakekubelet.Options{BeforeDial: func(call int) { removeOnCall(call + 1) }})
+				registry = startRegistryWith(t, dir, fakekubelet.Options{BeforeDial: func(ctx context.Context, call int) { removeOnCall(ctx, call+1) }})
 			}
 
 			r := nextRegistration(t, registry)

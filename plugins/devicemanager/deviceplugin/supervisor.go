@@ -184,6 +184,10 @@ func (sup *supervisor) ensureServing() (uint64, error) {
 			return sup.serving, nil
 		}
 		sup.s.log.Infof("device plugin socket %s is gone (kubelet restarted): serving again", sup.s.SocketPath())
+		// The call in flight asked kubelet to dial the socket that is
+		// gone: cancel it before the new socket exists, or kubelet may
+		// dial that one and complete a registration we abandon.
+		sup.cancelAttempt()
 		sup.stopServing()
 	}
 	if err := sup.serve(); err != nil {

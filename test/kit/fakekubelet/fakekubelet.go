@@ -34,8 +34,9 @@ type Registration struct {
 // behaviour.
 type Options struct {
 	// BeforeDial, if set, is called in each Register call before the
-	// plugin is dialled back, with the call's number (1 for the first).
-	BeforeDial func(call int)
+	// plugin is dialled back, with the call's context (it ends when the
+	// plugin cancels the call) and number (1 for the first).
+	BeforeDial func(ctx context.Context, call int)
 }
 
 // Registry serves the registration socket. Create it with Start.
@@ -102,7 +103,7 @@ func (r *Registry) Calls() int { return int(r.calls.Load()) }
 func (r *Registry) Register(ctx context.Context, request *pluginapi.RegisterRequest) (*pluginapi.Empty, error) {
 	call := int(r.calls.Add(1))
 	if r.opts.BeforeDial != nil {
-		r.opts.BeforeDial(call)
+		r.opts.BeforeDial(ctx, call)
 	}
 	empty, err := r.register(ctx, request)
 	if err != nil {
