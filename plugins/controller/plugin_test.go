@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/gogo/protobuf/proto"
-	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/health/statuscheck/model/status"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/health"
 )
 
 // memifHandler renders one memif interface per event, named after the
@@ -81,13 +81,14 @@ func (e *updateEvent) TransactionType() controllerapi.UpdateTransactionType {
 }
 func (e *updateEvent) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
 
-// startAgent runs the real KV scheduler, statuscheck and the controller
-// plugin in-process, without HTTP, as cn-infra would: every Init, then
-// every AfterInit; Close in reverse order at cleanup.
-func startAgent(t *testing.T, handlers ...controllerapi.EventHandler) (*Plugin, *kvscheduler.Scheduler, *statuscheck.Plugin) {
+// startAgent runs the real KV scheduler, the agent's status check
+// (plugins/health, as cmd/memif-agent wires it) and the controller plugin
+// in-process, without HTTP, as cn-infra would: every Init, then every
+// AfterInit; Close in reverse order at cleanup.
+func startAgent(t *testing.T, handlers ...controllerapi.EventHandler) (*Plugin, *kvscheduler.Scheduler, *health.Plugin) {
 	t.Helper()
 	scheduler := kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) { deps.HTTPHandlers = nil }))
-	statusCheck := statuscheck.NewPlugin()
+	statusCheck := health.NewPlugin()
 	controller := NewPlugin(UseDeps(func(deps *Deps) {
 		deps.KVScheduler = scheduler
 		deps.StatusCheck = statusCheck
@@ -97,8 +98,8 @@ func startAgent(t *testing.T, handlers ...controllerapi.EventHandler) (*Plugin, 
 		name string
 		run  func() error
 	}{
-		{"scheduler Init", scheduler.Init}, {"statuscheck Init", statusCheck.Init}, {"controller Init", controller.Init},
-		{"statuscheck AfterInit", statusCheck.AfterInit}, {"controller AfterInit", controller.AfterInit},
+		{"scheduler Init", scheduler.Init}, {"health Init", statusCheck.Init}, {"controller Init", controller.Init},
+		{"controller AfterInit", controller.AfterInit},
 	} {
 		if err := step.run(); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
