@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
+	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 )
 
 // Exit codes.
@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func newFlagSet(opts *options, stderr io.Writer) *flag.FlagSet {
 	flags := flag.NewFlagSet("memifctl", flag.ContinueOnError)
 	flags.SetOutput(stderr)
-	flags.StringVar(&opts.socket, "socket", server.DefaultSocketPath, "memif-agent API socket")
+	flags.StringVar(&opts.socket, "socket", memifv1.DefaultSocketPath, "memif-agent API socket")
 	flags.StringVar(&opts.output, "o", "table", "output format: table or json")
 	flags.BoolVar(&opts.showSecrets, "show-secrets", false, "show memif secrets (hidden by default)")
 	flags.Uint64Var(&opts.sinceSeq, "since", 0, "events: only events after this sequence number")

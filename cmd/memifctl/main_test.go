@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
@@ -51,7 +52,7 @@ func startAgent(t *testing.T, history bool) *agent {
 	t.Helper()
 	devices, loop := devicemanagertest.Start(t, fixedClock)
 	a := &agent{devices: &watchedDevices{Manager: devices, registered: make(chan struct{}, 1)}, loop: loop}
-	var source server.HistorySource
+	var source controllerapi.EventHistory
 	if history {
 		source = loop
 	}
@@ -121,7 +122,7 @@ func startPopulatedAgent(t *testing.T, history bool) *agent {
 }
 
 // startAgentAPI serves the real node API over a temp Unix socket.
-func startAgentAPI(t *testing.T, devices dmapi.DeviceManagerAPI, history server.HistorySource) string {
+func startAgentAPI(t *testing.T, devices dmapi.DeviceManagerAPI, history controllerapi.EventHistory) string {
 	t.Helper()
 	socket := filepath.Join(t.TempDir(), "api.sock")
 	srv, err := server.Start(server.Config{SocketPath: socket}, server.NewService(devices, history, 0))

@@ -55,7 +55,7 @@ func TestControllerServedByCNInfraREST(t *testing.T) {
 		t.Errorf("POST resync = %d, want 200", resp.StatusCode)
 	}
 
-	var records []eventloop.Record
+	var records []controllerapi.EventRecord
 	getJSON(t, base+eventloop.HistoryPath+"?last=1", &records)
 	if len(records) != 1 || records[0].Name != eventloop.RequestedResyncName || records[0].Error != "" {
 		t.Errorf("last event = %+v, want the requested resync, without error", records)

@@ -41,7 +41,10 @@ type Deps struct {
 	EventHandlers []controllerapi.EventHandler
 }
 
-var _ controllerapi.EventLoop = (*Plugin)(nil)
+var (
+	_ controllerapi.EventLoop    = (*Plugin)(nil)
+	_ controllerapi.EventHistory = (*Plugin)(nil)
+)
 
 // Init reads the config and creates the loop; events may be pushed from now
 // on and wait for the startup resync.
@@ -106,13 +109,21 @@ func (p *Plugin) Health() eventloop.Health {
 	return p.loop.Health()
 }
 
-// History returns the event loop's history, nil before Init. The node API
-// serves it (GetEventHistory, memifctl events).
+// History returns the event loop's history, nil before Init.
 func (p *Plugin) History() *eventloop.History {
 	if p.loop == nil {
 		return nil
 	}
 	return p.loop.History()
+}
+
+// EventHistory implements controllerapi.EventHistory: the node API serves
+// it (GetEventHistory, memifctl events). Before Init it holds no event.
+func (p *Plugin) EventHistory(query controllerapi.HistoryQuery) []controllerapi.EventRecord {
+	if p.loop == nil {
+		return nil
+	}
+	return p.loop.EventHistory(query)
 }
 
 func (p *Plugin) registerHTTPHandlers() {

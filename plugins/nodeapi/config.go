@@ -3,6 +3,7 @@ package nodeapi
 import (
 	"path/filepath"
 
+	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/internal/unixgroup"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
@@ -28,7 +29,7 @@ type Config struct {
 // DefaultConfig returns the defaults nodeapi.conf documents.
 func DefaultConfig() Config {
 	return Config{
-		SocketPath:  server.DefaultSocketPath,
+		SocketPath:  memifv1.DefaultSocketPath,
 		SocketMode:  configfile.FileMode(server.DefaultSocketMode),
 		WatchBuffer: server.DefaultWatchBuffer,
 	}

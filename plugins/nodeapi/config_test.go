@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
@@ -18,7 +19,7 @@ func TestExampleConfigIsTheDefaults(t *testing.T) {
 	if cfg != DefaultConfig() {
 		t.Errorf("nodeapi.conf = %+v, want the defaults %+v", cfg, DefaultConfig())
 	}
-	want := server.Config{SocketPath: server.DefaultSocketPath, SocketMode: server.DefaultSocketMode}
+	want := server.Config{SocketPath: memifv1.DefaultSocketPath, SocketMode: server.DefaultSocketMode}
 	if got := cfg.serverConfig(); got != want {
 		t.Errorf("server config of nodeapi.conf = %+v, want %+v", got, want)
 	}

@@ -11,6 +11,6 @@
 //
 //	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
 //		deps.DeviceManager = deviceManager
-//		deps.Controller = controllerPlugin // has History() *eventloop.History
+//		deps.Controller = controllerPlugin // a controllerapi.EventHistory
 //	}))
 package nodeapi

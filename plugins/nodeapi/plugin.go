@@ -6,6 +6,7 @@ import (
 	"github.com/ligato/cn-infra/infra"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 )
@@ -17,7 +18,7 @@ type Deps struct {
 	DeviceManager dmapi.DeviceManagerAPI
 	// Controller gives the event history to GetEventHistory; nil answers
 	// it UNAVAILABLE.
-	Controller server.HistorySource
+	Controller controllerapi.EventHistory
 }
 
 // Plugin serves the node-local API from AfterInit until Close.

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
 // HTTP paths of the controller's REST API.
@@ -48,7 +50,7 @@ func (l *Loop) ResyncHandler() http.Handler {
 	})
 }
 
-func (l *Loop) queryHistory(query url.Values) ([]Record, int, error) {
+func (l *Loop) queryHistory(query url.Values) ([]controllerapi.EventRecord, int, error) {
 	if text := query.Get("seqNum"); text != "" {
 		seqNum, err := strconv.ParseUint(text, 10, 64)
 		if err != nil {
@@ -59,25 +61,24 @@ func (l *Loop) queryHistory(query url.Values) ([]Record, int, error) {
 			return nil, http.StatusNotFound, fmt.Errorf("event seqNum %d is not in the history (not processed yet, or older than the last %d events)",
 				seqNum, l.cfg.HistorySize)
 		}
-		return []Record{rec}, http.StatusOK, nil
+		return []controllerapi.EventRecord{rec}, http.StatusOK, nil
 	}
 	since, errSince := parseTimeParam(query, "since")
 	until, errUntil := parseTimeParam(query, "until")
 	if err := errors.Join(errSince, errUntil); err != nil {
 		return nil, http.StatusBadRequest, err
 	}
-	records := l.history.Between(since, until)
+	selection := controllerapi.HistoryQuery{Since: since, Until: until}
 	if text := query.Get("last"); text != "" {
 		last, err := strconv.Atoi(text)
 		if err != nil || last < 0 {
 			return nil, http.StatusBadRequest, fmt.Errorf("query parameter last=%q: want a non-negative integer", text)
 		}
-		if last < len(records) {
-			records = records[len(records)-last:]
-		}
+		selection.Last = last
 	}
+	records := l.history.Select(selection)
 	if records == nil {
-		records = []Record{}
+		records = []controllerapi.EventRecord{}
 	}
 	return records, http.StatusOK, nil
 }

@@ -82,7 +82,7 @@ func TestEventHistoryOverHTTP(t *testing.T) {
 			if tc.wantSeqNums == nil {
 				return
 			}
-			var records []Record
+			var records []controllerapi.EventRecord
 			if err := json.Unmarshal(body, &records); err != nil {
 				t.Fatalf("decode %s: %v", body, err)
 			}
@@ -104,12 +104,12 @@ func TestHistoryRecordContent(t *testing.T) {
 		t.Fatalf("GET history: %v", err)
 	}
 	defer resp.Body.Close()
-	var records []Record
+	var records []controllerapi.EventRecord
 	if err := json.NewDecoder(resp.Body).Decode(&records); err != nil {
 		t.Fatalf("decode: %v", err)
 	}
 	rec := records[0]
-	want := HandlerRecord{Handler: "h", Action: "update", Change: "put " + ifKey("h", "A")}
+	want := controllerapi.HandlerRecord{Handler: "h", Action: "update", Change: "put " + ifKey("h", "A")}
 	if rec.Name != "A" || rec.Method != "update" || rec.TxnType != "best-effort" || rec.Direction != "forward" ||
 		len(rec.Handlers) != 1 || rec.Handlers[0] != want || rec.Committed != 1 || rec.End.Before(rec.Start) {
 		t.Errorf("record = %+v, want event A, update, best-effort, forward, handler change %+v, 1 committed", rec, want)

@@ -133,6 +133,11 @@ func (l *Loop) Resync(ctx context.Context) error {
 // History returns the event history.
 func (l *Loop) History() *History { return l.history }
 
+// EventHistory implements controllerapi.EventHistory.
+func (l *Loop) EventHistory(query controllerapi.HistoryQuery) []controllerapi.EventRecord {
+	return l.history.Select(query)
+}
+
 // Close stops the loop after the event in progress, runs a ShutdownEvent
 // through the handlers and fails every unprocessed event with
 // controllerapi.ErrClosedEventLoop. Later calls do nothing.

@@ -194,7 +194,7 @@ func TestFailedRevertOnFailureCommitHeals(t *testing.T) {
 		t.Fatalf("event error = %v, want the commit's error", err)
 	}
 	eventually(t, "a healing resync after the failed commit", func() bool {
-		return slices.ContainsFunc(loop.History().All(), func(rec Record) bool {
+		return slices.ContainsFunc(loop.History().All(), func(rec controllerapi.EventRecord) bool {
 			return rec.Name == HealingResyncName && rec.Error == ""
 		})
 	})

@@ -14,7 +14,7 @@ import (
 // records it and tells the pusher the outcome.
 func (l *Loop) process(event controllerapi.Event) {
 	l.seqNum++
-	rec := Record{
+	rec := controllerapi.EventRecord{
 		SeqNum:      l.seqNum,
 		Name:        event.GetName(),
 		Description: event.String(),
@@ -51,14 +51,14 @@ func (l *Loop) process(event controllerapi.Event) {
 // resync asks every handler that wants the event to resync. After a handler
 // error nothing is committed: a partial value set would remove the values of
 // the handler that failed.
-func (l *Loop) resync(event controllerapi.Event, rec *Record) (*eventTxn, string, error) {
+func (l *Loop) resync(event controllerapi.Event, rec *controllerapi.EventRecord) (*eventTxn, string, error) {
 	l.resyncCount++
 	// The handlers put the complete value set: nothing committed is kept.
 	txn := newEventTxn(nil, l.cfg.QueueSize)
 	var errs []error
 	for _, handler := range l.handlersFor(event, controllerapi.Forward) {
 		err := handler.Resync(event, l.resyncCount, txn)
-		rec.Handlers = append(rec.Handlers, HandlerRecord{Handler: handler.String(), Action: "resync", Error: errString(err)})
+		rec.Handlers = append(rec.Handlers, controllerapi.HandlerRecord{Handler: handler.String(), Action: "resync", Error: errString(err)})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("handler %s failed to resync (resync #%d): %w", handler, l.resyncCount, err))
 		}
@@ -80,7 +80,7 @@ func (l *Loop) resync(event controllerapi.Event, rec *Record) (*eventTxn, string
 
 // update runs an update event through the handlers according to its
 // transaction type and direction.
-func (l *Loop) update(event controllerapi.Event, rec *Record) (*eventTxn, string, error) {
+func (l *Loop) update(event controllerapi.Event, rec *controllerapi.EventRecord) (*eventTxn, string, error) {
 	updateEvent, ok := event.(controllerapi.UpdateEvent)
 	if !ok {
 		return nil, outcomeError, fmt.Errorf("event %s has method %s but does not implement controllerapi.UpdateEvent: add TransactionType and Direction",
@@ -96,7 +96,7 @@ func (l *Loop) update(event controllerapi.Event, rec *Record) (*eventTxn, string
 	)
 	for _, handler := range l.handlersFor(event, updateEvent.Direction()) {
 		change, err := handler.Update(event, txn)
-		rec.Handlers = append(rec.Handlers, HandlerRecord{Handler: handler.String(), Action: "update", Change: change, Error: errString(err)})
+		rec.Handlers = append(rec.Handlers, controllerapi.HandlerRecord{Handler: handler.String(), Action: "update", Change: change, Error: errString(err)})
 		if err == nil {
 			succeeded = append(succeeded, handler)
 			continue
@@ -128,11 +128,11 @@ func (l *Loop) update(event controllerapi.Event, rec *Record) (*eventTxn, string
 }
 
 // revert undoes the handlers that succeeded, last first.
-func (l *Loop) revert(event controllerapi.Event, succeeded []controllerapi.EventHandler, rec *Record) error {
+func (l *Loop) revert(event controllerapi.Event, succeeded []controllerapi.EventHandler, rec *controllerapi.EventRecord) error {
 	var errs []error
 	for _, handler := range slices.Backward(succeeded) {
 		err := handler.Revert(event)
-		rec.Handlers = append(rec.Handlers, HandlerRecord{Handler: handler.String(), Action: "revert", Error: errString(err)})
+		rec.Handlers = append(rec.Handlers, controllerapi.HandlerRecord{Handler: handler.String(), Action: "revert", Error: errString(err)})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("handler %s failed to revert event %s: %w", handler, event.GetName(), err))
 		}
@@ -145,7 +145,7 @@ func (l *Loop) revert(event controllerapi.Event, succeeded []controllerapi.Event
 // commit the configuration is still recorded unless it is reverted: the
 // Committer keeps the values it was asked for and a healing resync re-sends
 // them all.
-func (l *Loop) commit(event controllerapi.Event, txn *eventTxn, rec *Record, resync, revertOnFailure bool) error {
+func (l *Loop) commit(event controllerapi.Event, txn *eventTxn, rec *controllerapi.EventRecord, resync, revertOnFailure bool) error {
 	changes := txn.commitChanges(resync)
 	if !resync && len(changes) == 0 {
 		return nil

@@ -4,19 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
 
-var (
-	// ErrInvalidRequest is matched by a *RequestError for a request kubelet
-	// should never send: empty, unknown, repeated or too many device IDs.
-	ErrInvalidRequest = errors.New("invalid device request")
-	// ErrDeviceInUse is matched by a *RequestError for device IDs another
-	// allocation holds.
-	ErrDeviceInUse = errors.New("device already allocated")
-	// ErrUnknownAllocation is returned for an allocation ID the state does
-	// not hold.
-	ErrUnknownAllocation = errors.New("unknown allocation")
-)
+// ErrUnknownAllocation is returned for an allocation ID the state does not
+// hold.
+var ErrUnknownAllocation = errors.New("unknown allocation")
 
 // RequestProblem says what is wrong with a device request.
 type RequestProblem int
@@ -69,12 +63,12 @@ func (e *RequestError) Error() string {
 	return fmt.Sprintf("invalid device request for %s", e.Resource)
 }
 
-// Is makes errors.Is match ErrDeviceInUse or ErrInvalidRequest.
+// Is makes errors.Is match dmapi.ErrDeviceInUse or dmapi.ErrInvalidRequest.
 func (e *RequestError) Is(target error) bool {
 	if e.Problem == DevicesInUse {
-		return target == ErrDeviceInUse
+		return target == dmapi.ErrDeviceInUse
 	}
-	return target == ErrInvalidRequest
+	return target == dmapi.ErrInvalidRequest
 }
 
 func listIDs(ids []string) string {

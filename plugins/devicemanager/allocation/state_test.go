@@ -65,11 +65,11 @@ func TestCheckRequest(t *testing.T) {
 		wantIs      error
 		wantMsg     string
 	}{
-		{"empty", nil, EmptyRequest, ErrInvalidRequest, "holds no device ID"},
-		{"more than exist", many[:9], TooManyDevices, ErrInvalidRequest, "asks for 9 devices, the node has 8"},
-		{"unknown", []string{"memif-001", "gpu-0", "memif-999"}, UnknownDevices, ErrInvalidRequest, "[gpu-0 memif-999] are not devices of contivpp.io/memif (the node has 8, memif-000..memif-007)"},
-		{"duplicate", []string{"memif-001", "memif-002", "memif-001"}, DuplicateDevices, ErrInvalidRequest, "[memif-001] appear more than once"},
-		{"held by another", []string{"memif-002", "memif-000"}, DevicesInUse, ErrDeviceInUse, "[memif-000] of contivpp.io/memif are already held by allocation [a-1]"},
+		{"empty", nil, EmptyRequest, dmapi.ErrInvalidRequest, "holds no device ID"},
+		{"more than exist", many[:9], TooManyDevices, dmapi.ErrInvalidRequest, "asks for 9 devices, the node has 8"},
+		{"unknown", []string{"memif-001", "gpu-0", "memif-999"}, UnknownDevices, dmapi.ErrInvalidRequest, "[gpu-0 memif-999] are not devices of contivpp.io/memif (the node has 8, memif-000..memif-007)"},
+		{"duplicate", []string{"memif-001", "memif-002", "memif-001"}, DuplicateDevices, dmapi.ErrInvalidRequest, "[memif-001] appear more than once"},
+		{"held by another", []string{"memif-002", "memif-000"}, DevicesInUse, dmapi.ErrDeviceInUse, "[memif-000] of contivpp.io/memif are already held by allocation [a-1]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,7 +125,7 @@ func TestRestoreSkipsConflicts(t *testing.T) {
 		newAllocation("a-2", "memif-000", "memif-001"),
 		newAllocation("a-3", "memif-009"),
 	})
-	if len(skipped) != 2 || !errors.Is(skipped[0], ErrDeviceInUse) || !errors.Is(skipped[1], ErrInvalidRequest) {
+	if len(skipped) != 2 || !errors.Is(skipped[0], dmapi.ErrDeviceInUse) || !errors.Is(skipped[1], dmapi.ErrInvalidRequest) {
 		t.Fatalf("Restore skipped %v, want a-2 (in use) and a-3 (unknown)", skipped)
 	}
 	var ids []string

@@ -12,7 +12,6 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
 
@@ -157,9 +156,9 @@ func (s *Server) abandonWhenDone(event *dmapi.AllocateDevice) {
 // statusCode maps an allocation failure to the gRPC code kubelet sees.
 func statusCode(err error) codes.Code {
 	switch {
-	case errors.Is(err, allocation.ErrInvalidRequest):
+	case errors.Is(err, dmapi.ErrInvalidRequest):
 		return codes.InvalidArgument
-	case errors.Is(err, allocation.ErrDeviceInUse):
+	case errors.Is(err, dmapi.ErrDeviceInUse):
 		return codes.FailedPrecondition
 	case errors.Is(err, controllerapi.ErrEventQueueFull), errors.Is(err, controllerapi.ErrClosedEventLoop):
 		return codes.Unavailable

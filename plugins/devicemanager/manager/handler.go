@@ -79,7 +79,7 @@ func (m *Manager) allocate(ev *dmapi.AllocateDevice) (string, error) {
 // it; on failure nothing of it remains.
 func (m *Manager) newAllocation(resource string, deviceIDs []string) (allocation.Allocation, error) {
 	if resource != m.cfg.ResourceName {
-		return allocation.Allocation{}, fmt.Errorf("resource %q is not served here (serving %q): %w", resource, m.cfg.ResourceName, allocation.ErrInvalidRequest)
+		return allocation.Allocation{}, fmt.Errorf("resource %q is not served here (serving %q): %w", resource, m.cfg.ResourceName, dmapi.ErrInvalidRequest)
 	}
 	if err := m.state.CheckRequest(deviceIDs); err != nil {
 		return allocation.Allocation{}, err
@@ -280,9 +280,9 @@ func (m *Manager) persist() error {
 // errorKind names an allocation failure for the errors metric.
 func errorKind(err error) string {
 	switch {
-	case errors.Is(err, allocation.ErrInvalidRequest):
+	case errors.Is(err, dmapi.ErrInvalidRequest):
 		return "allocate-invalid-request"
-	case errors.Is(err, allocation.ErrDeviceInUse):
+	case errors.Is(err, dmapi.ErrDeviceInUse):
 		return "allocate-device-in-use"
 	case errors.Is(err, errDir):
 		return "allocate-directory"

@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
 
@@ -41,7 +41,7 @@ func toChangeKind(kind dmapi.AllocationChangeKind) memifv1.ChangeKind {
 	return memifv1.ChangeKind_CHANGE_KIND_UNSPECIFIED
 }
 
-func toEventRecord(record eventloop.Record) *memifv1.EventRecord {
+func toEventRecord(record controllerapi.EventRecord) *memifv1.EventRecord {
 	msg := &memifv1.EventRecord{
 		Seq:         record.SeqNum,
 		Name:        record.Name,

@@ -14,7 +14,7 @@ import (
 
 // Config says where the API is served.
 type Config struct {
-	// SocketPath is the Unix socket; empty means DefaultSocketPath.
+	// SocketPath is the Unix socket; empty means memifv1.DefaultSocketPath.
 	SocketPath string
 	// SocketMode is the socket's permission bits; 0 means DefaultSocketMode.
 	SocketMode fs.FileMode
@@ -36,7 +36,7 @@ type Server struct {
 func Start(config Config, service *Service) (*Server, error) {
 	path := config.SocketPath
 	if path == "" {
-		path = DefaultSocketPath
+		path = memifv1.DefaultSocketPath
 	}
 	mode := config.SocketMode
 	if mode == 0 {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
@@ -43,7 +44,7 @@ func startWithWebMemif(t *testing.T) (*manager.Manager, *dmapi.AllocateDevice) {
 	return devices, allocation
 }
 
-func startAPI(t testing.TB, devices dmapi.DeviceManagerAPI, history server.HistorySource, config server.Config) memifv1.MemifAgentClient {
+func startAPI(t testing.TB, devices dmapi.DeviceManagerAPI, history controllerapi.EventHistory, config server.Config) memifv1.MemifAgentClient {
 	t.Helper()
 	if config.SocketPath == "" {
 		config.SocketPath = filepath.Join(t.TempDir(), "api", "api.sock")

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
@@ -25,7 +25,7 @@ type Service struct {
 	memifv1.UnimplementedMemifAgentServer
 
 	devices     dmapi.DeviceManagerAPI
-	history     HistorySource
+	history     controllerapi.EventHistory
 	watchBuffer int
 }
 
@@ -33,7 +33,7 @@ type Service struct {
 // history. A nil history answers GetEventHistory with UNAVAILABLE; one
 // without a loop yet, with no events. watchBuffer <= 0 means
 // DefaultWatchBuffer.
-func NewService(devices dmapi.DeviceManagerAPI, history HistorySource, watchBuffer int) *Service {
+func NewService(devices dmapi.DeviceManagerAPI, history controllerapi.EventHistory, watchBuffer int) *Service {
 	if watchBuffer <= 0 {
 		watchBuffer = DefaultWatchBuffer
 	}
@@ -124,10 +124,10 @@ func (s *Service) GetEventHistory(_ context.Context, req *memifv1.GetEventHistor
 	if s.history == nil {
 		return nil, status.Error(codes.Unavailable, "event history is not available in this agent")
 	}
-	var records []eventloop.Record
-	if history := s.history.History(); history != nil {
-		records = selectEvents(history, req.GetSinceSeq(), int(min(req.GetLast(), math.MaxInt32)))
-	}
+	records := s.history.EventHistory(controllerapi.HistoryQuery{
+		AfterSeqNum: req.GetSinceSeq(),
+		Last:        int(min(req.GetLast(), math.MaxInt32)),
+	})
 	resp := &memifv1.GetEventHistoryResponse{Events: make([]*memifv1.EventRecord, 0, len(records))}
 	for _, record := range records {
 		resp.Events = append(resp.Events, toEventRecord(record))

@@ -10,11 +10,9 @@ import (
 	"syscall"
 )
 
-// Defaults of the API socket: root-only, in a directory of its own.
-const (
-	DefaultSocketPath = "/var/run/memif-agent/api.sock"
-	DefaultSocketMode = fs.FileMode(0o600)
-)
+// DefaultSocketMode makes the API socket root-only; it lives in a
+// directory of its own, memifv1.DefaultSocketPath's.
+const DefaultSocketMode = fs.FileMode(0o600)
 
 // listenUnix listens on a Unix socket at path with the given mode, owned
 // by group gid unless gid is unixgroup.None. A missing parent directory is
