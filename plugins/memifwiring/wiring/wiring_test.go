@@ -77,11 +77,11 @@ func TestConfigValidate(t *testing.T) {
 		{"empty", wiring.Config{}, ""},
 		{"full", wiring.Config{MTU: 9000, VRF: 2, RxMode: "adaptive",
 			IPAddresses: map[string][]string{"default/web/app": {"10.1.1.1/24", "fd00::1/64"}}}, ""},
-		{"unknown rx mode", wiring.Config{RxMode: "busy"}, `invalid rx-mode "busy"`},
+		{"unknown rx mode", wiring.Config{RxMode: "busy"}, `config key "rx-mode": must be polling, interrupt, adaptive or empty, got "busy"`},
 		{"key without container", wiring.Config{IPAddresses: map[string][]string{"default/web": {"10.1.1.1/24"}}},
-			`invalid ip-addresses key "default/web"`},
+			`config key "ip-addresses": must be keyed by namespace/pod/container, got "default/web"`},
 		{"address without prefix", wiring.Config{IPAddresses: map[string][]string{"default/web/app": {"10.1.1.1"}}},
-			`invalid ip-addresses entry "10.1.1.1"`},
+			`config key "ip-addresses": entry "10.1.1.1" of default/web/app must be an address with prefix length`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.config.Validate()
