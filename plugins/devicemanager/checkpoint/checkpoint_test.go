@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -193,5 +194,73 @@ func TestMoveAside(t *testing.T) {
 	}
 	if got, err := Load(path); err != nil || len(got.Allocations) != 0 {
 		t.Errorf("Load after MoveAside = %+v, %v; want an empty checkpoint", got, err)
+	}
+}
+
+// TestNothingWrittenThroughALink replaces the journal, then the snapshot,
+// by a link to another file of the same size, as a user who could write
+// to the directory would: Save never writes through the link, and the
+// checkpoint still holds every save.
+func TestNothingWrittenThroughALink(t *testing.T) {
+	for _, target := range []string{"journal", "snapshot"} {
+		t.Run(target, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "checkpoint.json")
+			w := NewWriter(path)
+			history := states()
+			for _, state := range history[:2] {
+				if err := w.Save(state); err != nil {
+					t.Fatal(err)
+				}
+			}
+			linked := map[string]string{"journal": journalPath(path), "snapshot": path}[target]
+			content, err := os.ReadFile(linked)
+			if err != nil {
+				t.Fatal(err)
+			}
+			victim := filepath.Join(t.TempDir(), "victim")
+			if err := os.WriteFile(victim, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(linked); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(victim, linked); err != nil {
+				t.Fatal(err)
+			}
+			if target == "snapshot" {
+				// Only a compaction, the first Save of a start, writes the
+				// snapshot.
+				w = NewWriter(path)
+			}
+			for _, state := range history[2:4] {
+				if err := w.Save(state); err != nil {
+					t.Fatalf("Save with the %s a link: %v", target, err)
+				}
+			}
+			after, err := os.ReadFile(victim)
+			if err != nil || !bytes.Equal(after, content) {
+				t.Errorf("the link's target changed: %d bytes before, %d after (%v)", len(content), len(after), err)
+			}
+			if got, err := Load(path); err != nil || !same(got, history[3]) {
+				t.Errorf("Load = %+v, %v; want %+v", got, err, history[3])
+			}
+		})
+	}
+}
+
+func TestUnsafeDirectoryRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "checkpoint.json")
+	if err := NewWriter(path).Save(sampleData()); err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "mode 0777") {
+		t.Errorf("Save into a world-writable directory = %v; want it refused, naming the directory and its mode", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a checkpoint was written into the world-writable directory: %v", err)
 	}
 }

@@ -14,7 +14,11 @@
 // Save after a start, it compacts: a new snapshot, then an empty journal.
 // journal.go describes the layout and why a torn last record is dropped.
 //
-// Both files are mode 0600: they hold every memif secret. A missing
+// Both files are mode 0600: they hold every memif secret. Their directory
+// must be the agent's own (owned by its user, writable by no one else;
+// one the Writer makes is 0700), and every file in it is opened through
+// the directory's descriptor without following links (internal/securedir),
+// so that no other user can redirect a secret into a file of theirs. A missing
 // snapshot is an empty checkpoint; an empty, truncated, foreign or tampered
 // snapshot or journal is a *CorruptError, and MoveAside keeps both files
 // for the operator under new names.

@@ -1,12 +1,16 @@
 package checkpoint
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/contivpp/memif-agent/internal/securedir"
 )
 
 // fileMode is the permission of the checkpoint and its journal: they hold
@@ -19,7 +23,15 @@ const fileMode = 0o600
 // When the journal ends in a torn record, Load returns what precedes it
 // with a *TornTailError.
 func Load(path string) (Data, error) {
-	content, err := os.ReadFile(path)
+	dir, err := openDir(path, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Data{}, nil
+	}
+	if err != nil {
+		return Data{}, err
+	}
+	defer dir.Close()
+	content, err := dir.ReadFile(filepath.Base(path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return Data{}, nil
 	}
@@ -31,7 +43,7 @@ func Load(path string) (Data, error) {
 		return data, err
 	}
 	journal := journalPath(path)
-	content, err = os.ReadFile(journal)
+	content, err = dir.ReadFile(filepath.Base(journal))
 	if errors.Is(err, fs.ErrNotExist) {
 		return data, nil // a compaction stopped before writing its journal
 	}
@@ -76,41 +88,67 @@ func Save(path string, data Data) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomically(path, content); err != nil {
+	dir, err := openDir(path, true)
+	if err != nil {
 		return err
 	}
-	if err := os.Remove(journalPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	defer dir.Close()
+	if err := writeAtomically(dir, path, content); err != nil {
+		return err
+	}
+	if err := dir.Remove(filepath.Base(journalPath(path))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove checkpoint journal %s: %w", journalPath(path), err)
 	}
 	return nil
 }
 
-// writeAtomically replaces path by content: a temporary file in the same
-// directory, fsync, rename, fsync of the directory.
-func writeAtomically(path string, content []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create checkpoint directory %s: %w", dir, err)
-	}
-	temp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+// openDir opens the checkpoint's directory, refusing one that another
+// user could change (they could redirect the files, secrets and all,
+// through a link); with create it makes a missing one, mode 0700.
+func openDir(path string, create bool) (*securedir.Dir, error) {
+	dir, err := securedir.Open(filepath.Dir(path), securedir.Options{Create: create, Mode: 0o700, Group: securedir.NoGroup})
 	if err != nil {
-		return fmt.Errorf("create temporary checkpoint in %s: %w", dir, err)
+		return nil, fmt.Errorf("checkpoint directory: %w", err)
 	}
-	tempPath := temp.Name()
+	return dir, nil
+}
+
+// writeAtomically replaces path, in dir, by content: a temporary file in
+// the same directory, fsync, rename, fsync of the directory.
+func writeAtomically(dir *securedir.Dir, path string, content []byte) error {
+	name := filepath.Base(path)
+	tempName, temp, err := createTemp(dir, name)
+	if err != nil {
+		return fmt.Errorf("create temporary checkpoint in %s: %w", dir.Path(), err)
+	}
 	if err := writeAndSync(temp, content); err != nil {
-		os.Remove(tempPath)
-		return fmt.Errorf("write checkpoint %s: %w", tempPath, err)
+		dir.Remove(tempName)
+		return fmt.Errorf("write checkpoint %s: %w", dir.Join(tempName), err)
 	}
-	if err := os.Rename(tempPath, path); err != nil {
-		os.Remove(tempPath)
+	if err := dir.Rename(tempName, name); err != nil {
+		dir.Remove(tempName)
 		return fmt.Errorf("replace checkpoint %s: %w", path, err)
 	}
 	return syncDir(dir)
 }
 
+// createTemp creates a new file ".<name>.tmp-<random>", mode 0600.
+func createTemp(dir *securedir.Dir, name string) (string, *os.File, error) {
+	for {
+		var suffix [8]byte
+		if _, err := rand.Read(suffix[:]); err != nil {
+			return "", nil, err
+		}
+		tempName := "." + name + ".tmp-" + hex.EncodeToString(suffix[:])
+		f, err := dir.OpenFile(tempName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+		if !errors.Is(err, fs.ErrExist) {
+			return tempName, f, err
+		}
+	}
+}
+
 func writeAndSync(temp *os.File, content []byte) error {
-	// CreateTemp makes the file 0600 already; Chmod states it for readers
-	// and guards against a future change of CreateTemp's default.
+	// The file was created 0600, cut by the umask; Chmod states it.
 	err := temp.Chmod(fileMode)
 	if err == nil {
 		_, err = temp.Write(content)
@@ -124,15 +162,10 @@ func writeAndSync(temp *os.File, content []byte) error {
 	return err
 }
 
-// syncDir makes the rename durable.
-func syncDir(dir string) error {
-	handle, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open checkpoint directory %s for fsync: %w", dir, err)
-	}
-	defer handle.Close()
-	if err := handle.Sync(); err != nil {
-		return fmt.Errorf("fsync checkpoint directory %s: %w", dir, err)
+// syncDir makes a rename durable.
+func syncDir(dir *securedir.Dir) error {
+	if err := dir.Sync(); err != nil {
+		return fmt.Errorf("fsync checkpoint directory: %w", err)
 	}
 	return nil
 }
@@ -144,12 +177,18 @@ func syncDir(dir string) error {
 func MoveAside(path string, now time.Time) (string, error) {
 	suffix := ".corrupt-" + now.UTC().Format("20060102T150405.000000000Z")
 	aside := path + suffix
-	if err := os.Rename(path, aside); err != nil {
+	dir, err := openDir(path, false)
+	if err != nil {
+		return "", err
+	}
+	defer dir.Close()
+	name := filepath.Base(path)
+	if err := dir.Rename(name, name+suffix); err != nil {
 		return "", fmt.Errorf("move corrupt checkpoint %s aside: %w", path, err)
 	}
-	journal := journalPath(path)
-	if err := os.Rename(journal, journal+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return aside, fmt.Errorf("move checkpoint journal %s aside: %w", journal, err)
+	journal := filepath.Base(journalPath(path))
+	if err := dir.Rename(journal, journal+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return aside, fmt.Errorf("move checkpoint journal %s aside: %w", dir.Join(journal), err)
 	}
-	return aside, syncDir(filepath.Dir(path))
+	return aside, syncDir(dir)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -101,10 +102,15 @@ func (w *Writer) compact(data Data) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomically(w.path, snapshot); err != nil {
+	dir, err := openDir(w.path, true)
+	if err != nil {
 		return err
 	}
-	if err := writeAtomically(journalPath(w.path), encodeJournalHeader(generation)); err != nil {
+	defer dir.Close()
+	if err := writeAtomically(dir, w.path, snapshot); err != nil {
+		return err
+	}
+	if err := writeAtomically(dir, journalPath(w.path), encodeJournalHeader(generation)); err != nil {
 		return fmt.Errorf("start checkpoint journal: %w", err)
 	}
 	w.generation, w.records, w.journalSize = generation, 0, int64(journalHeaderSize)
@@ -148,7 +154,12 @@ func newGeneration() (uint64, error) {
 // its data (fdatasync: the size is part of it; nothing else about the file
 // changed).
 func appendDurably(path string, size int64, records []byte) error {
-	journal, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	dir, err := openDir(path, false)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	journal, err := dir.OpenFile(filepath.Base(path), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("open checkpoint journal %s: %w", path, err)
 	}

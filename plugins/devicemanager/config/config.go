@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -117,7 +118,7 @@ func (c Config) Validate() error {
 	problems.Check("socket-root", checkAbsDir(c.SocketRoot))
 	problems.Check("container-dir", checkAbsDir(c.ContainerDir))
 	problems.Check("socket-name", checkFileName(c.SocketName))
-	problems.Check("checkpoint-path", checkCheckpointPath(c.CheckpointPath, c.SocketRoot))
+	problems.Check("checkpoint-path", checkCheckpointPath(c.CheckpointPath, c.SocketRoot, c.PluginDir))
 	problems.Check("dir-mode", checkDirMode(c.DirMode))
 	problems.Check("dir-group", c.DirGroup.CheckSyntax())
 	problems.CheckPositive("unbound-grace-period", c.UnboundGracePeriod, "10m")
@@ -204,16 +205,39 @@ func checkFileName(name string) string {
 	return ""
 }
 
-func checkCheckpointPath(path, socketRoot string) string {
+// kubeletRoot is kubelet's state directory: its checkpoints, the plugin
+// sockets and the pod-resources socket live under it.
+const kubeletRoot = "/var/lib/kubelet"
+
+func checkCheckpointPath(path, socketRoot, pluginDir string) string {
 	if reason := checkAbsDir(path); reason != "" {
 		return reason
 	}
+	if strings.HasSuffix(path, "/") {
+		return fmt.Sprintf("must name a file, not a directory (no trailing '/'), got %q", path)
+	}
 	// Allocation directories under the socket root are mounted into pods;
 	// the checkpoint holds every secret and must never be reachable there.
-	if rel, err := filepath.Rel(filepath.Clean(socketRoot), filepath.Clean(path)); err == nil && filepath.IsLocal(rel) {
-		return fmt.Sprintf("must not be under socket-root %q, got %q", socketRoot, path)
+	// kubelet's directories hold its own files, which a save would replace.
+	for _, other := range []struct{ key, dir string }{{"socket-root", socketRoot}, {"plugin-dir", pluginDir}, {"kubelet's directory", kubeletRoot}} {
+		if rel, err := filepath.Rel(filepath.Clean(other.dir), filepath.Clean(path)); err == nil && filepath.IsLocal(rel) {
+			return fmt.Sprintf("must not be under %s %q, got %q", other.key, other.dir, path)
+		}
+	}
+	if info, err := os.Lstat(path); err == nil && !info.Mode().IsRegular() {
+		return fmt.Sprintf("must name a regular file, got %q, which is a %s; name a file in a directory of its own, such as %q", path, fileKind(info.Mode()), DefaultCheckpointPath)
 	}
 	return ""
+}
+
+func fileKind(mode os.FileMode) string {
+	switch {
+	case mode.IsDir():
+		return "directory"
+	case mode&os.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return "special file"
 }
 
 func checkDirMode(mode configfile.FileMode) string {

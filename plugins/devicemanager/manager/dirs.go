@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/contivpp/memif-agent/internal/securedir"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
 )
 
@@ -21,58 +22,59 @@ func (m *Manager) hostDir(allocationID string) string {
 	return filepath.Join(m.cfg.SocketRoot, allocationID)
 }
 
+// openSocketRoot opens the socket root, making it (mode 0700) when
+// missing; one that another user, or a group other than dir-group, could
+// change is refused: through it they could redirect what the agent makes
+// and removes as root.
+func (m *Manager) openSocketRoot() (*securedir.Dir, error) {
+	root, err := securedir.Open(m.cfg.SocketRoot, securedir.Options{Create: true, Mode: socketRootMode, Group: m.gid})
+	if err != nil {
+		return nil, fmt.Errorf("%w: socket root: %w", errDir, err)
+	}
+	return root, nil
+}
+
 // makeDir creates a fresh directory for a, refusing one that exists.
 func (m *Manager) makeDir(a allocation.Allocation) error {
-	if err := os.MkdirAll(m.cfg.SocketRoot, socketRootMode); err != nil {
-		return fmt.Errorf("%w: create socket root %s: %w", errDir, m.cfg.SocketRoot, err)
+	root, err := m.openSocketRoot()
+	if err != nil {
+		return err
 	}
-	if err := os.Mkdir(a.HostDir, m.cfg.DirMode.Perm()); err != nil {
+	defer root.Close()
+	if _, err := root.Mkdir(a.ID, m.cfg.DirMode.Perm(), m.gid, false); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: %s already exists; refusing to hand an old directory to a new allocation: %w", errDir, a.HostDir, err)
 		}
-		return fmt.Errorf("%w: create %s: %w", errDir, a.HostDir, err)
-	}
-	if err := m.setDirAccess(a.HostDir); err != nil {
-		os.Remove(a.HostDir)
-		return err
-	}
-	return nil
-}
-
-// setDirAccess sets the configured mode (Mkdir's is cut by the umask) and
-// group.
-func (m *Manager) setDirAccess(dir string) error {
-	if err := os.Chmod(dir, m.cfg.DirMode.Perm()); err != nil {
-		return fmt.Errorf("%w: set mode %s on %s: %w", errDir, m.cfg.DirMode.Perm(), dir, err)
-	}
-	if m.gid >= 0 {
-		if err := os.Chown(dir, -1, m.gid); err != nil {
-			return fmt.Errorf("%w: set group %d (dir-group %q) on %s: %w", errDir, m.gid, m.cfg.DirGroup, dir, err)
-		}
+		return fmt.Errorf("%w: create %s with mode %s and dir-group %q: %w", errDir, a.HostDir, m.cfg.DirMode.Perm(), m.cfg.DirGroup, err)
 	}
 	return nil
 }
 
 // ensureDir re-creates a kept allocation's directory when it is missing
-// (for example after a reboot emptied /var/run).
+// (for example after a reboot emptied /var/run), and sets its mode and
+// group again.
 func (m *Manager) ensureDir(a allocation.Allocation) error {
-	if _, err := os.Stat(a.HostDir); err == nil {
-		return nil
-	}
 	if !m.underSocketRoot(a.HostDir) {
 		// socket-root changed since the allocation was made: the pod may
 		// still use the old path, which is not ours to create any more.
-		m.log.Warnf("directory %s of %s is missing and not under socket root %s; not re-creating it", a.HostDir, a, m.cfg.SocketRoot)
+		if _, err := os.Lstat(a.HostDir); err != nil {
+			m.log.Warnf("directory %s of %s is missing and not under socket root %s; not re-creating it", a.HostDir, a, m.cfg.SocketRoot)
+		}
 		return nil
 	}
-	if err := os.MkdirAll(m.cfg.SocketRoot, socketRootMode); err != nil {
-		return fmt.Errorf("%w: create socket root %s: %w", errDir, m.cfg.SocketRoot, err)
+	root, err := m.openSocketRoot()
+	if err != nil {
+		return err
 	}
-	if err := os.Mkdir(a.HostDir, m.cfg.DirMode.Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
+	defer root.Close()
+	made, err := root.Mkdir(a.ID, m.cfg.DirMode.Perm(), m.gid, true)
+	if err != nil {
 		return fmt.Errorf("%w: re-create %s: %w", errDir, a.HostDir, err)
 	}
-	m.log.Infof("re-created missing directory %s of %s", a.HostDir, a)
-	return m.setDirAccess(a.HostDir)
+	if made {
+		m.log.Infof("re-created missing directory %s of %s", a.HostDir, a)
+	}
+	return nil
 }
 
 // removeDir removes a released allocation's directory and its socket. A
@@ -82,9 +84,21 @@ func (m *Manager) removeDir(a allocation.Allocation) error {
 		m.metrics.countError("remove-directory")
 		return fmt.Errorf("%w: %s of allocation %s is not under socket root %s; not removing it", errDir, a.HostDir, a.ID, m.cfg.SocketRoot)
 	}
-	if err := os.RemoveAll(a.HostDir); err != nil {
+	err := m.removeUnderRoot(filepath.Base(a.HostDir))
+	if err != nil {
 		m.metrics.countError("remove-directory")
-		return fmt.Errorf("%w: remove %s: %w", errDir, a.HostDir, err)
+	}
+	return err
+}
+
+func (m *Manager) removeUnderRoot(name string) error {
+	root, err := m.openSocketRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := root.RemoveAll(name); err != nil {
+		return fmt.Errorf("%w: %w", errDir, err)
 	}
 	return nil
 }
@@ -100,10 +114,12 @@ func (m *Manager) underSocketRoot(dir string) bool {
 // directory was never handed to kubelet: the agent died between making it
 // and recording it. Entries not named like an allocation are left alone.
 func (m *Manager) removeOrphanDirs() error {
-	entries, err := os.ReadDir(m.cfg.SocketRoot)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	root, err := m.openSocketRoot()
+	if err != nil {
+		return err
 	}
+	defer root.Close()
+	entries, err := root.Entries()
 	if err != nil {
 		return fmt.Errorf("%w: list socket root %s for orphan directories: %w", errDir, m.cfg.SocketRoot, err)
 	}
@@ -117,7 +133,7 @@ func (m *Manager) removeOrphanDirs() error {
 		if !entry.IsDir() || !allocation.IsID(entry.Name()) || held[dir] {
 			continue
 		}
-		if err := os.RemoveAll(dir); err != nil {
+		if err := root.RemoveAll(entry.Name()); err != nil {
 			errs = append(errs, fmt.Errorf("%w: remove orphan directory %s: %w", errDir, dir, err))
 			continue
 		}

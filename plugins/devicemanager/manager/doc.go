@@ -4,7 +4,11 @@
 // DeviceManagerAPI sibling plugins read.
 //
 // It owns the allocation directories under the socket root and the
-// checkpoint (its snapshot and journal files). It does not touch the vswitch side (sibling handlers put
+// checkpoint (its snapshot and journal files). The socket root must be the
+// agent's own (owned by its user, writable by no other user nor group but
+// dir-group; one it makes is 0700); every directory under it is made,
+// chmodded, chowned and removed through the root's descriptor without
+// following links (internal/securedir). It does not touch the vswitch side (sibling handlers put
 // that into the event's transaction) nor find pods itself: pod evidence
 // comes in AddPod events and from the optional PodLister at resync.
 //

@@ -1,0 +1,16 @@
+// Package securedir works inside a directory that only the agent may
+// change, through the directory's file descriptor, so that no path the
+// agent follows can be redirected by a symbolic link another user planted.
+//
+// Open refuses a directory that is a symbolic link, is not owned by the
+// agent's user, or is writable by others (or by its group, unless that
+// group is the one configured for it), naming the path, owner and mode; a
+// directory Open creates gets exactly the requested mode. Every operation
+// under it then uses openat, mkdirat, unlinkat and renameat on that
+// descriptor with O_NOFOLLOW, and changes modes and owners through a
+// descriptor of the file itself: nothing follows a link at the last path
+// element, and nothing but single names are accepted below the directory.
+//
+// It owns no directory: the device manager uses it for the socket root and
+// the checkpoint's directory.
+package securedir
