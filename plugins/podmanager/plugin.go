@@ -94,6 +94,12 @@ func (p *Plugin) ListPods(ctx context.Context) ([]podapi.PodState, error) {
 	return p.tracker.ListPods(ctx)
 }
 
+// ListsKubeletDevices tells whether the pods ListPods returns carry the
+// device IDs from kubelet's pod-resources API: only then does a pod
+// holding no device prove a device free (the device manager removes
+// directories no allocation explains on that proof).
+func (p *Plugin) ListsKubeletDevices() bool { return p.kubelet != nil }
+
 // ResolvePod implements podapi.PodResolver.
 func (p *Plugin) ResolvePod(ctx context.Context, pod podapi.PodID) (podapi.PodState, bool, error) {
 	if p.tracker == nil {

@@ -104,10 +104,17 @@ func NewID(deviceIDs []string) (string, error) {
 }
 
 // idPattern matches what NewID returns.
-var idPattern = regexp.MustCompile(`^memif(-[0-9]+)?-[0-9a-f]{8}$`)
+var idPattern = regexp.MustCompile(`^(memif(-[0-9]+)?)-[0-9a-f]{8}$`)
 
-// IsID tells whether name has the form of an allocation ID.
-func IsID(name string) bool { return idPattern.MatchString(name) }
+// DeviceOfID returns the first device ID of the allocation id names
+// (NewID), and whether id has the form of an allocation ID.
+func DeviceOfID(id string) (string, bool) {
+	match := idPattern.FindStringSubmatch(id)
+	if match == nil {
+		return "", false
+	}
+	return match[1], true
+}
 
 // ToCheckpoint converts allocations to their persisted form.
 func ToCheckpoint(allocations []Allocation) checkpoint.Data {

@@ -135,17 +135,28 @@ func decodeSnapshot(path string, content []byte) (Data, uint64, error) {
 func (d Data) validate() error {
 	seenIDs := map[string]bool{}
 	for i, a := range d.Allocations {
-		switch {
-		case a.ID == "":
+		if a.ID == "" {
 			return fmt.Errorf("allocation %d has no ID", i)
-		case seenIDs[a.ID]:
+		}
+		if seenIDs[a.ID] {
 			return fmt.Errorf("allocation ID %q appears twice", a.ID)
-		case len(a.DeviceIDs) == 0:
-			return fmt.Errorf("allocation %q holds no device", a.ID)
-		case a.HostDir == "" || a.HostSocket == "":
-			return fmt.Errorf("allocation %q has no host directory or socket", a.ID)
+		}
+		if err := a.validate(); err != nil {
+			return err
 		}
 		seenIDs[a.ID] = true
+	}
+	return nil
+}
+
+func (a Allocation) validate() error {
+	switch {
+	case a.ID == "":
+		return errors.New("an allocation has no ID")
+	case len(a.DeviceIDs) == 0:
+		return fmt.Errorf("allocation %q holds no device", a.ID)
+	case a.HostDir == "" || a.HostSocket == "":
+		return fmt.Errorf("allocation %q has no host directory or socket", a.ID)
 	}
 	return nil
 }

@@ -18,10 +18,13 @@ import (
 const fileMode = 0o600
 
 // Load reads the checkpoint at path and the journal that extends it. A
-// missing file is an empty checkpoint; a missing or stale journal adds
-// nothing; a file that cannot be used is a *CorruptError (see MoveAside).
-// When the journal ends in a torn record, Load returns what precedes it
-// with a *TornTailError.
+// missing checkpoint is an empty one; a stale journal adds nothing. Damage
+// loses only what it covers: Load returns everything else with a
+// *DamageError saying what was lost (a snapshot that cannot be used is
+// replaced by nothing, its journal still applied; a journal record that
+// does not check out is skipped). A journal that only ends in a torn
+// record gives what precedes it with a *TornTailError. Any other error
+// (the directory or a file cannot be read) comes with no data.
 func Load(path string) (Data, error) {
 	dir, err := openDir(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -31,38 +34,90 @@ func Load(path string) (Data, error) {
 		return Data{}, err
 	}
 	defer dir.Close()
-	content, err := dir.ReadFile(filepath.Base(path))
-	if errors.Is(err, fs.ErrNotExist) {
+	journal := journalPath(path)
+	snapshot, snapshotErr := dir.ReadFile(filepath.Base(path))
+	journalContent, journalErr := dir.ReadFile(filepath.Base(journal))
+	switch {
+	case snapshotErr != nil && !errors.Is(snapshotErr, fs.ErrNotExist):
+		return Data{}, fmt.Errorf("read checkpoint %s: %w", path, snapshotErr)
+	case journalErr != nil && !errors.Is(journalErr, fs.ErrNotExist):
+		return Data{}, fmt.Errorf("read checkpoint journal %s: %w", journal, journalErr)
+	case snapshotErr != nil && journalErr != nil:
 		return Data{}, nil
 	}
+	damage := &DamageError{Path: path}
+	var data Data
+	var generation uint64
+	if snapshotErr != nil {
+		damage.lose(1, &CorruptError{Path: path, Reason: "the file is missing, yet its journal is there"})
+	} else if data, generation, err = decodeSnapshot(path, snapshot); err != nil {
+		data = Data{}
+		damage.lose(1, err)
+	} else if generation == 0 {
+		return data, nil
+	}
+	if journalErr != nil {
+		// A first compaction cut short between the snapshot and its
+		// journal leaves none too: nothing may be lost.
+		damage.lose(0, &CorruptError{Path: journal, Reason: "the file is missing: the changes saved after the snapshot, if any, are lost"})
+		return data, damage.orNil()
+	}
+	records, torn, skipped, err := decodeJournal(journal, journalContent, generation)
 	if err != nil {
-		return Data{}, fmt.Errorf("read checkpoint %s: %w", path, err)
+		damage.lose(1, err)
 	}
-	data, generation, err := decodeSnapshot(path, content)
-	if err != nil || generation == 0 {
-		return data, err
+	for _, err := range skipped {
+		damage.lose(1, err)
 	}
-	journal := journalPath(path)
-	content, err = dir.ReadFile(filepath.Base(journal))
-	if errors.Is(err, fs.ErrNotExist) {
-		return data, nil // a compaction stopped before writing its journal
-	}
-	if err != nil {
-		return Data{}, fmt.Errorf("read checkpoint journal %s: %w", journal, err)
-	}
-	records, torn, err := decodeJournal(journal, content, generation)
-	if err != nil {
-		return Data{}, err
-	}
-	data, err = data.apply(records)
-	if err != nil {
-		return Data{}, &CorruptError{Path: journal, Reason: err.Error()}
+	data, skipped = data.apply(records)
+	for _, err := range skipped {
+		damage.lose(0, err)
 	}
 	if torn > 0 {
-		return data, &TornTailError{Path: journal, Offset: torn, Bytes: len(content) - torn}
+		tornErr := &TornTailError{Path: journal, Offset: torn, Bytes: len(journalContent) - torn}
+		if len(damage.Problems) == 0 {
+			return data, tornErr
+		}
+		damage.lose(1, tornErr)
 	}
-	return data, nil
+	return data, damage.orNil()
 }
+
+// DamageError says what of a checkpoint Load could not use. The data Load
+// returns with it is everything the damage did not cover.
+type DamageError struct {
+	Path string
+	// Lost counts the parts whose content is gone: the snapshot, an
+	// unusable journal, each skipped stretch of journal records.
+	Lost int
+	// Problems says what was wrong with each, *CorruptError or
+	// *TornTailError, and which changes were skipped for them.
+	Problems []error
+}
+
+func (e *DamageError) lose(parts int, problem error) {
+	e.Lost += parts
+	e.Problems = append(e.Problems, problem)
+}
+
+func (e *DamageError) orNil() error {
+	if len(e.Problems) == 0 {
+		return nil
+	}
+	return e
+}
+
+// Error implements error.
+func (e *DamageError) Error() string {
+	text := fmt.Sprintf("checkpoint %s is damaged, %d parts lost; kept what the damage did not cover", e.Path, e.Lost)
+	for _, problem := range e.Problems {
+		text += "; " + problem.Error()
+	}
+	return text
+}
+
+// Unwrap makes the problems visible to errors.Is and errors.As.
+func (e *DamageError) Unwrap() []error { return e.Problems }
 
 // TornTailError says that Load dropped the last record of the journal: it
 // was cut short by a crash while it was appended (its Save never returned,

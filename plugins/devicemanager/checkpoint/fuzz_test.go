@@ -40,7 +40,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 // FuzzDecodeJournal checks that no journal content panics decodeJournal,
-// that every refusal is a *CorruptError, and that the records it accepts
+// that every refusal and skipped stretch is a *CorruptError, and that the records it accepts
 // encode back to a journal that decodes to the same records.
 func FuzzDecodeJournal(f *testing.F) {
 	const generation = 7
@@ -56,11 +56,13 @@ func FuzzDecodeJournal(f *testing.F) {
 	f.Add(encodeJournalHeader(generation + 1))
 	f.Add([]byte("MEMIFJ01"))
 	f.Fuzz(func(t *testing.T, content []byte) {
-		records, _, err := decodeJournal("fuzz", content, generation)
-		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("decodeJournal error %v is not ErrCorrupt", err)
+		records, _, skipped, err := decodeJournal("fuzz", content, generation)
+		for _, problem := range append(skipped, err) {
+			if problem != nil && !errors.Is(problem, ErrCorrupt) {
+				t.Fatalf("decodeJournal problem %v is not ErrCorrupt", problem)
 			}
+		}
+		if err != nil {
 			return
 		}
 		again := encodeJournalHeader(generation)
@@ -69,9 +71,9 @@ func FuzzDecodeJournal(f *testing.F) {
 				t.Fatalf("encode of a decoded record: %v", err)
 			}
 		}
-		roundTrip, torn, err := decodeJournal("fuzz", again, generation)
-		if err != nil || torn != 0 {
-			t.Fatalf("decode of re-encoded records: torn at %d, %v", torn, err)
+		roundTrip, torn, skipped, err := decodeJournal("fuzz", again, generation)
+		if err != nil || torn != 0 || len(skipped) != 0 {
+			t.Fatalf("decode of re-encoded records: torn at %d, skipped %v, %v", torn, skipped, err)
 		}
 		if !reflect.DeepEqual(roundTrip, records) {
 			t.Fatalf("round trip changed the records: %+v != %+v", roundTrip, records)

@@ -65,50 +65,78 @@ func appendRecord(buf []byte, r journalRecord) ([]byte, error) {
 }
 
 // decodeJournal returns the records of content when it is the journal of
-// generation, and none when it is a stale one; torn is the offset of a torn
-// last record it dropped, 0 if none. path only names the file in errors;
-// every problem is a *CorruptError.
-func decodeJournal(path string, content []byte, generation uint64) (records []journalRecord, torn int, err error) {
-	corrupt := func(format string, args ...any) ([]journalRecord, int, error) {
-		return nil, 0, &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
+// generation (any generation when generation is 0: the snapshot naming it
+// is lost), and none when it is a stale one. A record that does not check
+// out is skipped up to the next one that does, each skipped stretch a
+// *CorruptError in skipped; a bad record with none after it is a torn
+// tail, whose offset is torn (0: none). err, a *CorruptError, is for a
+// journal whose header is unusable: none of it can be trusted. path only
+// names the file in errors.
+func decodeJournal(path string, content []byte, generation uint64) (records []journalRecord, torn int, skipped []error, err error) {
+	corrupt := func(format string, args ...any) *CorruptError {
+		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	if len(content) < journalHeaderSize || !bytes.HasPrefix(content, []byte(journalMagic)) {
-		return corrupt("not a memif-agent checkpoint journal (short or foreign header)")
+		return nil, 0, nil, corrupt("not a memif-agent checkpoint journal (short or foreign header)")
 	}
 	header := content[:journalHeaderSize]
 	if crc32.Checksum(header[:journalHeaderSize-4], castagnoli) != binary.BigEndian.Uint32(header[journalHeaderSize-4:]) {
-		return corrupt("journal header checksum mismatch")
+		return nil, 0, nil, corrupt("journal header checksum mismatch")
 	}
-	if binary.BigEndian.Uint64(header[len(journalMagic):]) != generation {
-		return nil, 0, nil
+	if generation != 0 && binary.BigEndian.Uint64(header[len(journalMagic):]) != generation {
+		return nil, 0, nil, nil
 	}
-	for rest, offset := content[journalHeaderSize:], journalHeaderSize; len(rest) > 0; {
-		if len(rest) < recordHeaderSize {
-			return records, offset, nil // torn header of the last record
+	for offset := journalHeaderSize; offset < len(content); {
+		r, end, problem := recordAt(content, offset)
+		if problem == "" {
+			records = append(records, r)
+			offset = end
+			continue
 		}
-		size := binary.BigEndian.Uint32(rest)
-		if uint64(size) > uint64(len(rest)-recordHeaderSize) {
-			return records, offset, nil // torn last record
+		next := nextRecord(content, offset+1)
+		if next < 0 {
+			return records, offset, skipped, nil // torn last record
 		}
-		end := recordHeaderSize + int(size)
-		payload := rest[recordHeaderSize:end]
-		if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(rest[4:]) {
-			if end == len(rest) {
-				return records, offset, nil // torn last record
-			}
-			return corrupt("journal record at byte %d: checksum mismatch", offset)
-		}
-		if size > maxRecordSize {
-			return corrupt("journal record at byte %d: %d bytes, more than the %d allowed", offset, size, maxRecordSize)
-		}
-		r, err := decodeRecord(payload)
-		if err != nil {
-			return corrupt("journal record at byte %d: %v", offset, err)
-		}
-		records = append(records, r)
-		rest, offset = rest[end:], offset+end
+		skipped = append(skipped, corrupt("journal bytes %d to %d skipped: the record at byte %d %s", offset, next, offset, problem))
+		offset = next
 	}
-	return records, 0, nil
+	return records, 0, skipped, nil
+}
+
+// recordAt decodes the record at offset of content; problem says why it
+// does not check out, "" when it does.
+func recordAt(content []byte, offset int) (r journalRecord, end int, problem string) {
+	rest := content[offset:]
+	if len(rest) < recordHeaderSize {
+		return r, 0, "is cut short in its header"
+	}
+	size := binary.BigEndian.Uint32(rest)
+	switch {
+	case size > maxRecordSize:
+		return r, 0, fmt.Sprintf("claims %d bytes, more than the %d allowed", size, maxRecordSize)
+	case uint64(size) > uint64(len(rest)-recordHeaderSize):
+		return r, 0, "runs past the end of the file"
+	}
+	payload := rest[recordHeaderSize : recordHeaderSize+int(size)]
+	if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(rest[4:]) {
+		return r, 0, "has a checksum mismatch"
+	}
+	r, err := decodeRecord(payload)
+	if err != nil {
+		return r, 0, err.Error()
+	}
+	return r, offset + recordHeaderSize + int(size), ""
+}
+
+// nextRecord is the offset of the first record from offset on that checks
+// out, -1 if none.
+func nextRecord(content []byte, offset int) int {
+	for ; offset+recordHeaderSize <= len(content); offset++ {
+		if _, _, problem := recordAt(content, offset); problem == "" {
+			return offset
+		}
+	}
+	return -1
 }
 
 func decodeRecord(payload []byte) (journalRecord, error) {
@@ -128,12 +156,18 @@ func decodeRecord(payload []byte) (journalRecord, error) {
 }
 
 // apply returns d changed by records, in order: a put replaces the
-// allocation of its ID in place or appends it; a delete removes one that
-// must exist.
-func (d Data) apply(records []journalRecord) (Data, error) {
+// allocation of its ID in place or appends it; a delete removes it. A put
+// that is not a usable allocation, or a delete of one that does not exist
+// (its put was in a record lost to damage), is skipped and said in
+// skipped.
+func (d Data) apply(records []journalRecord) (out Data, skipped []error) {
 	allocations := slices.Clone(d.Allocations)
 	for i, r := range records {
 		for _, put := range r.Put {
+			if err := put.validate(); err != nil {
+				skipped = append(skipped, fmt.Errorf("journal record %d: %w; skipped", i+1, err))
+				continue
+			}
 			at := slices.IndexFunc(allocations, func(a Allocation) bool { return a.ID == put.ID })
 			if at < 0 {
 				allocations = append(allocations, put)
@@ -144,14 +178,11 @@ func (d Data) apply(records []journalRecord) (Data, error) {
 		for _, id := range r.Delete {
 			at := slices.IndexFunc(allocations, func(a Allocation) bool { return a.ID == id })
 			if at < 0 {
-				return Data{}, fmt.Errorf("journal record %d deletes allocation %q, which does not exist", i+1, id)
+				skipped = append(skipped, fmt.Errorf("journal record %d deletes allocation %q, which does not exist; skipped", i+1, id))
+				continue
 			}
 			allocations = slices.Delete(allocations, at, at+1)
 		}
 	}
-	out := Data{Allocations: allocations}
-	if err := out.validate(); err != nil {
-		return Data{}, err
-	}
-	return out, nil
+	return Data{Allocations: allocations}, skipped
 }

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -205,46 +206,201 @@ func TestJournalCrashConsistency(t *testing.T) {
 	}
 }
 
-func TestJournalCorrupt(t *testing.T) {
-	path, journal, ends := journalAfter(t)
-	flip := func(at int) []byte {
-		changed := bytes.Clone(journal)
-		changed[at] ^= 0x20
-		return changed
+// grants writes a snapshot of two allocations, then four journal records,
+// each granting one more allocation, as the device manager does across a
+// restart. It returns the checkpoint path, the allocations in order, and
+// the offset where each record starts, the journal's length last.
+func grants(t *testing.T) (string, []Allocation, []int) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "checkpoint.json")
+	w := NewWriter(path)
+	var granted []Allocation
+	for i := range 6 {
+		id := fmt.Sprintf("memif-%03d-0000000%d", i, i)
+		granted = append(granted, Allocation{ID: id, DeviceIDs: []string{fmt.Sprintf("memif-%03d", i)},
+			HostDir: "/run/m/" + id, HostSocket: "/run/m/" + id + "/memif.sock", Secret: fmt.Sprintf("secret-%d", i)})
+		if i == 0 {
+			continue // the snapshot holds two
+		}
+		if err := w.Save(Data{Allocations: slices.Clone(granted)}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	history := states()
-	cases := []struct {
-		name    string
-		content []byte
-		want    *Data  // the state Load must give, or
-		reason  string // what its *CorruptError must say
-	}{
-		{"byte changed in a middle record", flip(ends[1] + recordHeaderSize + 3), nil, "checksum mismatch"},
-		{"byte changed in the last record (torn write)", flip(len(journal) - 2), &history[len(history)-2], ""},
-		{"length of a middle record changed", flip(ends[0] + 3), nil, "checksum mismatch"},
-		{"header changed", flip(2), nil, "header"},
-		{"empty journal", nil, nil, "short or foreign header"},
-		{"foreign file", []byte(strings.Repeat("kubelet checkpoint ", 4)), nil, "short or foreign header"},
-		{"journal of another generation (compaction cut short)", append(encodeJournalHeader(42), journal[journalHeaderSize:]...), &history[0], ""},
+	info, err := os.Stat(journalPath(path))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := os.WriteFile(journalPath(path), tc.content, fileMode); err != nil {
+	journal, err := os.ReadFile(journalPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := []int{journalHeaderSize}
+	for offset := journalHeaderSize; offset < len(journal); {
+		offset += recordHeaderSize + int(binary.BigEndian.Uint32(journal[offset:]))
+		starts = append(starts, offset)
+	}
+	if len(starts) != 5 || starts[4] != int(info.Size()) {
+		t.Fatalf("journal records start at %v of %d bytes, want four records", starts, info.Size())
+	}
+	return path, granted, starts
+}
+
+// TestLoadKeepsWhatDamageDidNotCover damages the checkpoint every way a
+// disk or an operator can: truncation at every record boundary and in
+// every record, a changed byte in every part of every record, the
+// snapshot or journal deleted or emptied. Load gives exactly the
+// allocations whose records the damage did not touch, and says what it
+// lost unless the damage cannot be seen (a journal cut at a boundary).
+func TestLoadKeepsWhatDamageDidNotCover(t *testing.T) {
+	type damage struct {
+		name   string
+		damage func(t *testing.T, path string, journal []byte)
+		keep   []int  // indexes of the allocations that must survive
+		seen   string // "" none, "torn" a *TornTailError, "damage" a *DamageError
+	}
+	_, _, starts := grants(t)
+	writeJournal := func(content []byte) func(*testing.T, string, []byte) {
+		return func(t *testing.T, path string, _ []byte) {
+			if err := os.WriteFile(journalPath(path), content, fileMode); err != nil {
 				t.Fatal(err)
 			}
-			got, err := Load(path)
-			if tc.want != nil {
-				var torn *TornTailError
-				if (err != nil && !errors.As(err, &torn)) || !same(got, *tc.want) {
-					t.Errorf("Load = %+v, %v; want %+v", got, err, *tc.want)
-				}
-				return
+		}
+	}
+	cut := func(at int) func(*testing.T, string, []byte) {
+		return func(t *testing.T, path string, journal []byte) { writeJournal(journal[:at])(t, path, journal) }
+	}
+	flip := func(at int) func(*testing.T, string, []byte) {
+		return func(t *testing.T, path string, journal []byte) {
+			changed := bytes.Clone(journal)
+			changed[at] ^= 0x20
+			writeJournal(changed)(t, path, journal)
+		}
+	}
+	upTo := func(n int) []int {
+		var keep []int
+		for i := range n {
+			keep = append(keep, i)
+		}
+		return keep
+	}
+	var cases []damage
+	for record := range 4 {
+		cases = append(cases,
+			damage{fmt.Sprintf("cut before record %d", record+1), cut(starts[record]), upTo(2 + record), ""},
+			damage{fmt.Sprintf("cut in the header of record %d", record+1), cut(starts[record] + 3), upTo(2 + record), "torn"},
+			damage{fmt.Sprintf("cut in the payload of record %d", record+1), cut(starts[record+1] - 1), upTo(2 + record), "torn"})
+		allBut := slices.DeleteFunc(upTo(6), func(i int) bool { return i == 2+record })
+		seen := "damage"
+		if record == 3 {
+			seen = "torn" // a bad last record cannot be told from a torn write
+		}
+		for _, part := range []struct {
+			name   string
+			offset int
+		}{{"length", 2}, {"checksum", 5}, {"payload", recordHeaderSize + 10}, {"payload's end", starts[record+1] - starts[record] - 2}} {
+			cases = append(cases, damage{fmt.Sprintf("byte changed in the %s of record %d", part.name, record+1), flip(starts[record] + part.offset), allBut, seen})
+		}
+	}
+	removeFile := func(journal bool) func(*testing.T, string, []byte) {
+		return func(t *testing.T, path string, _ []byte) {
+			if journal {
+				path = journalPath(path)
 			}
-			var corrupt *CorruptError
-			if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), tc.reason) || !strings.Contains(err.Error(), journalPath(path)) {
-				t.Errorf("Load error = %v, want a *CorruptError naming the journal and %q", err, tc.reason)
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	emptySnapshot := func(t *testing.T, path string, _ []byte) {
+		if err := os.WriteFile(path, nil, fileMode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flipSnapshot := func(t *testing.T, path string, _ []byte) {
+		content, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := bytes.Index(content, []byte("secret-1"))
+		content[at+len("secret-")] = '7'
+		if err := os.WriteFile(path, content, fileMode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases = append(cases,
+		damage{"byte changed in the journal header", flip(10), upTo(2), "damage"},
+		damage{"journal emptied", writeJournal(nil), upTo(2), "damage"},
+		damage{"journal deleted", removeFile(true), upTo(2), "damage"},
+		damage{"snapshot deleted", removeFile(false), []int{2, 3, 4, 5}, "damage"},
+		damage{"snapshot emptied", emptySnapshot, []int{2, 3, 4, 5}, "damage"},
+		damage{"byte changed in the snapshot", flipSnapshot, []int{2, 3, 4, 5}, "damage"},
+	)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path, granted, _ := grants(t)
+			journal, err := os.ReadFile(journalPath(path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.damage(t, path, journal)
+			got, err := Load(path)
+			var want []Allocation
+			for _, i := range tc.keep {
+				want = append(want, granted[i])
+			}
+			if !same(got, Data{Allocations: want}) {
+				t.Errorf("Load kept %v, want %v (error %v)", ids(got), ids(Data{Allocations: want}), err)
+			}
+			var torn *TornTailError
+			var damaged *DamageError
+			switch tc.seen {
+			case "":
+				if err != nil {
+					t.Errorf("Load error = %v, want none", err)
+				}
+			case "torn":
+				if !errors.As(err, &torn) || errors.As(err, &damaged) {
+					t.Errorf("Load error = %v, want a *TornTailError alone", err)
+				}
+			case "damage":
+				if !errors.As(err, &damaged) || !strings.Contains(err.Error(), path) {
+					t.Errorf("Load error = %v, want a *DamageError naming %s", err, path)
+				}
 			}
 		})
+	}
+}
+
+func ids(data Data) []string {
+	var list []string
+	for _, a := range data.Allocations {
+		list = append(list, a.ID)
+	}
+	return list
+}
+
+func TestLoadRefusesWhatIsNotAJournal(t *testing.T) {
+	path, granted, _ := grants(t)
+	for _, content := range [][]byte{[]byte(strings.Repeat("kubelet checkpoint ", 4)), []byte("MEMIFJ01")} {
+		if err := os.WriteFile(journalPath(path), content, fileMode); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(path)
+		var corrupt *CorruptError
+		if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "short or foreign header") || !same(got, Data{Allocations: granted[:2]}) {
+			t.Errorf("Load with a foreign journal = %v, %v; want the snapshot's two and a *CorruptError", ids(got), err)
+		}
+	}
+}
+
+func TestJournalOfAnotherGeneration(t *testing.T) {
+	path, journal, _ := journalAfter(t)
+	stale := append(encodeJournalHeader(42), journal[journalHeaderSize:]...)
+	if err := os.WriteFile(journalPath(path), stale, fileMode); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Load(path); err != nil || !same(got, states()[0]) {
+		t.Errorf("Load with a stale journal (a compaction cut short) = %+v, %v; want the snapshot alone", got, err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/securedir"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // errDir is matched by every allocation-directory failure.
@@ -28,8 +29,11 @@ func (m *Manager) hostDir(allocationID string) string {
 // and removes as root.
 func (m *Manager) openSocketRoot() (*securedir.Dir, error) {
 	root, err := securedir.Open(m.cfg.SocketRoot, securedir.Options{Create: true, Mode: socketRootMode, Group: m.gid})
-	if err != nil {
-		return nil, fmt.Errorf("%w: socket root: %w", errDir, err)
+	switch {
+	case errors.Is(err, securedir.ErrUnsafe):
+		return nil, fmt.Errorf("%w: refusing the socket root: %w", errDir, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: create socket root %s: %w", errDir, m.cfg.SocketRoot, err)
 	}
 	return root, nil
 }
@@ -108,12 +112,14 @@ func (m *Manager) underSocketRoot(dir string) bool {
 	return err == nil && filepath.IsLocal(rel) && filepath.Dir(rel) == "."
 }
 
-// removeOrphanDirs removes the allocation directories under the socket root
-// that no allocation holds. Every allocation is in the checkpoint before
-// Allocate returns, so when the checkpoint was restored whole such a
-// directory was never handed to kubelet: the agent died between making it
-// and recording it. Entries not named like an allocation are left alone.
-func (m *Manager) removeOrphanDirs() error {
+// findUnexplainedDirs reports the allocation directories under the socket
+// root that no allocation holds, and keeps them until
+// removeUnexplainedDirs may remove them. Such a directory is either from
+// an Allocate a crash cut short before it was recorded (never handed to
+// kubelet), or from an allocation whose record was lost to checkpoint
+// damage, which a running pod may still use: which one, only kubelet
+// knows. Entries not named like an allocation are left alone.
+func (m *Manager) findUnexplainedDirs() error {
 	root, err := m.openSocketRoot()
 	if err != nil {
 		return err
@@ -121,23 +127,61 @@ func (m *Manager) removeOrphanDirs() error {
 	defer root.Close()
 	entries, err := root.Entries()
 	if err != nil {
-		return fmt.Errorf("%w: list socket root %s for orphan directories: %w", errDir, m.cfg.SocketRoot, err)
+		return fmt.Errorf("%w: list socket root %s for directories no allocation holds: %w", errDir, m.cfg.SocketRoot, err)
 	}
 	held := map[string]bool{}
 	for _, a := range m.state.List() {
 		held[a.HostDir] = true
 	}
-	var errs []error
+	m.unexplained = map[string]string{}
 	for _, entry := range entries {
-		dir := m.hostDir(entry.Name())
-		if !entry.IsDir() || !allocation.IsID(entry.Name()) || held[dir] {
+		device, isAllocation := allocation.DeviceOfID(entry.Name())
+		if !entry.IsDir() || !isAllocation || held[m.hostDir(entry.Name())] {
 			continue
 		}
-		if err := root.RemoveAll(entry.Name()); err != nil {
-			errs = append(errs, fmt.Errorf("%w: remove orphan directory %s: %w", errDir, dir, err))
-			continue
-		}
-		m.log.Warnf("removed orphan directory %s: no checkpointed allocation holds it (an Allocate cut short by a crash)", dir)
+		m.unexplained[entry.Name()] = device
+		m.metrics.countError("unexplained-directory")
+		m.log.Warnf("kept directory %s: no allocation in the checkpoint holds it; it is removed once kubelet's pod-resources shows no pod holding device %s", m.hostDir(entry.Name()), device)
 	}
-	return errors.Join(errs...)
+	return nil
+}
+
+// kubeletDevices is implemented by a PodLister whose pods carry the device
+// IDs kubelet's pod-resources API gives (podapi.PodContainer.DeviceIDs).
+type kubeletDevices interface {
+	ListsKubeletDevices() bool
+}
+
+// removeUnexplainedDirs removes the directories findUnexplainedDirs kept
+// once live, from kubelet's pod-resources, shows that no pod holds their
+// device nor mounts them. Without pod-resources they are kept.
+func (m *Manager) removeUnexplainedDirs(live []podapi.PodState) {
+	if lister, ok := m.opts.PodLister.(kubeletDevices); len(m.unexplained) == 0 || !ok || !lister.ListsKubeletDevices() {
+		return
+	}
+	inUse := map[string]bool{}
+	for _, pod := range live {
+		for _, c := range pod.Containers {
+			for _, source := range c.MountSources {
+				inUse[source] = true
+			}
+			for _, ids := range c.DeviceIDs {
+				for _, id := range ids {
+					inUse[id] = true
+				}
+			}
+		}
+	}
+	for name, device := range m.unexplained {
+		dir := m.hostDir(name)
+		if inUse[device] || inUse[dir] {
+			continue
+		}
+		if err := m.removeUnderRoot(name); err != nil {
+			m.log.Warnf("remove directory %s no pod holds (retried at the next collection): %v", dir, err)
+			continue
+		}
+		delete(m.unexplained, name)
+		m.log.Infof("removed directory %s: no allocation holds it and kubelet shows no pod holding device %s", dir, device)
+	}
 }

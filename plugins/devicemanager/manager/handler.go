@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
@@ -164,9 +163,8 @@ func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controllerapi.EventO
 func (m *Manager) Resync(_ controllerapi.Event, _ int, ops controllerapi.EventOperations) error {
 	var errs []error
 	if !m.loaded {
-		if m.load() {
-			errs = append(errs, m.removeOrphanDirs())
-		}
+		m.load()
+		errs = append(errs, m.findUnexplainedDirs())
 		m.loaded = true
 	}
 	_, collectErr := m.collect(ops)
@@ -179,31 +177,29 @@ func (m *Manager) Resync(_ controllerapi.Event, _ int, ops controllerapi.EventOp
 	return errors.Join(append(errs, m.persist())...)
 }
 
-// load restores the checkpoint. A checkpoint that cannot be used is moved
-// aside for the operator and the manager goes on empty: pods keep running,
-// and the next resync collects nothing it cannot prove dead. It tells
-// whether the checkpoint file was there and restored whole, so that it is
-// the full record of what kubelet was ever handed.
-func (m *Manager) load() (complete bool) {
-	_, statErr := os.Stat(m.cfg.CheckpointPath)
-	whole := statErr == nil
+// load restores the checkpoint. Damage loses only what it covers: the
+// rest is restored, the damaged files are moved aside for the operator,
+// and every loss is logged with its count and counted. A checkpoint that
+// cannot be read at all is moved aside too and the manager goes on empty:
+// pods keep running, and no directory is removed for it (see
+// findUnexplainedDirs).
+func (m *Manager) load() {
 	data, err := checkpoint.Load(m.cfg.CheckpointPath)
+	var damage *checkpoint.DamageError
 	var torn *checkpoint.TornTailError
-	if errors.As(err, &torn) {
-		// Usable, but perhaps not whole: keep every directory.
-		m.metrics.countError("checkpoint-torn")
+	switch {
+	case errors.As(err, &damage):
+		m.metrics.countCheckpointLoss(damage.Lost)
+		m.log.Errorf("CHECKPOINT DAMAGED: %d parts lost: %v; going on with the %d allocations the damage did not cover%s",
+			damage.Lost, err, len(data.Allocations), m.moveCheckpointAside())
+	case errors.As(err, &torn):
+		// Usable, but perhaps not whole.
+		m.metrics.countCheckpointLoss(1)
 		m.log.Errorf("%v; going on with the allocations before it", torn)
-		whole, err = false, nil
-	}
-	if err != nil {
+	case err != nil:
 		m.metrics.countError("checkpoint-unreadable")
-		aside, moveErr := checkpoint.MoveAside(m.cfg.CheckpointPath, m.opts.Now())
-		if moveErr != nil {
-			m.log.Errorf("CHECKPOINT LOST: %v; moving it aside failed too (%v); starting with no allocation", err, moveErr)
-		} else {
-			m.log.Errorf("CHECKPOINT LOST: %v; moved to %s for inspection; starting with no allocation", err, aside)
-		}
-		return false
+		m.log.Errorf("CHECKPOINT LOST: %v; starting with no allocation%s", err, m.moveCheckpointAside())
+		return
 	}
 	skipped := m.state.Restore(allocation.FromCheckpoint(data))
 	for _, err := range skipped {
@@ -211,7 +207,16 @@ func (m *Manager) load() (complete bool) {
 		m.log.Errorf("%v", err)
 	}
 	m.log.Infof("restored %d allocations from %s", len(m.state.List()), m.cfg.CheckpointPath)
-	return whole && len(skipped) == 0
+}
+
+// moveCheckpointAside keeps a damaged checkpoint for the operator before
+// the next save replaces it; it says where, for the log.
+func (m *Manager) moveCheckpointAside() string {
+	aside, err := checkpoint.MoveAside(m.cfg.CheckpointPath, m.opts.Now())
+	if err != nil {
+		return fmt.Sprintf("; moving it aside failed too (%v)", err)
+	}
+	return fmt.Sprintf("; moved to %s for inspection", aside)
 }
 
 // collect releases the unbound allocations no live pod holds, when the pod
@@ -230,6 +235,7 @@ func (m *Manager) collect(ops controllerapi.EventOperations) (string, error) {
 		return "", nil
 	}
 	bindings, collected, gone := m.state.Collect(live, m.opts.Now(), m.cfg.UnboundGracePeriod.Duration())
+	m.removeUnexplainedDirs(live)
 	for _, b := range bindings {
 		m.log.Infof("bound %s to pod %s by %s", b.Allocation, b.Allocation.Pod, b.Evidence)
 	}

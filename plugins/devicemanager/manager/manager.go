@@ -52,9 +52,12 @@ type Manager struct {
 	state   *allocation.State
 	metrics *metrics
 
-	// loaded and checkpoint are touched only on the event loop.
-	loaded     bool
-	checkpoint *checkpoint.Writer
+	// loaded, checkpoint and unexplained are touched only on the event
+	// loop. unexplained maps the name of each directory under the socket
+	// root that no allocation holds to its device.
+	loaded      bool
+	checkpoint  *checkpoint.Writer
+	unexplained map[string]string
 
 	serverMu sync.Mutex
 	server   *deviceplugin.Server

@@ -21,6 +21,7 @@ type metrics struct {
 	registrations   prometheus.Counter
 	reRegistrations prometheus.Counter
 	errors          *prometheus.CounterVec
+	checkpointLost  prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, state *allocation.State) (*metrics, error) {
@@ -45,12 +46,16 @@ func newMetrics(reg prometheus.Registerer, state *allocation.State) (*metrics, e
 			Name: "memif_device_manager_errors_total",
 			Help: "Device manager failures by kind.",
 		}, []string{"kind"}),
+		checkpointLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "memif_device_manager_checkpoint_lost_parts_total",
+			Help: "Parts of the checkpoint lost to damage when it was loaded: the snapshot, the journal, each skipped stretch of journal records, a torn last record.",
+		}),
 	}
 	allocations := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "memif_device_manager_allocations",
 		Help: "memif allocations held now.",
 	}, func() float64 { return float64(len(state.List())) })
-	for _, c := range []prometheus.Collector{m.allocateLatency, m.registrations, m.reRegistrations, m.errors, allocations} {
+	for _, c := range []prometheus.Collector{m.allocateLatency, m.registrations, m.reRegistrations, m.errors, m.checkpointLost, allocations} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -61,6 +66,12 @@ func newMetrics(reg prometheus.Registerer, state *allocation.State) (*metrics, e
 func (m *metrics) countError(kind string) {
 	if m != nil {
 		m.errors.WithLabelValues(kind).Inc()
+	}
+}
+
+func (m *metrics) countCheckpointLoss(parts int) {
+	if m != nil {
+		m.checkpointLost.Add(float64(parts))
 	}
 }
 

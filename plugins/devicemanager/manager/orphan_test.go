@@ -1,24 +1,42 @@
 package manager_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
-// An agent killed between making an allocation's directory and recording it
-// in the checkpoint leaves a directory that no allocation holds and kubelet
-// was never handed. The next start removes it when the checkpoint is whole,
-// and keeps it when the checkpoint was lost (it may belong to a live pod).
-func TestStartRemovesOrphanDirectories(t *testing.T) {
+// kubeletPodLister is fixedPodLister whose pods carry kubelet's device IDs,
+// as the pod manager's do when it reads kubelet's pod-resources.
+type kubeletPodLister struct{ fixedPodLister }
+
+func (*kubeletPodLister) ListsKubeletDevices() bool { return true }
+
+// A directory under the socket root that no checkpointed allocation holds
+// is from an Allocate a crash cut short before it was recorded, or from an
+// allocation whose record was lost to damage, which a pod may still use.
+// The agent keeps it until kubelet's pod-resources shows no pod holding
+// its device nor mounting it; without pod-resources it keeps it.
+func TestUnexplainedDirectories(t *testing.T) {
+	orphanDevice := "memif-001"
+	holding := []podapi.PodState{{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "web"}, UID: "u1"},
+		Containers: []podapi.PodContainer{{Name: "app", DeviceIDs: map[string][]string{"contivpp.io/memif": {orphanDevice}}}}}}
 	cases := []struct {
-		name        string
+		name        string // short: the fake kubelet's socket path holds it
 		checkpoint  string // "": the checkpoint the first agent wrote
+		lister      podapi.PodLister
 		wantRemoved bool
 	}{
-		{name: "whole checkpoint", wantRemoved: true},
-		{name: "corrupt checkpoint", checkpoint: `{"version":1,"data":`, wantRemoved: false},
+		{name: "no lister", wantRemoved: false},
+		{name: "no devices", lister: &fixedPodLister{}, wantRemoved: false},
+		{name: "device free", lister: &kubeletPodLister{}, wantRemoved: true},
+		{name: "device held", lister: &kubeletPodLister{fixedPodLister{pods: holding}}, wantRemoved: false},
+		{name: "lost, held", checkpoint: `{"version":2,"data":`, lister: &kubeletPodLister{fixedPodLister{pods: holding}}, wantRemoved: false},
+		{name: "lost, free", checkpoint: `{"version":2,"data":`, lister: &kubeletPodLister{}, wantRemoved: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,7 +53,7 @@ func TestStartRemovesOrphanDirectories(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			orphan := filepath.Join(cfg.SocketRoot, "memif-001-0badcafe")
+			orphan := filepath.Join(cfg.SocketRoot, orphanDevice+"-0badcafe")
 			other := filepath.Join(cfg.SocketRoot, "vswitch-state")
 			for _, dir := range []string{orphan, other} {
 				if err := os.Mkdir(dir, 0o770); err != nil {
@@ -43,9 +61,14 @@ func TestStartRemovesOrphanDirectories(t *testing.T) {
 				}
 			}
 
-			startAgent(t, cfg, nil)
+			second := startAgent(t, cfg, tc.lister)
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			if err := second.loop.Resync(ctx); err != nil { // the startup resync is done too
+				t.Fatal(err)
+			}
 			if _, err := os.Stat(orphan); errors.Is(err, os.ErrNotExist) != tc.wantRemoved {
-				t.Errorf("orphan directory %s: stat = %v, want removed %v", orphan, err, tc.wantRemoved)
+				t.Errorf("directory %s no allocation holds: stat = %v, want removed %v", orphan, err, tc.wantRemoved)
 			}
 			for _, dir := range []string{kept, other} {
 				if _, err := os.Stat(dir); err != nil {

@@ -20,8 +20,9 @@ import (
 )
 
 // TestBadCheckpointFiles starts the agent over checkpoint files it cannot
-// use. Each time it starts and stays healthy, keeps the bad file aside for
-// the operator, says so loudly in its log, and serves Allocate.
+// use whole. Each time it starts and stays healthy, keeps what the damage
+// did not cover, keeps the bad file aside for the operator, says so loudly
+// in its log, and serves Allocate.
 func TestBadCheckpointFiles(t *testing.T) {
 	valid := validCheckpoint(t)
 	cases := []struct {
@@ -29,16 +30,19 @@ func TestBadCheckpointFiles(t *testing.T) {
 		content []byte
 		// journal, when set, is written as the checkpoint's journal.
 		journal []byte
+		// kept is how many allocations survive: the snapshot's one when
+		// only the journal is bad.
+		kept int
 	}{
-		{"garbage", []byte("\x00\x01not a checkpoint\xff"), nil},
-		{"truncated", valid[:len(valid)/2], nil},
-		{"empty", nil, nil},
-		{"tampered secret", tamper(t, valid), nil},
-		{"future version", regexp.MustCompile(`"version": [0-9]+`).ReplaceAll(valid, []byte(`"version": 99`)), nil},
-		{"garbage journal", valid, []byte("\x00\x00\x00\x10not a journal record at all")},
+		{"garbage", []byte("\x00\x01not a checkpoint\xff"), nil, 0},
+		{"truncated", valid[:len(valid)/2], nil, 0},
+		{"empty", nil, nil, 0},
+		{"tampered secret", tamper(t, valid), nil, 0},
+		{"future version", regexp.MustCompile(`"version": [0-9]+`).ReplaceAll(valid, []byte(`"version": 99`)), nil, 0},
+		{"garbage journal", valid, []byte("\x00\x00\x00\x10not a journal record at all"), 1},
 		// kubelet's own device manager checkpoint, as if checkpoint-path
 		// pointed at it.
-		{"foreign", []byte(`{"Data":{"PodDeviceEntries":null,"RegisteredDevices":{"contivpp.io/memif":["memif-000"]}},"Checksum":1397734581}`), nil},
+		{"foreign", []byte(`{"Data":{"PodDeviceEntries":null,"RegisteredDevices":{"contivpp.io/memif":["memif-000"]}},"Checksum":1397734581}`), nil, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,14 +68,14 @@ func TestBadCheckpointFiles(t *testing.T) {
 			if kept, err := os.ReadFile(aside[0]); err != nil || !bytes.Equal(kept, tc.content) {
 				t.Errorf("%s holds %q (%v); want the bad file unchanged", aside[0], kept, err)
 			}
-			if log := a.Log(); !strings.Contains(log, "CHECKPOINT LOST") || !strings.Contains(log, aside[0]) {
-				t.Errorf("agent log does not say loudly that the checkpoint was lost and where it went")
+			if log := a.Log(); !strings.Contains(log, "CHECKPOINT DAMAGED") || !strings.Contains(log, aside[0]) {
+				t.Errorf("agent log does not say loudly that the checkpoint was damaged and where it went")
 			}
-			if _, err := allocate(context.Background(), a.PluginClient(), deviceID(0)); err != nil {
+			if _, err := allocate(context.Background(), a.PluginClient(), deviceID(1)); err != nil {
 				t.Fatalf("Allocate after a bad checkpoint: %v", err)
 			}
-			if listed := list(t, a); len(listed) != 1 {
-				t.Errorf("agent lists %d allocations after one Allocate over a bad checkpoint; want 1", len(listed))
+			if listed := list(t, a); len(listed) != tc.kept+1 {
+				t.Errorf("agent lists %d allocations after one Allocate over a bad checkpoint; want %d", len(listed), tc.kept+1)
 			}
 			a.RequireHealthy()
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
 const (
@@ -37,14 +38,18 @@ type granted struct {
 // TestKillDuringConcurrentAllocate kills the agent with SIGKILL while 100
 // Allocate calls are in flight, then starts it again. What kubelet was told
 // it got, it keeps, with the same secret; what kubelet was refused leaves
-// no directory and no allocation behind.
+// no directory and no allocation behind, once kubelet's pod-resources
+// shows no pod holding its device.
 func TestKillDuringConcurrentAllocate(t *testing.T) {
 	daemon := dockerd.Start(t)
 	client := daemon.Client(t)
 	image := dockerd.ImportSleeperImage(t, client)
+	_, podResources := startKubelet(t)
 	a := agenttest.New(t, agenttest.Setup{
-		DeviceCount:    128,
-		DockerEndpoint: daemon.Endpoint(),
+		DeviceCount:        128,
+		DockerEndpoint:     daemon.Endpoint(),
+		PluginDir:          kubelettest.PluginDir,
+		PodResourcesSocket: podResources,
 	})
 	a.Start()
 
@@ -61,7 +66,7 @@ func TestKillDuringConcurrentAllocate(t *testing.T) {
 	// The restarted agent collects unbound allocations (made, but held by
 	// no container) at once rather than after the default ten minutes;
 	// every granted allocation is held by a container by now.
-	a.SetDeviceManagerConfig(agenttest.Setup{DeviceCount: 128, DeviceManager: "unbound-grace-period: 1ms\nreconcile-period: 200ms\n"})
+	a.SetDeviceManagerConfig(agenttest.Setup{DeviceCount: 128, PluginDir: kubelettest.PluginDir, DeviceManager: "unbound-grace-period: 1ms\nreconcile-period: 200ms\n"})
 	a.Start()
 	a.RequireHealthy()
 	if !strings.Contains(a.Log(), "restored") {
