@@ -52,6 +52,12 @@ type Loop struct {
 	healthMu sync.Mutex
 	health   Health
 
+	// requested is the resync Resync pushed that the loop has not started
+	// yet: later calls wait for it instead of queueing another, so that a
+	// flood of requests costs one resync.
+	requestedMu sync.Mutex
+	requested   *ResyncEvent
+
 	// Owned by the loop goroutine (by Close once it has stopped).
 	committed    map[string]proto.Message
 	followUps    []controllerapi.Event
@@ -122,12 +128,31 @@ func (l *Loop) PushEvent(event controllerapi.Event) error {
 }
 
 // Resync pushes a full resync and waits for its outcome or the end of ctx.
+// Calls made while a requested resync is queued and not started yet share
+// it: it starts after every one of them.
 func (l *Loop) Resync(ctx context.Context) error {
-	event := NewResyncEvent(RequestedResyncName)
-	if err := l.PushEvent(event); err != nil {
-		return err
+	l.requestedMu.Lock()
+	event := l.requested
+	if event == nil {
+		event = NewResyncEvent(RequestedResyncName)
+		if err := l.PushEvent(event); err != nil {
+			l.requestedMu.Unlock()
+			return err
+		}
+		l.requested = event
 	}
+	l.requestedMu.Unlock()
 	return event.Wait(ctx)
+}
+
+// starting forgets event as the queued requested resync: a Resync call
+// from now on may need what it is about to miss.
+func (l *Loop) starting(event controllerapi.Event) {
+	l.requestedMu.Lock()
+	if l.requested == event {
+		l.requested = nil
+	}
+	l.requestedMu.Unlock()
 }
 
 // History returns the event history.

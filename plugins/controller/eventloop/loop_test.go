@@ -1,8 +1,10 @@
 package eventloop
 
 import (
+	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -575,5 +577,47 @@ func TestFullResyncReplacesTheValueSet(t *testing.T) {
 	}
 	if _, held := committer.getState()[ifKey("h", "A")]; held {
 		t.Errorf("committer holds the update's value after the resync, want it removed")
+	}
+}
+
+// TestRequestedResyncsCoalesce: while the loop is busy, any number of
+// Resync calls queue one resync, which every caller gets the outcome of.
+func TestRequestedResyncsCoalesce(t *testing.T) {
+	calls := &callLog{}
+	running, release := make(chan struct{}), make(chan struct{})
+	handler := &testHandler{name: "h", calls: calls, onUpdate: func(event controllerapi.Event, _ controllerapi.EventOperations) {
+		if event.GetName() == "hold" {
+			close(running)
+			<-release
+		}
+	}}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []controllerapi.EventHandler{handler}})
+	loop.Start()
+	hold := newEvent("hold", controllerapi.BestEffort, controllerapi.Forward)
+	mustPush(t, loop, hold)
+	<-running
+
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 10 * testConfig().QueueSize {
+		if err := loop.Resync(gone); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Resync while the loop is busy = %v, want it queued and its caller gone", err)
+		}
+	}
+	loop.requestedMu.Lock()
+	queued := loop.requested
+	loop.requestedMu.Unlock()
+	close(release)
+	if err := queued.Wait(waitCtx(t)); err != nil {
+		t.Fatalf("the queued resync: %v", err)
+	}
+	requested := 0
+	for _, call := range calls.get() {
+		if strings.HasSuffix(call, ":"+RequestedResyncName) {
+			requested++
+		}
+	}
+	if requested != 1 {
+		t.Errorf("%d requested resyncs ran, want 1 for all %d calls: %v", requested, 10*testConfig().QueueSize, calls.get())
 	}
 }

@@ -13,6 +13,7 @@ import (
 // process runs one event through the handlers, commits its transaction,
 // records it and tells the pusher the outcome.
 func (l *Loop) process(event controllerapi.Event) {
+	l.starting(event)
 	l.seqNum++
 	rec := controllerapi.EventRecord{
 		SeqNum:      l.seqNum,
