@@ -3,8 +3,11 @@
 # the demo use for real: make and git for the Makefile, a C toolchain for the
 # race detector (go test -race needs cgo), protoc with the well-known protos
 # for scripts/generate.sh, a Docker engine, DPDK's testpmd with its memif
-# driver, and the libraries and xz that the prebuilt VPP runtime
-# (scripts/vpp.sh) needs.
+# driver, the libraries and xz that the prebuilt VPP runtime
+# (scripts/vpp.sh) needs, and for the cluster suites and the demo (a real
+# node) runc, the CNI plugins, Debian's containerd 1.6 as the old runtime
+# (containerd 2.x, Kubernetes and etcd come from scripts/peers.sh),
+# nsenter/unshare and ip.
 #
 # Each package is checked by a file it ships, not by a command on PATH: a
 # docker client elsewhere on PATH is no engine, and protoc without
@@ -25,6 +28,11 @@ required=(
 	/usr/bin/docker docker.io
 	/usr/bin/containerd containerd
 	/usr/sbin/runc runc
+	/usr/lib/cni/bridge containernetworking-plugins
+	/usr/lib/cni/host-local containernetworking-plugins
+	/usr/bin/nsenter util-linux
+	/usr/bin/unshare util-linux
+	/bin/ip iproute2
 	/usr/bin/dpdk-testpmd dpdk-dev
 	'/usr/lib/*/dpdk/pmds-*/librte_net_memif.so*' librte-net-memif23
 	'/usr/lib/*/libunwind.so.8' libunwind8

@@ -5,38 +5,21 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	docker "github.com/fsouza/go-dockerclient"
+
+	"github.com/contivpp/memif-agent/test/kit/ociimage"
 )
 
 // SleeperImage is the image ImportSleeperImage creates.
 const SleeperImage = "memif-test/sleeper:latest"
 
 // SleeperPath is the sleeper's path inside the image; containers run it as
-// their entrypoint.
+// their entrypoint. The sleeper is ociimage.PauseBinary: it exits 0 on
+// SIGTERM or SIGINT, so a container stops at once on docker stop.
 const SleeperPath = "/sleeper"
-
-// sleeperSource waits for SIGTERM or SIGINT and exits 0, so a container stops
-// at once on docker stop.
-const sleeperSource = `package main
-
-import (
-	"os"
-	"os/signal"
-	"syscall"
-)
-
-func main() {
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
-	<-signals
-}
-`
 
 var sleeperTar struct {
 	once sync.Once
@@ -69,26 +52,9 @@ func ImportSleeperImage(tb testing.TB, client *docker.Client) string {
 // buildSleeperTar compiles the sleeper as a static binary and returns a tar
 // of a root file system holding only it.
 func buildSleeperTar() ([]byte, error) {
-	dir, err := os.MkdirTemp("", "sleeper")
+	binary, err := ociimage.PauseBinary()
 	if err != nil {
-		return nil, fmt.Errorf("create build directory: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	files := map[string]string{"main.go": sleeperSource, "go.mod": "module sleeper\n\ngo 1.21\n"}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-			return nil, fmt.Errorf("write %s: %w", name, err)
-		}
-	}
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", "sleeper", ".")
-	build.Dir = dir
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build sleeper: %w: %s", err, out)
-	}
-	binary, err := os.ReadFile(filepath.Join(dir, "sleeper"))
-	if err != nil {
-		return nil, fmt.Errorf("read sleeper binary: %w", err)
+		return nil, err
 	}
 	return rootfsTar(binary)
 }

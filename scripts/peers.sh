@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds the cluster peers the node suites and the demo run, from the
+# versions pinned in test/peers/*/go.mod, into a cache keyed by version:
+#
+#   $PEERS_CACHE/kubernetes-<v>/  kubelet kube-apiserver kube-controller-manager
+#                                 kube-scheduler kubectl
+#   $PEERS_CACHE/etcd-<v>/        etcd
+#   $PEERS_CACHE/containerd-<v>/  containerd containerd-shim-runc-v2 ctr
+#
+# A directory is complete once its .done file exists; complete ones are
+# skipped, so a second run costs nothing. runc and the CNI plugins come from
+# Debian (scripts/install-deps.sh).
+#
+#   scripts/peers.sh          build what is missing, then print one line
+#                             NAME=DIR per peer (kubernetes, etcd, containerd)
+#   scripts/peers.sh --dir    print the cache dir only
+#
+# Environment: PEERS_CACHE (default /var/cache/memif-agent/peers).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${PEERS_CACHE:-/var/cache/memif-agent/peers}
+if [ "${1:-}" = "--dir" ]; then
+	echo "$cache"
+	exit 0
+fi
+export CGO_ENABLED=0 GOFLAGS=-mod=readonly
+
+# version MODULEDIR MODULE prints the version MODULEDIR's go.mod pins.
+version() {
+	(cd "$root/test/peers/$1" && go list -m -f '{{.Version}}' "$2")
+}
+
+# build NAME VERSION LDFLAGS TAGS PKG... builds every main package PKG into
+# $cache/NAME-VERSION unless that directory is complete; PKG given as
+# BIN=PKG names the binary BIN.
+build() {
+	local name=$1 ver=$2 ldflags=$3 tags=$4
+	shift 4
+	local dir="$cache/$name-$ver"
+	if [ -e "$dir/.done" ]; then
+		echo "peers: $name $ver cached in $dir" >&2
+		return
+	fi
+	echo "peers: building $name $ver into $dir" >&2
+	local start=$SECONDS
+	mkdir -p "$dir"
+	local pkg
+	for pkg in "$@"; do
+		local out="$dir/"
+		if [[ $pkg == *=* ]]; then
+			out="$dir/${pkg%%=*}"
+			pkg=${pkg#*=}
+		fi
+		(cd "$root/test/peers/$name" && go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$out" "$pkg")
+	done
+	touch "$dir/.done"
+	echo "peers: built $name $ver in $((SECONDS - start))s" >&2
+}
+
+etcd=$(version etcd go.etcd.io/etcd/server/v3)
+build etcd "$etcd" "" "" etcd=go.etcd.io/etcd/server/v3
+
+containerd=$(version containerd github.com/containerd/containerd/v2)
+build containerd "$containerd" \
+	"-X github.com/containerd/containerd/v2/version.Version=$containerd" \
+	"no_btrfs no_devmapper no_zfs" \
+	github.com/containerd/containerd/v2/cmd/containerd \
+	github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+	github.com/containerd/containerd/v2/cmd/ctr
+
+kube=$(version kubernetes k8s.io/kubernetes)
+minor=${kube#v1.}
+minor=${minor%%.*}
+kv=""
+for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+	kv+=" -X $p.gitVersion=$kube -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+done
+build kubernetes "$kube" "$kv" "" \
+	k8s.io/kubernetes/cmd/kube-apiserver \
+	k8s.io/kubernetes/cmd/kube-controller-manager \
+	k8s.io/kubernetes/cmd/kube-scheduler \
+	k8s.io/kubernetes/cmd/kubectl \
+	k8s.io/kubernetes/cmd/kubelet
+
+echo "kubernetes=$cache/kubernetes-$kube"
+echo "etcd=$cache/etcd-$etcd"
+echo "containerd=$cache/containerd-$containerd"
