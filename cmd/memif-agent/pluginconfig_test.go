@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -48,6 +49,11 @@ func TestConfigDirWinsOverWorkingDirectory(t *testing.T) {
 	}
 	agent := startAgentIn(t, workDir, agentConfigDir(t, nil))
 	agent.waitReady(t)
+	// The log is read once the process, which writes it, is gone.
+	if err := agent.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-agent.exited
 	if strings.Contains(agent.log.String(), "not-a-key") {
 		t.Errorf("agent read a config file of its working directory %s:\n%s", workDir, agent.log)
 	}
