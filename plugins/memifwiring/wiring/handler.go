@@ -15,18 +15,6 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
-// Event names the handler reacts to, besides resyncs.
-const (
-	addPodEvent    = "AddPod"
-	deletePodEvent = "DeletePod"
-)
-
-// podEvent is an AddPod or DeletePod event, or one that embeds it.
-type podEvent interface {
-	controllerapi.Event
-	GetPod() podapi.Pod
-}
-
 // wiredPod is what the handler put into transactions for one pod.
 type wiredPod struct {
 	uid  string
@@ -63,12 +51,11 @@ func (h *Handler) String() string { return "memifwiring" }
 // HandlesEvent implements controllerapi.EventHandler: resyncs, AddPod and
 // DeletePod.
 func (h *Handler) HandlesEvent(event controllerapi.Event) bool {
-	if event.Method().IsResync() {
+	switch event.(type) {
+	case podapi.AddPodEvent, podapi.DeletePodEvent:
 		return true
 	}
-	_, isPodEvent := event.(podEvent)
-	name := event.GetName()
-	return isPodEvent && (name == addPodEvent || name == deletePodEvent)
+	return event.Method().IsResync()
 }
 
 // Resync implements controllerapi.EventHandler: it wires every allocation
@@ -97,16 +84,17 @@ func (h *Handler) Resync(_ controllerapi.Event, _ int, txn controllerapi.EventOp
 
 // Update implements controllerapi.EventHandler.
 func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
-	podEvent, ok := event.(podEvent)
-	if !ok {
-		return "", fmt.Errorf("memif wiring got event %s it does not handle", event.GetName())
-	}
-	pod := podEvent.GetPod()
-	h.remember(event, pod.ID)
-	if event.GetName() == deletePodEvent {
+	switch podEvent := event.(type) {
+	case podapi.AddPodEvent:
+		pod := podEvent.GetAddPod().Pod
+		h.remember(event, pod.ID)
+		return h.wire(pod, txn)
+	case podapi.DeletePodEvent:
+		pod := podEvent.GetDeletePod().Pod
+		h.remember(event, pod.ID)
 		return h.unwire(pod, txn), nil
 	}
-	return h.wire(pod, txn)
+	return "", fmt.Errorf("memif wiring got event %s it does not handle", event.GetName())
 }
 
 // Revert implements controllerapi.EventHandler: it restores the record of the

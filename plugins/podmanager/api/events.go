@@ -4,6 +4,20 @@ import (
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
+// AddPodEvent is *AddPod, or an event that embeds it to change how it is
+// processed (for example its transaction type). A handler that matches
+// this type handles both.
+type AddPodEvent interface {
+	controllerapi.Event
+	GetAddPod() *AddPod
+}
+
+// DeletePodEvent is *DeletePod, or an event that embeds it; see AddPodEvent.
+type DeletePodEvent interface {
+	controllerapi.Event
+	GetDeletePod() *DeletePod
+}
+
 // AddPod is pushed when a pod appears on the node (kubelet admitted it, or
 // its sandbox or one of its containers is seen), and again whenever what is
 // known of it grows (a new container, device IDs from kubelet): handlers
@@ -19,10 +33,8 @@ type AddPod struct {
 // GetName implements controllerapi.Event.
 func (e *AddPod) GetName() string { return "AddPod" }
 
-// GetPod returns the pod. Handlers that match pod events by name and this
-// method also handle events that embed *AddPod to change how it is
-// processed (for example its transaction type).
-func (e *AddPod) GetPod() Pod { return e.Pod }
+// GetAddPod implements AddPodEvent.
+func (e *AddPod) GetAddPod() *AddPod { return e }
 
 // String implements controllerapi.Event.
 func (e *AddPod) String() string { return "AddPod " + e.Pod.String() }
@@ -55,8 +67,8 @@ type DeletePod struct {
 // GetName implements controllerapi.Event.
 func (e *DeletePod) GetName() string { return "DeletePod" }
 
-// GetPod returns the pod; see AddPod.GetPod.
-func (e *DeletePod) GetPod() Pod { return e.Pod }
+// GetDeletePod implements DeletePodEvent.
+func (e *DeletePod) GetDeletePod() *DeletePod { return e }
 
 // String implements controllerapi.Event.
 func (e *DeletePod) String() string { return "DeletePod " + e.Pod.String() }
