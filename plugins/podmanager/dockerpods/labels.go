@@ -5,15 +5,20 @@ import (
 	"fmt"
 	"strings"
 
+	kubetypes "k8s.io/kubelet/pkg/types"
+
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
-// kubelet's container labels (dockershim).
+// kubelet's container labels: the pod and container names as kubelet
+// itself defines them (k8s.io/kubelet/pkg/types), and the ones only
+// dockershim wrote. This is the project's one copy; test kits that make
+// kubelet-style containers use it too.
 const (
-	LabelPodName       = "io.kubernetes.pod.name"
-	LabelPodNamespace  = "io.kubernetes.pod.namespace"
-	LabelPodUID        = "io.kubernetes.pod.uid"
-	LabelContainerName = "io.kubernetes.container.name"
+	LabelPodName       = kubetypes.KubernetesPodNameLabel
+	LabelPodNamespace  = kubetypes.KubernetesPodNamespaceLabel
+	LabelPodUID        = kubetypes.KubernetesPodUIDLabel
+	LabelContainerName = kubetypes.KubernetesContainerNameLabel
 	LabelDockerType    = "io.kubernetes.docker.type"
 	// AnnotationLabelPrefix prefixes the container annotations kubelet
 	// stores as labels.
@@ -24,7 +29,7 @@ const (
 	// DockerTypeContainer marks an app container.
 	DockerTypeContainer = "container"
 	// SandboxContainerName is the container name kubelet gives sandboxes.
-	SandboxContainerName = "POD"
+	SandboxContainerName = kubetypes.PodInfraContainerName
 )
 
 // ErrNotPodContainer is matched by the error of ParseLabels for a container

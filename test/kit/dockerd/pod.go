@@ -8,6 +8,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/test/kit/dockershim"
 )
 
@@ -138,21 +139,21 @@ func shimPod(spec PodSpec) dockershim.Pod {
 
 func sandboxOptions(spec PodSpec) docker.CreateContainerOptions {
 	return docker.CreateContainerOptions{
-		Name: shimPod(spec).ContainerName(dockershim.SandboxName),
+		Name: shimPod(spec).ContainerName(dockerpods.SandboxContainerName),
 		Config: &docker.Config{
 			Image:      spec.Image,
 			Entrypoint: []string{SleeperPath},
-			Labels:     shimPod(spec).Labels(dockershim.SandboxName, dockershim.DockerTypeSandbox),
+			Labels:     shimPod(spec).Labels(dockerpods.SandboxContainerName, dockerpods.DockerTypeSandbox),
 		},
 		HostConfig: &docker.HostConfig{NetworkMode: "none", AutoRemove: spec.AutoRemove},
 	}
 }
 
 func containerOptions(spec PodSpec, container ContainerSpec, sandboxID string) docker.CreateContainerOptions {
-	labels := shimPod(spec).Labels(container.Name, dockershim.DockerTypeContainer)
+	labels := shimPod(spec).Labels(container.Name, dockerpods.DockerTypeContainer)
 	labels[dockershim.LabelSandboxID] = sandboxID
 	for key, value := range container.Annotations {
-		labels[dockershim.AnnotationPrefix+key] = value
+		labels[dockerpods.AnnotationLabelPrefix+key] = value
 	}
 	env := make([]string, 0, len(container.Env))
 	for key, value := range container.Env {

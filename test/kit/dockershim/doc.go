@@ -4,7 +4,8 @@
 // Docker engine (the dockerd test package, the demo) takes them from here,
 // so that they make the same pods.
 //
-// The names are spelled out rather than imported from the code under test,
-// so that a typo there cannot hide behind a shared constant. The package
+// The label names are the agent's own (dockerpods), which takes kubelet's
+// from k8s.io/kubelet: one copy. The package's test spells every label out,
+// so that a typo there cannot hide behind the shared constant. The package
 // only names; it must not talk to Docker.
 package dockershim

@@ -1,26 +1,14 @@
 package dockershim
 
-import "fmt"
+import (
+	"fmt"
 
-// kubelet's dockershim labels.
-const (
-	LabelPodName       = "io.kubernetes.pod.name"
-	LabelPodNamespace  = "io.kubernetes.pod.namespace"
-	LabelPodUID        = "io.kubernetes.pod.uid"
-	LabelContainerName = "io.kubernetes.container.name"
-	LabelDockerType    = "io.kubernetes.docker.type"
-	LabelSandboxID     = "io.kubernetes.sandbox.id"
-	// AnnotationPrefix prefixes the label that carries a container
-	// annotation.
-	AnnotationPrefix = "annotation."
-
-	// DockerTypeSandbox and DockerTypeContainer are LabelDockerType's
-	// values for a pod's sandbox and for its app containers.
-	DockerTypeSandbox   = "podsandbox"
-	DockerTypeContainer = "container"
-	// SandboxName is the container name in the sandbox's labels and name.
-	SandboxName = "POD"
+	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 )
+
+// LabelSandboxID is the label dockershim put on an app container naming
+// its sandbox; the agent does not read it.
+const LabelSandboxID = "io.kubernetes.sandbox.id"
 
 // Pod is what names a pod's containers.
 type Pod struct {
@@ -29,15 +17,15 @@ type Pod struct {
 	UID       string
 }
 
-// Labels are the labels of the pod's container (SandboxName for the
+// Labels are the labels of the pod's container (dockerpods.SandboxContainerName for the
 // sandbox) of dockerType.
 func (p Pod) Labels(container, dockerType string) map[string]string {
 	return map[string]string{
-		LabelPodName:       p.Name,
-		LabelPodNamespace:  p.Namespace,
-		LabelPodUID:        p.UID,
-		LabelContainerName: container,
-		LabelDockerType:    dockerType,
+		dockerpods.LabelPodName:       p.Name,
+		dockerpods.LabelPodNamespace:  p.Namespace,
+		dockerpods.LabelPodUID:        p.UID,
+		dockerpods.LabelContainerName: container,
+		dockerpods.LabelDockerType:    dockerType,
 	}
 }
 

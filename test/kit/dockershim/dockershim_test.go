@@ -3,6 +3,8 @@ package dockershim
 import (
 	"maps"
 	"testing"
+
+	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 )
 
 func TestPodNames(t *testing.T) {
@@ -15,7 +17,7 @@ func TestPodNames(t *testing.T) {
 		wantLabels map[string]string
 	}{
 		{
-			name: "sandbox", container: SandboxName, dockerType: DockerTypeSandbox,
+			name: "sandbox", container: dockerpods.SandboxContainerName, dockerType: dockerpods.DockerTypeSandbox,
 			wantName: "k8s_POD_web_default_1234_0",
 			wantLabels: map[string]string{
 				"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "default", "io.kubernetes.pod.uid": "1234",
@@ -23,7 +25,7 @@ func TestPodNames(t *testing.T) {
 			},
 		},
 		{
-			name: "app container", container: "app", dockerType: DockerTypeContainer,
+			name: "app container", container: "app", dockerType: dockerpods.DockerTypeContainer,
 			wantName: "k8s_app_web_default_1234_0",
 			wantLabels: map[string]string{
 				"io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "default", "io.kubernetes.pod.uid": "1234",

@@ -17,6 +17,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
+	"github.com/contivpp/memif-agent/test/kit/dockershim"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
@@ -126,13 +128,8 @@ func (n *node) allocatedEnd(b *testing.B, name string) memifEnd {
 // kubeletLabels are the labels dockershim puts on a pod's app container,
 // which the agent's pod tracking reads.
 func kubeletLabels(pod *v1.Pod, container string) map[string]string {
-	return map[string]string{
-		"io.kubernetes.pod.name":       pod.Name,
-		"io.kubernetes.pod.namespace":  pod.Namespace,
-		"io.kubernetes.pod.uid":        string(pod.UID),
-		"io.kubernetes.container.name": container,
-		"io.kubernetes.docker.type":    "container",
-	}
+	shimPod := dockershim.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)}
+	return shimPod.Labels(container, dockerpods.DockerTypeContainer)
 }
 
 // plainEnd is a memif on a fresh temporary directory and a random secret,

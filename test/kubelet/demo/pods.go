@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
 
+	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/test/kit/dockershim"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 )
@@ -46,11 +47,11 @@ func importPodImage(client *docker.Client) error {
 func createDockerPod(client *docker.Client, pod *v1.Pod, container string, opts *devicemanager.DeviceRunContainerOptions) (*dockerPod, error) {
 	p := &dockerPod{pod: pod}
 	sandbox, err := client.CreateContainer(docker.CreateContainerOptions{
-		Name: shimPod(pod).ContainerName(dockershim.SandboxName),
+		Name: shimPod(pod).ContainerName(dockerpods.SandboxContainerName),
 		Config: &docker.Config{
 			Image:  podImage,
 			Cmd:    []string{"/bin/sleep", "infinity"},
-			Labels: shimPod(pod).Labels(dockershim.SandboxName, dockershim.DockerTypeSandbox),
+			Labels: shimPod(pod).Labels(dockerpods.SandboxContainerName, dockerpods.DockerTypeSandbox),
 		},
 		HostConfig: &docker.HostConfig{NetworkMode: "none", Binds: testpmd.PodBinds()},
 	})
@@ -73,10 +74,10 @@ func createDockerPod(client *docker.Client, pod *v1.Pod, container string, opts 
 // labels, envs and bind mounts from the device manager, its annotations as
 // "annotation.<key>" labels, the pod side's command, no network.
 func appContainerOptions(pod *v1.Pod, container, sandboxID string, opts *devicemanager.DeviceRunContainerOptions) docker.CreateContainerOptions {
-	labels := shimPod(pod).Labels(container, dockershim.DockerTypeContainer)
+	labels := shimPod(pod).Labels(container, dockerpods.DockerTypeContainer)
 	labels[dockershim.LabelSandboxID] = sandboxID
 	for _, annotation := range opts.Annotations {
-		labels[dockershim.AnnotationPrefix+annotation.Name] = annotation.Value
+		labels[dockerpods.AnnotationLabelPrefix+annotation.Name] = annotation.Value
 	}
 	env := make([]string, 0, len(opts.Envs))
 	for _, e := range opts.Envs {
