@@ -74,10 +74,11 @@ func deviceID(number, count int) string {
 	return fmt.Sprintf("memif-%0*d", width, number)
 }
 
-// secretBytes random bytes encode to 24 base64url characters: the longest
-// secret memif accepts, and printable so that it survives envs and
-// annotations unchanged.
-const secretBytes = 18
+// secretBytes random bytes (136 bits) encode to 23 base64url characters:
+// the longest secret memif carries (its 24-byte field ends with a NUL, in
+// VPP's API and in the memif protocol), and printable so that it survives
+// envs and annotations unchanged.
+const secretBytes = 17
 
 // NewSecret returns a fresh memif secret from crypto/rand.
 func NewSecret() (string, error) {

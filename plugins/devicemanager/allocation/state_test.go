@@ -162,8 +162,8 @@ func TestSecretAndID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(secret) != 24 || strings.ContainsAny(secret, "+/=") || seen[secret] {
-			t.Fatalf("NewSecret = %q: want 24 base64url characters, each secret new", secret)
+		if len(secret) != 23 || strings.ContainsAny(secret, "+/=") || seen[secret] {
+			t.Fatalf("NewSecret = %q: want 23 base64url characters, each secret new", secret)
 		}
 		seen[secret] = true
 	}

@@ -141,7 +141,7 @@ func TestAllocate(t *testing.T) {
 	seenDirs, seenSecrets := map[string]bool{}, map[string]bool{}
 	for i, c := range response.ContainerResponses {
 		secret := c.Envs[dmapi.EnvMemifSecret]
-		if c.Envs[dmapi.EnvMemifSocket] != "/run/vpp/memif.sock" || len(secret) != 24 {
+		if c.Envs[dmapi.EnvMemifSocket] != "/run/vpp/memif.sock" || len(secret) != 23 {
 			t.Errorf("container %d envs = %v", i, c.Envs)
 		}
 		if len(c.Mounts) != 1 || c.Mounts[0].ContainerPath != "/run/vpp" || filepath.Dir(c.Mounts[0].HostPath) != cfg.SocketRoot {
