@@ -56,6 +56,7 @@ PATH="$gen_bin:$PATH" protoc -I . \
 vpp_messages="
 	sockclnt_create sockclnt_create_reply control_ping control_ping_reply
 	memclnt_keepalive memclnt_keepalive_reply show_version show_version_reply
+	cli_inband cli_inband_reply
 	memif_socket_filename_add_del_v2 memif_socket_filename_add_del_v2_reply
 	memif_socket_filename_dump memif_socket_filename_details
 	memif_create_v2 memif_create_v2_reply memif_delete memif_delete_reply

@@ -24,6 +24,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
 	"github.com/contivpp/memif-agent/plugins/podmanager"
+	"github.com/contivpp/memif-agent/plugins/vswitch"
 )
 
 func main() {
@@ -66,8 +67,11 @@ type memifAgent struct {
 	PodManager    *podmanager.Plugin
 	DeviceManager *devicemanager.Plugin
 	MemifWiring   *memifwiring.Plugin
-	Controller    *controller.Plugin
-	NodeAPI       *nodeapi.Plugin
+	// VSwitch registers the VPP descriptors in its Init, before the
+	// controller's startup resync in AfterInit.
+	VSwitch    *vswitch.Plugin
+	Controller *controller.Plugin
+	NodeAPI    *nodeapi.Plugin
 	// HTTPStart must stay last: it starts the HTTP server once every
 	// plugin has registered its routes.
 	HTTPStart *httpStarter
@@ -108,6 +112,10 @@ func newMemifAgent() *memifAgent {
 		deps.Cfg = forPlugin(memifwiring.PluginName)
 		deps.DeviceManager = deviceManager
 	}))
+	vswitchPlugin := vswitch.NewPlugin(vswitch.UseDeps(func(deps *vswitch.Deps) {
+		deps.KVScheduler = scheduler
+		deps.StatusCheck = agentHealth
+	}))
 	eventLoop := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
 		deps.Cfg = forPlugin(controller.PluginName)
 		deps.KVScheduler = scheduler
@@ -122,6 +130,7 @@ func newMemifAgent() *memifAgent {
 	// The loop and the plugins that push into it refer to each other.
 	podManager.EventLoop = eventLoop
 	deviceManager.EventLoop = eventLoop
+	vswitchPlugin.EventLoop = eventLoop
 	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
 		deps.Cfg = forPlugin(nodeapi.PluginName)
 		deps.DeviceManager = deviceManager
@@ -137,6 +146,7 @@ func newMemifAgent() *memifAgent {
 		PodManager:    podManager,
 		DeviceManager: deviceManager,
 		MemifWiring:   memifWiring,
+		VSwitch:       vswitchPlugin,
 		Controller:    eventLoop,
 		NodeAPI:       nodeAPI,
 		HTTPStart:     &httpStarter{http: httpServer},

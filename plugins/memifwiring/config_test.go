@@ -30,6 +30,8 @@ func TestConfigErrors(t *testing.T) {
 		{"address key not a container", "ip-addresses: {default/pod: [10.0.0.1/24]}\n", `config key "ip-addresses": must be keyed by namespace/pod/container, got "default/pod"`},
 		{"address without prefix", "ip-addresses: {default/pod/app: [10.0.0.1]}\n", `config key "ip-addresses": entry "10.0.0.1" of default/pod/app must be an address with prefix length`},
 		{"not YAML", "mtu: [\n", "not valid YAML"},
+		{"bridge domain name too long", "bridge-domain: " + strings.Repeat("b", 64) + "\n", `config key "bridge-domain": must be at most 63 characters`},
+		{"bridge domain with addresses", "bridge-domain: pods\nip-addresses: {a/b/c: [10.0.0.1/24]}\n", `config key "bridge-domain": excludes ip-addresses`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cfg wiring.Config

@@ -3,10 +3,12 @@ package memifwiring_test
 import (
 	"context"
 	"errors"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +26,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/vswitch"
 )
 
 // waitLimit only bounds a wait for something that should happen; no test
@@ -66,15 +69,22 @@ func (h *failingSibling) Resync(controllerapi.Event, int, controllerapi.EventOpe
 }
 
 // testAgent is the real controller, KV scheduler, device manager and memif
-// wiring in-process; only VPP is stood in for.
+// wiring in-process, with a real VPP behind the vswitch plugin or the
+// vswitch stand-in.
 type testAgent struct {
 	controller *controller.Plugin
 	scheduler  *kvscheduler.Scheduler
 	devices    *manager.Manager
-	vswitch    *vswitchStandIn
+	// vswitch is the stand-in, nil with a real VPP.
+	vswitch *vswitchStandIn
+	// vppDeletes records the deletions VPP was told of, nil with the
+	// stand-in.
+	vppDeletes *recordingScheduler
 	sibling    *failingSibling
 	// restURL is where cn-infra's REST plugin serves the scheduler's API.
 	restURL string
+	// stop stops the agent; it is safe to call more than once.
+	stop func()
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -86,12 +96,36 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return path
 }
 
-// startAgent starts the agent; options set the device manager's optional
-// collaborators.
+// agentSetup is what a test agent is made of besides its real parts.
+type agentSetup struct {
+	// dir holds the agent's config, checkpoint and socket root; empty: a
+	// fresh temp dir. Two agents on one dir are one agent restarted.
+	dir string
+	// wiringConf is memifwiring.conf; empty: MTU 9000, polling.
+	wiringConf string
+	// managerOptions set the device manager's optional collaborators.
+	managerOptions []func(*manager.Options)
+	// vswitch is the vswitch plugin's config (a real VPP's API socket);
+	// empty: the stand-in.
+	vswitchConf string
+	// vswitchLog receives the vswitch plugin's log.
+	vswitchLog io.Writer
+}
+
+// startAgent starts the agent with the vswitch stand-in; options set the
+// device manager's optional collaborators.
 func startAgent(t *testing.T, options ...func(*manager.Options)) *testAgent {
 	t.Helper()
-	dir := t.TempDir()
-	a := &testAgent{vswitch: newVswitchStandIn(), sibling: &failingSibling{}}
+	return startAgentWith(t, agentSetup{managerOptions: options})
+}
+
+func startAgentWith(t *testing.T, setup agentSetup) *testAgent {
+	t.Helper()
+	dir := setup.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	a := &testAgent{sibling: &failingSibling{}}
 	restPlugin, restURL := newREST(t)
 	a.restURL = restURL
 	// The scheduler's transaction summary prints values, memif secrets
@@ -104,12 +138,14 @@ func startAgent(t *testing.T, options ...func(*manager.Options)) *testAgent {
 	if err := a.scheduler.Init(); err != nil {
 		t.Fatalf("scheduler Init: %v", err)
 	}
-	t.Cleanup(func() { a.scheduler.Close() })
 	if err := restPlugin.AfterInit(); err != nil {
 		t.Fatalf("REST AfterInit: %v", err)
 	}
-	if err := a.scheduler.RegisterKVDescriptor(a.vswitch.descriptor()); err != nil {
-		t.Fatal(err)
+	if setup.vswitchConf == "" {
+		a.vswitch = newVswitchStandIn()
+		if err := a.scheduler.RegisterKVDescriptor(a.vswitch.descriptor()); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	dmCfg := dmconfig.Default()
@@ -118,7 +154,7 @@ func startAgent(t *testing.T, options ...func(*manager.Options)) *testAgent {
 	dmCfg.SocketRoot = filepath.Join(dir, "memif")
 	dmCfg.CheckpointPath = filepath.Join(dir, "state", "checkpoint.json")
 	dmOptions := manager.Options{Log: testLogger{t}}
-	for _, set := range options {
+	for _, set := range setup.managerOptions {
 		set(&dmOptions)
 	}
 	devices, err := manager.New(dmCfg, dmOptions)
@@ -127,10 +163,13 @@ func startAgent(t *testing.T, options ...func(*manager.Options)) *testAgent {
 	}
 	a.devices = devices
 
-	wiringConf := writeFile(t, dir, "memifwiring.conf", "mtu: 9000\nrx-mode: polling\n")
+	wiringConf := setup.wiringConf
+	if wiringConf == "" {
+		wiringConf = "mtu: 9000\nrx-mode: polling\n"
+	}
 	wiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
 		deps.DeviceManager = devices
-		deps.Cfg = configFile(wiringConf)
+		deps.Cfg = configFile(writeFile(t, dir, "memifwiring.conf", wiringConf))
 	}))
 	controllerConf := writeFile(t, dir, "controller.conf", "healing-delay: 10ms\nhealing-max-delay: 100ms\n")
 	a.controller = controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
@@ -138,17 +177,37 @@ func startAgent(t *testing.T, options ...func(*manager.Options)) *testAgent {
 		deps.Cfg = configFile(controllerConf)
 		deps.EventHandlers = []controllerapi.EventHandler{a.sibling, devices, wiring}
 	}))
-	for _, step := range []struct {
+	type step struct {
 		name string
 		run  func() error
-	}{
-		{"memifwiring Init", wiring.Init}, {"controller Init", a.controller.Init}, {"controller AfterInit", a.controller.AfterInit},
-	} {
+	}
+	var vswitchPlugin *vswitch.Plugin
+	steps := []step{{"memifwiring Init", wiring.Init}}
+	if setup.vswitchConf != "" {
+		vswitchPlugin = newVswitchPlugin(t, a, dir, setup)
+		// Descriptors are registered before the startup resync.
+		steps = append(steps, step{"vswitch Init", vswitchPlugin.Init})
+	}
+	steps = append(steps, step{"controller Init", a.controller.Init}, step{"controller AfterInit", a.controller.AfterInit})
+	if vswitchPlugin != nil {
+		steps = append(steps, step{"vswitch AfterInit", vswitchPlugin.AfterInit})
+	}
+	var once sync.Once
+	a.stop = func() {
+		once.Do(func() {
+			a.controller.Close()
+			if vswitchPlugin != nil {
+				vswitchPlugin.Close()
+			}
+			a.scheduler.Close()
+		})
+	}
+	t.Cleanup(a.stop)
+	for _, step := range steps {
 		if err := step.run(); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
 	}
-	t.Cleanup(func() { a.controller.Close() })
 	a.barrier(t)
 	return a
 }

@@ -14,9 +14,11 @@ import (
 
 var errVswitchRefused = errors.New("vswitch stand-in refuses to create interfaces")
 
-// vswitchStandIn stands in for VPP's interface descriptor, because VPP
-// cannot run here. Registered with the real KV scheduler, it is told what
-// VPP would be told, and keeps the interfaces it was told to create.
+// vswitchStandIn stands in for VPP's interface descriptor in the tests of
+// the wiring's own logic (revert, healing, naming), which need a vswitch
+// that can be told to refuse; vpp_test.go runs the same flows against a
+// real VPP. Registered with the real KV scheduler, it is told what VPP
+// would be told, and keeps the interfaces it was told to create.
 type vswitchStandIn struct {
 	mu         sync.Mutex
 	interfaces map[string]*vpp_interfaces.Interface

@@ -8,6 +8,8 @@ var Messages = map[string]func() Message{
 	"bridge_domain_add_del_v2_reply":         func() Message { return new(BridgeDomainAddDelV2Reply) },
 	"bridge_domain_details":                  func() Message { return new(BridgeDomainDetails) },
 	"bridge_domain_dump":                     func() Message { return new(BridgeDomainDump) },
+	"cli_inband":                             func() Message { return new(CliInband) },
+	"cli_inband_reply":                       func() Message { return new(CliInbandReply) },
 	"control_ping":                           func() Message { return new(ControlPing) },
 	"control_ping_reply":                     func() Message { return new(ControlPingReply) },
 	"hw_interface_set_mtu":                   func() Message { return new(HwInterfaceSetMTU) },
@@ -247,6 +249,78 @@ func (m *BridgeDomainDump) Unmarshal(b *Decoder) {
 	m.Context = b.U32()
 	m.BdID = b.U32()
 	m.SwIfIndex = InterfaceIndex(b.U32())
+}
+
+// CliInband is VPP's cli_inband (module vlib).
+type CliInband struct {
+	ClientIndex uint32
+	Context     uint32
+	Cmd         string
+}
+
+// MessageName implements Message.
+func (*CliInband) MessageName() string { return "cli_inband" }
+
+// CRC implements Message.
+func (*CliInband) CRC() string { return "0xf8377302" }
+
+// SetClientIndex implements Request.
+func (m *CliInband) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *CliInband) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *CliInband) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *CliInband) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.VarString(m.Cmd)
+}
+
+// Unmarshal implements Message.
+func (m *CliInband) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.Cmd = b.VarString()
+}
+
+// CliInbandReply is VPP's cli_inband_reply (module vlib).
+type CliInbandReply struct {
+	Context uint32
+	Retval  int32
+	Reply   string
+}
+
+// MessageName implements Message.
+func (*CliInbandReply) MessageName() string { return "cli_inband_reply" }
+
+// CRC implements Message.
+func (*CliInbandReply) CRC() string { return "0x05879051" }
+
+// SetContext implements Message.
+func (m *CliInbandReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *CliInbandReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *CliInbandReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *CliInbandReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+	b.VarString(m.Reply)
+}
+
+// Unmarshal implements Message.
+func (m *CliInbandReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+	m.Reply = b.VarString()
 }
 
 // ControlPing is VPP's control_ping (module memclnt).

@@ -27,6 +27,11 @@ type Config struct {
 	// first entry is memif 0). Each entry is an address with its prefix
 	// length, for example "10.10.1.1/24".
 	IPAddresses map[string][]string `json:"ip-addresses"`
+	// BridgeDomain, when set, names the vswitch bridge domain that holds
+	// every pod memif of the node (flooding, forwarding and learning on),
+	// so that pods reach each other at L2 through the vswitch. Empty: no
+	// bridge domain.
+	BridgeDomain string `json:"bridge-domain"`
 }
 
 var rxModes = map[string]vpp_interfaces.Interface_RxMode_Type{
@@ -41,6 +46,12 @@ func (c Config) Validate() error {
 	var problems configfile.Problems
 	if _, ok := rxModes[c.RxMode]; c.RxMode != "" && !ok {
 		problems.Addf("rx-mode", "must be polling, interrupt, adaptive or empty, got %q", c.RxMode)
+	}
+	if len(c.BridgeDomain) > maxInterfaceNameLength {
+		problems.Addf("bridge-domain", "must be at most %d characters (it is VPP's bridge domain tag), got %q", maxInterfaceNameLength, c.BridgeDomain)
+	}
+	if c.BridgeDomain != "" && len(c.IPAddresses) > 0 {
+		problems.Addf("bridge-domain", "excludes ip-addresses: a bridged memif is L2 only")
 	}
 	for _, container := range slices.Sorted(maps.Keys(c.IPAddresses)) {
 		parts := strings.Split(container, "/")

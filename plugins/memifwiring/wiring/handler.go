@@ -9,6 +9,7 @@ import (
 
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+	vpp_l2 "github.com/ligato/vpp-agent/api/models/vpp/l2"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -79,22 +80,43 @@ func (h *Handler) Resync(_ controllerapi.Event, _ int, txn controllerapi.EventOp
 	}
 	h.wired = wired
 	h.last = nil
+	h.putBridgeDomain(txn)
 	return nil
 }
 
 // Update implements controllerapi.EventHandler.
 func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
+	var change string
+	var err error
 	switch podEvent := event.(type) {
 	case podapi.AddPodEvent:
 		pod := podEvent.GetAddPod().Pod
 		h.remember(event, pod.ID)
-		return h.wire(pod, txn)
+		change, err = h.wire(pod, txn)
 	case podapi.DeletePodEvent:
 		pod := podEvent.GetDeletePod().Pod
 		h.remember(event, pod.ID)
-		return h.unwire(pod, txn), nil
+		change = h.unwire(pod, txn)
+	default:
+		return "", fmt.Errorf("memif wiring got event %s it does not handle", event.GetName())
 	}
-	return "", fmt.Errorf("memif wiring got event %s it does not handle", event.GetName())
+	if err == nil {
+		h.putBridgeDomain(txn)
+	}
+	return change, err
+}
+
+// putBridgeDomain puts the configured bridge domain with every interface
+// the handler wired.
+func (h *Handler) putBridgeDomain(txn controllerapi.Transaction) {
+	if h.config.BridgeDomain == "" {
+		return
+	}
+	var keys []string
+	for _, pod := range h.wired {
+		keys = append(keys, pod.keys...)
+	}
+	txn.Put(vpp_l2.BridgeDomainKey(h.config.BridgeDomain), RenderBridgeDomain(h.config.BridgeDomain, keys))
 }
 
 // Revert implements controllerapi.EventHandler: it restores the record of the

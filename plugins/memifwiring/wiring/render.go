@@ -1,8 +1,11 @@
 package wiring
 
 import (
+	"slices"
+
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+	vpp_l2 "github.com/ligato/vpp-agent/api/models/vpp/l2"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -42,6 +45,17 @@ func renderInterface(name string, memif dmapi.MemifInfo, memifID int, config Con
 		iface.RxModes = []*vpp_interfaces.Interface_RxMode{{DefaultMode: true, Mode: mode}}
 	}
 	return iface
+}
+
+// RenderBridgeDomain returns the bridge domain named name holding the
+// interfaces of keys, in name order: flooding, unknown-unicast flooding,
+// forwarding and learning on, as a switch between the pods.
+func RenderBridgeDomain(name string, keys []string) *vpp_l2.BridgeDomain {
+	bd := &vpp_l2.BridgeDomain{Name: name, Flood: true, UnknownUnicastFlood: true, Forward: true, Learn: true}
+	for _, key := range slices.Sorted(slices.Values(keys)) {
+		bd.Interfaces = append(bd.Interfaces, &vpp_l2.BridgeDomain_Interface{Name: vpp_interfaces.ModelInterface.StripKeyPrefix(key)})
+	}
+	return bd
 }
 
 // ownerNames names each memif by its container, or by its allocation ID

@@ -42,6 +42,12 @@ type VswitchConfig struct {
 	// Cores is testpmd's lcore list (-l); default "0,1": main lcore 0,
 	// forwarding on 1.
 	Cores string
+	// Client makes testpmd the memif client (slave) instead of the server:
+	// a pod side run on the host, facing a real vswitch such as VPP.
+	Client bool
+	// ForwardMode is testpmd's forwarding mode; default rxonly (count what
+	// arrives), txonly sends 64-byte packets.
+	ForwardMode string
 }
 
 // Vswitch is a running vswitch-side testpmd. Stop it with Stop.
@@ -92,11 +98,18 @@ func StartVswitch(ctx context.Context, cfg VswitchConfig) (*Vswitch, error) {
 // vswitchArgs is testpmd's command line: no hugepages and no PCI, so it
 // runs anywhere as root; the memif driver's info logs show connections.
 func vswitchArgs(cfg VswitchConfig, prefix string) []string {
-	vdev := fmt.Sprintf("net_memif0,role=server,socket=%s,socket-abstract=no,secret=%s", cfg.Socket, cfg.Secret)
+	role, mode := "server", "rxonly"
+	if cfg.Client {
+		role = "client"
+	}
+	if cfg.ForwardMode != "" {
+		mode = cfg.ForwardMode
+	}
+	vdev := fmt.Sprintf("net_memif0,role=%s,socket=%s,socket-abstract=no,secret=%s", role, cfg.Socket, cfg.Secret)
 	return []string{
 		"--no-huge", "-m", "256", "--no-pci", "--file-prefix", prefix, "-l", cfg.Cores,
 		"--log-level=pmd.net.memif,info", "--vdev=" + vdev,
-		"--", "-a", "--forward-mode=rxonly", "--total-num-mbufs=16384",
+		"--", "-a", "--forward-mode=" + mode, "--total-num-mbufs=16384",
 	}
 }
 

@@ -1,0 +1,40 @@
+package vswitch
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
+)
+
+// Config is vswitch.conf. The JSON names are its keys.
+type Config struct {
+	// VPPAPISocket is VPP's binary API socket (socksvr { socket-name }).
+	// Empty: VPP is not programmed by this agent.
+	VPPAPISocket string `json:"vpp-api-socket"`
+	// RequestTimeout bounds each call to VPP.
+	RequestTimeout configfile.Duration `json:"request-timeout"`
+	// LinkCheckPeriod is how often the memifs' link states are read from
+	// VPP to report links that come up or go down.
+	LinkCheckPeriod configfile.Duration `json:"link-check-period"`
+}
+
+// DefaultConfig is the config of a missing or empty vswitch.conf.
+func DefaultConfig() Config {
+	return Config{
+		RequestTimeout:  configfile.Duration(5 * time.Second),
+		LinkCheckPeriod: configfile.Duration(time.Second),
+	}
+}
+
+// Validate checks every key and returns all problems found, each a
+// *configfile.KeyError.
+func (c Config) Validate() error {
+	var problems configfile.Problems
+	if c.VPPAPISocket != "" && !filepath.IsAbs(c.VPPAPISocket) {
+		problems.Addf("vpp-api-socket", "must be an absolute path, got %q", c.VPPAPISocket)
+	}
+	problems.CheckPositive("request-timeout", c.RequestTimeout, "5s")
+	problems.CheckPositive("link-check-period", c.LinkCheckPeriod, "1s")
+	return problems.Err()
+}

@@ -1,0 +1,30 @@
+// Package descriptor holds the vpp-agent KV scheduler descriptors that make
+// VPP hold what the agent's models say, over VPP's binary API (package
+// vppapi):
+//
+//   - MemifInterfaces: vpp-agent interface models of type MEMIF (the ones
+//     package memifwiring renders) become VPP memif interfaces: a memif
+//     socket filename per host socket (shared by every memif on it, removed
+//     with the last one), memif_create_v2 with role, mode, ID and secret,
+//     the model's name as the interface tag, MTU and admin state.
+//   - BridgeDomains and BridgeDomainInterfaces: a vpp-agent bridge domain
+//     model becomes a VPP bridge domain tagged with its name; each of its
+//     interfaces is a derived value bound with sw_interface_set_l2_bridge
+//     once the interface exists.
+//
+// Retrieve reads VPP back (memif, socket filename, interface and bridge
+// domain dumps) and reports only what carries a tag, so that a resync after
+// an agent restart finds everything it made equal to the models and
+// changes nothing, and leaves alone what others made. VPP never reports a
+// memif's secret: Retrieve takes it from the model of the same name when
+// socket and ID match, because a host socket belongs to one allocation and
+// so to one secret (a new allocation has a new directory). VPP applies a
+// memif's rx mode per queue, and a master's queues exist only while a pod
+// side is connected, so the rx modes of the model are not sent to VPP and
+// are reported back as they are.
+//
+// Every call fails at once with vppapi.ErrNotConnected while VPP is away;
+// the agent's resync on reconnection makes VPP whole again.
+//
+// The package owns nothing but the VPP calls; it keeps no state of its own.
+package descriptor

@@ -1,0 +1,76 @@
+package descriptor
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"github.com/contivpp/memif-agent/internal/vppapi"
+	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+)
+
+// Link is a tagged memif's link as VPP sees it.
+type Link struct {
+	// Name is the interface's tag, the model's name.
+	Name string
+	// VPPName is VPP's own name, e.g. memif1/0.
+	VPPName string
+	// Socket is the memif's socket filename.
+	Socket string
+	// Up is true while a peer is connected with the right ID and secret.
+	Up bool
+	// DownReason is why VPP dropped the last peer ("incorrect secret"),
+	// from show memif; empty while up or when no peer ever came.
+	DownReason string
+}
+
+// ReadLinks returns the link of every tagged memif, by name.
+func ReadLinks(ctx context.Context, conn *vppapi.Conn) (map[string]Link, error) {
+	state, err := readState(ctx, conn)
+	if err != nil {
+		return nil, fmt.Errorf("read memif links: %w", err)
+	}
+	links := map[string]Link{}
+	for index, memif := range state.memifs {
+		details := state.interfaces[index]
+		if details == nil || details.Tag == "" {
+			continue
+		}
+		link := Link{Name: details.Tag, VPPName: details.InterfaceName, Socket: state.sockets[memif.SocketID],
+			Up: memif.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}
+		if !link.Up {
+			if link.DownReason, err = downReason(ctx, conn, link.VPPName); err != nil {
+				return nil, err
+			}
+		}
+		links[details.Tag] = link
+	}
+	return links, nil
+}
+
+// downReason reads why VPP disconnected a memif's peer. The binary API
+// does not carry it; show memif does, as local-disc-reason (VPP refused
+// the peer) or remote-disc-reason (the peer left, saying why).
+func downReason(ctx context.Context, conn *vppapi.Conn, vppName string) (string, error) {
+	var reply vppmsg.CliInbandReply
+	if err := conn.Request(ctx, &vppmsg.CliInband{Cmd: "show memif " + vppName}, &reply); err != nil {
+		return "", fmt.Errorf("read why memif %s is down: %w", vppName, err)
+	}
+	return parseDownReason(reply.Reply), nil
+}
+
+// discReason matches show memif's disconnect reasons. VPP prints the
+// reason from a vector that is not NUL-terminated, so it may end with a
+// stray byte; only printable text up to it is kept.
+var discReason = regexp.MustCompile(`(local|remote)-disc-reason "([[:print:]]*?)[^[:alnum:] ]?"`)
+
+func parseDownReason(show string) string {
+	match := discReason.FindStringSubmatch(show)
+	if match == nil {
+		return ""
+	}
+	if match[1] == "remote" {
+		return "the pod side said: " + match[2]
+	}
+	return match[2]
+}

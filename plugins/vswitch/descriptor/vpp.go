@@ -1,0 +1,87 @@
+package descriptor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/contivpp/memif-agent/internal/vppapi"
+	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+)
+
+// ConnFunc returns the current connection to VPP, or vppapi.ErrNotConnected.
+type ConnFunc func() (*vppapi.Conn, error)
+
+// allInterfaces selects every interface in sw_interface_dump.
+const allInterfaces = ^vppmsg.InterfaceIndex(0)
+
+// vppState is VPP's memif view: its socket filenames, its memifs and its
+// interfaces, each by index.
+type vppState struct {
+	sockets    map[uint32]string
+	memifs     map[vppmsg.InterfaceIndex]*vppmsg.MemifDetails
+	interfaces map[vppmsg.InterfaceIndex]*vppmsg.SwInterfaceDetails
+}
+
+func readState(ctx context.Context, conn *vppapi.Conn) (*vppState, error) {
+	sockets, err := vppapi.Dump[vppmsg.MemifSocketFilenameDetails](ctx, conn, &vppmsg.MemifSocketFilenameDump{})
+	if err != nil {
+		return nil, fmt.Errorf("dump VPP memif sockets: %w", err)
+	}
+	memifs, err := vppapi.Dump[vppmsg.MemifDetails](ctx, conn, &vppmsg.MemifDump{})
+	if err != nil {
+		return nil, fmt.Errorf("dump VPP memifs: %w", err)
+	}
+	interfaces, err := vppapi.Dump[vppmsg.SwInterfaceDetails](ctx, conn, &vppmsg.SwInterfaceDump{SwIfIndex: allInterfaces})
+	if err != nil {
+		return nil, fmt.Errorf("dump VPP interfaces: %w", err)
+	}
+	state := &vppState{sockets: map[uint32]string{}, memifs: map[vppmsg.InterfaceIndex]*vppmsg.MemifDetails{},
+		interfaces: map[vppmsg.InterfaceIndex]*vppmsg.SwInterfaceDetails{}}
+	for _, socket := range sockets {
+		state.sockets[socket.SocketID] = socket.SocketFilename
+	}
+	for _, memif := range memifs {
+		state.memifs[memif.SwIfIndex] = memif
+	}
+	for _, iface := range interfaces {
+		state.interfaces[iface.SwIfIndex] = iface
+	}
+	return state, nil
+}
+
+// byTag returns the index of the interface tagged tag.
+func (s *vppState) byTag(tag string) (vppmsg.InterfaceIndex, bool) {
+	for index, iface := range s.interfaces {
+		if iface.Tag == tag {
+			return index, true
+		}
+	}
+	return 0, false
+}
+
+// socketID returns the ID of filename, if VPP has it.
+func (s *vppState) socketID(filename string) (uint32, bool) {
+	for id, name := range s.sockets {
+		if name == filename && id != 0 {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// socketInUse tells whether a memif other than except uses socket id.
+func (s *vppState) socketInUse(id uint32, except vppmsg.InterfaceIndex) bool {
+	for index, memif := range s.memifs {
+		if index != except && memif.SocketID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func request(ctx context.Context, conn *vppapi.Conn, req vppmsg.Request, reply vppmsg.Reply) error {
+	if err := conn.Request(ctx, req, reply); err != nil {
+		return fmt.Errorf("VPP %s: %w", req.MessageName(), err)
+	}
+	return nil
+}

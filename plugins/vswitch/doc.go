@@ -1,0 +1,28 @@
+// Package vswitch is the cn-infra plugin that makes VPP hold the vswitch
+// side the other plugins put into the KV scheduler: it registers the VPP
+// descriptors of package descriptor (memif interfaces, bridge domains) and
+// keeps the agent's connection to VPP's binary API (package vppapi).
+//
+// vswitch.conf names VPP's API socket (vpp-api-socket). Left empty, the
+// plugin registers nothing and the models stay unimplemented in the KV
+// scheduler, for nodes whose vswitch is programmed by something else.
+//
+// VPP may be down or restart at any time; the agent stays up. While VPP is
+// unreachable the plugin reports itself in error (the agent's readiness
+// probe fails, its liveness does not) and every vswitch change fails at
+// once, which never holds back an allocation: the device manager's events
+// do not touch the vswitch. Each time VPP answers again, the plugin pushes
+// a full resync into the controller event loop: the KV scheduler reads VPP
+// back (Retrieve) and re-creates what is missing, so a restarted VPP gets
+// every interface back, while a resync that finds VPP as it should be
+// changes nothing.
+//
+// Register it with the KV scheduler and the event loop; descriptors are
+// registered in Init, so before the controller's startup resync:
+//
+//	vswitchPlugin := vswitch.NewPlugin(vswitch.UseDeps(func(deps *vswitch.Deps) {
+//		deps.KVScheduler = scheduler
+//		deps.StatusCheck = health
+//	}))
+//	vswitchPlugin.EventLoop = controller
+package vswitch

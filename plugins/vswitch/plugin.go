@@ -1,0 +1,145 @@
+package vswitch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ligato/cn-infra/health/statuscheck"
+	"github.com/ligato/cn-infra/infra"
+	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/vppapi"
+	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
+)
+
+// ReconnectResyncName names the resync the plugin pushes when VPP answers.
+const ReconnectResyncName = "VswitchConnected"
+
+// Deps are the plugin's dependencies.
+type Deps struct {
+	infra.PluginDeps
+	// KVScheduler gets the VPP descriptors.
+	KVScheduler kvs.KVScheduler
+	// EventLoop runs the resync after each connection to VPP.
+	EventLoop controller.EventLoop
+	// StatusCheck gets the plugin's state (error while VPP is away);
+	// optional.
+	StatusCheck statuscheck.PluginStatusWriter
+}
+
+// Plugin connects the agent to VPP.
+type Plugin struct {
+	Deps
+	config Config
+	client *vppapi.Client
+	links  *linkWatcher
+
+	stop context.CancelFunc
+	done sync.WaitGroup
+
+	mu sync.Mutex
+	// lastErr is the last connection error reported, so that a VPP that
+	// stays away is logged once, not at every dial.
+	lastErr string
+}
+
+// Init reads vswitch.conf and registers the descriptors.
+func (p *Plugin) Init() error {
+	if p.KVScheduler == nil || p.EventLoop == nil {
+		return errors.New("vswitch plugin: KVScheduler and EventLoop dependencies must be set")
+	}
+	p.config = DefaultConfig()
+	if err := configfile.Load(p.Cfg.GetConfigName(), &p.config); err != nil {
+		return fmt.Errorf("vswitch plugin: %w", err)
+	}
+	if p.config.VPPAPISocket == "" {
+		p.Log.Infof("no vpp-api-socket in vswitch config: VPP is not programmed; memif interfaces stay unimplemented in the KV scheduler")
+		return nil
+	}
+	if p.StatusCheck != nil {
+		p.StatusCheck.Register(p.PluginName, nil)
+	}
+	p.client = vppapi.NewClient(vppapi.ClientConfig{
+		Socket:       p.config.VPPAPISocket,
+		Name:         "memif-agent",
+		Timeout:      p.config.RequestTimeout.Duration(),
+		OnConnect:    p.connected,
+		OnDisconnect: p.disconnected,
+	})
+	p.links = newLinkWatcher(p.client.Conn, p.Log)
+	memifs := descriptor.NewMemifInterfaces(p.client.Conn)
+	bridgeDomains := descriptor.NewBridgeDomains(p.client.Conn)
+	for _, d := range []*kvs.KVDescriptor{memifs.Descriptor(), bridgeDomains.Descriptor(), bridgeDomains.InterfaceDescriptor()} {
+		if err := p.KVScheduler.RegisterKVDescriptor(d); err != nil {
+			return fmt.Errorf("vswitch plugin: register descriptor %s: %w", d.Name, err)
+		}
+	}
+	return nil
+}
+
+// AfterInit starts connecting to VPP.
+func (p *Plugin) AfterInit() error {
+	if p.client == nil {
+		return nil
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	p.stop = stop
+	p.done.Add(2)
+	go func() {
+		defer p.done.Done()
+		p.client.Run(ctx)
+	}()
+	go func() {
+		defer p.done.Done()
+		p.links.run(ctx, p.config.LinkCheckPeriod.Duration())
+	}()
+	return nil
+}
+
+// Close disconnects from VPP. VPP keeps the interfaces, so that pods keep
+// their data path while the agent restarts.
+func (p *Plugin) Close() error {
+	if p.stop != nil {
+		p.stop()
+		p.done.Wait()
+	}
+	return nil
+}
+
+func (p *Plugin) connected(conn *vppapi.Conn) {
+	var version vppmsg.ShowVersionReply
+	if err := conn.Request(context.Background(), &vppmsg.ShowVersion{}, &version); err != nil {
+		p.Log.Warnf("connected to VPP at %s, but show_version failed: %v", p.config.VPPAPISocket, err)
+	}
+	p.Log.Infof("connected to VPP %s at %s; resyncing the vswitch side", version.Version, p.config.VPPAPISocket)
+	p.mu.Lock()
+	p.lastErr = ""
+	p.mu.Unlock()
+	if p.StatusCheck != nil {
+		p.StatusCheck.ReportStateChange(p.PluginName, statuscheck.OK, nil)
+	}
+	resync := eventloop.NewResyncEvent(ReconnectResyncName)
+	if err := p.EventLoop.PushEvent(resync); err != nil {
+		p.Log.Errorf("resync after connecting to VPP: %v", err)
+	}
+}
+
+func (p *Plugin) disconnected(err error) {
+	err = fmt.Errorf("vswitch not ready: VPP at %s: %w", p.config.VPPAPISocket, err)
+	p.mu.Lock()
+	repeated := p.lastErr == err.Error()
+	p.lastErr = err.Error()
+	p.mu.Unlock()
+	if !repeated {
+		p.Log.Warnf("%v; retrying, the vswitch side is re-created once VPP answers", err)
+	}
+	if p.StatusCheck != nil {
+		p.StatusCheck.ReportStateChange(p.PluginName, statuscheck.Error, err)
+	}
+}
