@@ -1,7 +1,6 @@
 package memifwiring_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -27,27 +26,10 @@ import (
 	"github.com/contivpp/memif-agent/plugins/vswitch"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/syncbuffer"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
-
-// syncBuffer is a log written by the agent and read by the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // recordingScheduler is the real KV scheduler; it wraps the memif
 // descriptor's Delete to record whether the interface's socket directory
@@ -86,7 +68,7 @@ func (s *recordingScheduler) deletions() []deletion {
 type vppAgent struct {
 	*testAgent
 	vpp *vpp.VPP
-	log *syncBuffer
+	log *syncbuffer.Buffer
 }
 
 // vppAgentDir is a short state dir: VPP's socket paths hold 108 bytes.
@@ -102,7 +84,7 @@ func vppAgentDir(t *testing.T) string {
 
 func startVPPAgent(t *testing.T, v *vpp.VPP, dir string, lister *livePods, wiringConf string) *vppAgent {
 	t.Helper()
-	a := &vppAgent{vpp: v, log: &syncBuffer{}}
+	a := &vppAgent{vpp: v, log: &syncbuffer.Buffer{}}
 	setup := agentSetup{
 		dir:         dir,
 		wiringConf:  wiringConf,

@@ -1,18 +1,17 @@
 package testpmd_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/contivpp/memif-agent/test/kit/needs"
+	"github.com/contivpp/memif-agent/test/kit/syncbuffer"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 )
 
@@ -25,34 +24,16 @@ func requireTestpmd(t *testing.T) {
 	}
 }
 
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startPodSide runs the pod-side command on the host, with the envs a
 // container would get from kubelet.
-func startPodSide(t *testing.T, socket, secret string) (*exec.Cmd, *syncBuffer) {
+func startPodSide(t *testing.T, socket, secret string) (*exec.Cmd, *syncbuffer.Buffer) {
 	t.Helper()
 	command := testpmd.PodCommand()
 	cmd := exec.Command(command[0], command[1:]...)
 	prefix := "memif-podside-" + strings.ReplaceAll(t.Name(), "/", "-")
 	t.Cleanup(func() { _ = os.RemoveAll(filepath.Join("/var/run/dpdk", prefix)) })
 	cmd.Env = append(os.Environ(), "MEMIF_SOCKET="+socket, "MEMIF_SECRET="+secret, "DPDK_FILE_PREFIX="+prefix)
-	output := &syncBuffer{}
+	output := &syncbuffer.Buffer{}
 	cmd.Stdout, cmd.Stderr = output, output
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start pod side: %v", err)
@@ -62,7 +43,7 @@ func startPodSide(t *testing.T, socket, secret string) (*exec.Cmd, *syncBuffer) 
 
 // stopPodSide stops the pod side as a container runtime does (SIGTERM) and
 // checks that it exits cleanly.
-func stopPodSide(t *testing.T, cmd *exec.Cmd, output *syncBuffer) {
+func stopPodSide(t *testing.T, cmd *exec.Cmd, output *syncbuffer.Buffer) {
 	t.Helper()
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
