@@ -13,8 +13,11 @@ FUZZTIME  ?= 10s
 
 all: build
 
+# scripts/vpp.sh makes the VPP the tests and the demo run available (the
+# commit-keyed cache, filled from shared/vpp beside the clone).
 deps:
 	@scripts/install-deps.sh
+	@scripts/vpp.sh >/dev/null
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
