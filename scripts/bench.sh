@@ -36,6 +36,10 @@ benchflags() {
 		echo "-bench=PodDeletionToDirectoryReleased -benchtime=10x -count=1"
 		;;
 	plugins/podmanager/podtracker) echo "-bench=. -benchtime=1s -count=1" ;;
+	plugins/memifwiring)
+		echo "-bench=PodToPodThroughVPP -benchtime=3x -count=3"
+		echo "-bench=MemifCreate -benchtime=50x -count=3"
+		;;
 	*) echo "-bench=. -benchtime=1s -count=$count" ;;
 	esac
 }

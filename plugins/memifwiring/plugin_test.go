@@ -43,7 +43,7 @@ func (f configFile) LoadValue(value interface{}) (bool, error) {
 
 func (f configFile) GetConfigName() string { return string(f) }
 
-type testLogger struct{ t *testing.T }
+type testLogger struct{ t testing.TB }
 
 func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
 func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
@@ -87,7 +87,7 @@ type testAgent struct {
 	stop func()
 }
 
-func writeFile(t *testing.T, dir, name, content string) string {
+func writeFile(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -114,12 +114,12 @@ type agentSetup struct {
 
 // startAgent starts the agent with the vswitch stand-in; options set the
 // device manager's optional collaborators.
-func startAgent(t *testing.T, options ...func(*manager.Options)) *testAgent {
+func startAgent(t testing.TB, options ...func(*manager.Options)) *testAgent {
 	t.Helper()
 	return startAgentWith(t, agentSetup{managerOptions: options})
 }
 
-func startAgentWith(t *testing.T, setup agentSetup) *testAgent {
+func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 	t.Helper()
 	dir := setup.dir
 	if dir == "" {
@@ -225,14 +225,14 @@ func (barrier) TransactionType() controllerapi.UpdateTransactionType {
 }
 func (barrier) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
 
-func (a *testAgent) push(t *testing.T, event controllerapi.Event) {
+func (a *testAgent) push(t testing.TB, event controllerapi.Event) {
 	t.Helper()
 	if err := a.controller.PushEvent(event); err != nil {
 		t.Fatalf("push %s: %v", event, err)
 	}
 }
 
-func (a *testAgent) barrier(t *testing.T) {
+func (a *testAgent) barrier(t testing.TB) {
 	t.Helper()
 	event := barrier{controllerapi.NewResult()}
 	a.push(t, event)
@@ -244,7 +244,7 @@ func (a *testAgent) barrier(t *testing.T) {
 }
 
 // allocate does what kubelet's Allocate does for one container.
-func (a *testAgent) allocate(t *testing.T, deviceIDs ...string) *dmapi.AllocateDevice {
+func (a *testAgent) allocate(t testing.TB, deviceIDs ...string) *dmapi.AllocateDevice {
 	t.Helper()
 	event := dmapi.NewAllocateDevice(dmapi.DefaultResourceName, deviceIDs)
 	a.push(t, event)
@@ -262,7 +262,7 @@ func container(name string, allocation *dmapi.AllocateDevice) podapi.PodContaine
 }
 
 // schedulerInterfaces is the KV scheduler's view of the vpp interfaces.
-func (a *testAgent) schedulerInterfaces(t *testing.T) map[string]*vpp_interfaces.Interface {
+func (a *testAgent) schedulerInterfaces(t testing.TB) map[string]*vpp_interfaces.Interface {
 	t.Helper()
 	values, err := a.scheduler.DumpValuesByKeyPrefix(vpp_interfaces.ModelInterface.KeyPrefix(), kvs.CachedView)
 	if err != nil {
@@ -289,7 +289,7 @@ func withoutSecret(iface *vpp_interfaces.Interface) *vpp_interfaces.Interface {
 	return masked
 }
 
-func (a *testAgent) addWebPod(t *testing.T) (podapi.Pod, *dmapi.AllocateDevice, *dmapi.AllocateDevice) {
+func (a *testAgent) addWebPod(t testing.TB) (podapi.Pod, *dmapi.AllocateDevice, *dmapi.AllocateDevice) {
 	t.Helper()
 	app := a.allocate(t, "memif-000")
 	sidecar := a.allocate(t, "memif-001")

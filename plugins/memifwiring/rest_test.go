@@ -17,7 +17,7 @@ import (
 // loopback port from its AfterInit until the test ends, and its base URL.
 // Plugins register their handlers between Init and AfterInit, as in the
 // agent.
-func newREST(t *testing.T) (*rest.Plugin, string) {
+func newREST(t testing.TB) (*rest.Plugin, string) {
 	t.Helper()
 	endpoint := "127.0.0.1:" + loopback.FreePort(t)
 	plugin := rest.NewPlugin(rest.UseConf(rest.Config{Endpoint: endpoint}))
@@ -30,7 +30,7 @@ func newREST(t *testing.T) (*rest.Plugin, string) {
 
 // restDumpInterfaces reads the vpp interfaces from the scheduler's REST
 // dump (GET /scheduler/dump), as an operator would with curl.
-func (a *testAgent) restDumpInterfaces(t *testing.T) map[string]*vpp_interfaces.Interface {
+func (a *testAgent) restDumpInterfaces(t testing.TB) map[string]*vpp_interfaces.Interface {
 	t.Helper()
 	query := url.Values{"key-prefix": {vpp_interfaces.ModelInterface.KeyPrefix()}, "view": {"NB"}}
 	dumpURL := a.restURL + "/scheduler/dump?" + query.Encode()

@@ -72,7 +72,7 @@ type vppAgent struct {
 }
 
 // vppAgentDir is a short state dir: VPP's socket paths hold 108 bytes.
-func vppAgentDir(t *testing.T) string {
+func vppAgentDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "mw-")
 	if err != nil {
@@ -82,7 +82,7 @@ func vppAgentDir(t *testing.T) string {
 	return dir
 }
 
-func startVPPAgent(t *testing.T, v *vpp.VPP, dir string, lister *livePods, wiringConf string) *vppAgent {
+func startVPPAgent(t testing.TB, v *vpp.VPP, dir string, lister *livePods, wiringConf string) *vppAgent {
 	t.Helper()
 	a := &vppAgent{vpp: v, log: &syncbuffer.Buffer{}}
 	setup := agentSetup{
@@ -105,7 +105,7 @@ func startVPPAgent(t *testing.T, v *vpp.VPP, dir string, lister *livePods, wirin
 	return a
 }
 
-func newVswitchPlugin(t *testing.T, a *testAgent, dir string, setup agentSetup) *vswitch.Plugin {
+func newVswitchPlugin(t testing.TB, a *testAgent, dir string, setup agentSetup) *vswitch.Plugin {
 	t.Helper()
 	records := &recordingScheduler{KVScheduler: a.scheduler}
 	a.vppDeletes = records
@@ -134,7 +134,7 @@ type vppMemif struct {
 }
 
 // vppMemifs reads VPP's memifs by tag through a connection of the test's own.
-func vppMemifs(t *testing.T, v *vpp.VPP) (map[string]vppMemif, error) {
+func vppMemifs(t testing.TB, v *vpp.VPP) (map[string]vppMemif, error) {
 	conn, err := vppapi.Dial(t.Context(), v.APISocket, "memifwiring-test", 0)
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func vppMemifs(t *testing.T, v *vpp.VPP) (map[string]vppMemif, error) {
 }
 
 // waitVPPMemifs waits until VPP's tagged memifs are want (sorted names).
-func waitVPPMemifs(t *testing.T, v *vpp.VPP, want []string) map[string]vppMemif {
+func waitVPPMemifs(t testing.TB, v *vpp.VPP, want []string) map[string]vppMemif {
 	t.Helper()
 	var memifs map[string]vppMemif
 	poll.Until(t, waitLimit, fmt.Sprintf("VPP holds memifs %v", want), func() error {
@@ -194,7 +194,7 @@ func waitVPPMemifs(t *testing.T, v *vpp.VPP, want []string) map[string]vppMemif 
 
 // startPodSide runs testpmd as a pod's memif client on the host: on the
 // host end of the pod's MEMIF_SOCKET, with its MEMIF_SECRET.
-func startPodSide(t *testing.T, socket, secret, mode string) *testpmd.Vswitch {
+func startPodSide(t testing.TB, socket, secret, mode string) *testpmd.Vswitch {
 	t.Helper()
 	side, err := testpmd.StartVswitch(t.Context(), testpmd.VswitchConfig{Socket: socket, Secret: secret, Client: true,
 		ForwardMode: mode, LogPath: filepath.Join(t.TempDir(), "pod-side.log")})
@@ -205,7 +205,7 @@ func startPodSide(t *testing.T, socket, secret, mode string) *testpmd.Vswitch {
 	return side
 }
 
-func waitLinkUp(t *testing.T, side *testpmd.Vswitch) error {
+func waitLinkUp(t testing.TB, side *testpmd.Vswitch) error {
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
 	return side.WaitLinkUp(ctx)
@@ -289,7 +289,7 @@ func TestVPPHoldsEachPodMemifAsMasterOnItsSocketWithItsSecret(t *testing.T) {
 }
 
 // wantNoChanges fails t when the scheduler changed anything in VPP.
-func wantNoChanges(t *testing.T, a *vppAgent, what string) {
+func wantNoChanges(t testing.TB, a *vppAgent, what string) {
 	t.Helper()
 	for _, txn := range a.scheduler.GetTransactionHistory(time.Time{}, time.Now()) {
 		for _, op := range txn.Executed {
@@ -408,7 +408,7 @@ func TestPodToPodThroughVPPBridgeDomain(t *testing.T) {
 
 // bridgeDomainMembers counts the interfaces of VPP's bridge domain tagged
 // tag, -1 when there is none.
-func bridgeDomainMembers(t *testing.T, v *vpp.VPP, tag string) int {
+func bridgeDomainMembers(t testing.TB, v *vpp.VPP, tag string) int {
 	t.Helper()
 	conn, err := vppapi.Dial(t.Context(), v.APISocket, "memifwiring-test", 0)
 	if err != nil {
@@ -428,7 +428,7 @@ func bridgeDomainMembers(t *testing.T, v *vpp.VPP, tag string) int {
 }
 
 // addOneMemifPod allocates one memif and binds it to pod name's app container.
-func (a *vppAgent) addOneMemifPod(t *testing.T, name, device string) *dmapi.AllocateDevice {
+func (a *vppAgent) addOneMemifPod(t testing.TB, name, device string) *dmapi.AllocateDevice {
 	t.Helper()
 	allocation := a.allocate(t, device)
 	pod := podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: name}, UID: "uid-" + name}

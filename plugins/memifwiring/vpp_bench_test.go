@@ -1,0 +1,127 @@
+package memifwiring_test
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/testpmd"
+	"github.com/contivpp/memif-agent/test/kit/vpp"
+)
+
+// rateWindow is how long received packets are counted.
+const rateWindow = 2 * time.Second
+
+// BenchmarkPodToPodThroughVPP measures 64-byte packets per second from a
+// sending pod's DPDK testpmd (txonly) through VPP's bridge domain to a
+// receiving pod's testpmd (rxonly), counted at the receiver, against a
+// baseline measured over the same window: DPDK to DPDK over one memif pair
+// (a testpmd memif server counting what a txonly client sends), without a
+// vswitch. Both run at once, so that both see the same machine load; the
+// figure to compare is vpp/direct.
+func BenchmarkPodToPodThroughVPP(b *testing.B) {
+	v := vpp.Start(b)
+	a := startVPPAgent(b, v, vppAgentDir(b), nil, "bridge-domain: pods\n")
+	sender, receiver := a.addOneMemifPod(b, "sender", "memif-000"), a.addOneMemifPod(b, "receiver", "memif-001")
+	rx := startPodSide(b, receiver.Annotations[dmapi.AnnotationSocketHost], receiver.Envs[dmapi.EnvMemifSecret], "rxonly")
+	startPodSide(b, sender.Annotations[dmapi.AnnotationSocketHost], sender.Envs[dmapi.EnvMemifSecret], "txonly")
+	direct := startDirectPair(b)
+	for _, side := range []*testpmd.Vswitch{rx, direct} {
+		if err := waitLinkUp(b, side); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	var vppRate, directRate float64
+	for b.Loop() {
+		rates, err := measureTogether(b, rx, direct)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vppRate += rates[0]
+		directRate += rates[1]
+	}
+	b.ReportMetric(vppRate/float64(b.N), "vpp-pps")
+	b.ReportMetric(directRate/float64(b.N), "direct-pps")
+	b.ReportMetric(vppRate/directRate, "vpp/direct")
+}
+
+// measureTogether counts each side's received packets per second over the
+// same window.
+func measureTogether(b *testing.B, sides ...*testpmd.Vswitch) ([]float64, error) {
+	rates := make([]float64, len(sides))
+	errs := make([]error, len(sides))
+	var wg sync.WaitGroup
+	for i, side := range sides {
+		wg.Go(func() { rates[i], errs[i] = side.RxRate(b.Context(), rateWindow) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rates, nil
+}
+
+// startDirectPair runs the baseline: a testpmd memif server (rxonly) and a
+// txonly client on a plain directory; it returns the server.
+func startDirectPair(b *testing.B) *testpmd.Vswitch {
+	dir, err := os.MkdirTemp("", "direct-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	raw := make([]byte, 12)
+	rand.Read(raw)
+	secret := base64.RawURLEncoding.EncodeToString(raw)
+	socket := filepath.Join(dir, "memif.sock")
+	server, err := testpmd.StartVswitch(b.Context(), testpmd.VswitchConfig{Socket: socket, Secret: secret, LogPath: filepath.Join(dir, "server.log")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { server.Stop() })
+	startPodSide(b, socket, secret, "txonly")
+	// Cleanups run last first: the server stops before its client, since
+	// testpmd's server can crash when its client leaves under traffic.
+	b.Cleanup(func() { server.Stop() })
+	return server
+}
+
+// BenchmarkMemifCreate measures how long a pod's memif takes to exist:
+// from AddPod to the event done, which includes the KV scheduler's commit,
+// against the same flow with the vswitch stand-in (no VPP) as baseline. Each
+// iteration wires one pod and deletes it again outside the timer.
+func BenchmarkMemifCreate(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		start func(b *testing.B) *testAgent
+	}{
+		{"vpp", func(b *testing.B) *testAgent { return startVPPAgent(b, vpp.Start(b), vppAgentDir(b), nil, "").testAgent }},
+		{"stand-in", func(b *testing.B) *testAgent { return startAgentWith(b, agentSetup{dir: vppAgentDir(b)}) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			a := bc.start(b)
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				allocation := a.allocate(b, "memif-000")
+				pod := podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: fmt.Sprintf("pod-%d", i)}, UID: fmt.Sprintf("uid-%d", i)}
+				b.StartTimer()
+				a.push(b, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{container("app", allocation)}})
+				a.barrier(b)
+				b.StopTimer()
+				a.push(b, &podapi.DeletePod{Pod: pod})
+				a.barrier(b)
+				b.StartTimer()
+			}
+		})
+	}
+}
