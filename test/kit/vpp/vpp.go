@@ -92,20 +92,33 @@ func Start(t testing.TB) *VPP {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &VPP{Prefix: prefix, Dir: dir, APISocket: filepath.Join(dir, "api.sock"), CLISocket: filepath.Join(dir, "cli.sock")}
-	t.Cleanup(func() {
-		if err := v.Stop(); err != nil {
-			t.Errorf("stop VPP: %v", err)
-		}
-		os.RemoveAll(dir)
-	})
-	if err := v.writeStartupConf(); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	v, err := Launch(prefix, dir)
+	if v != nil {
+		t.Cleanup(func() {
+			if err := v.Stop(); err != nil {
+				t.Errorf("stop VPP: %v", err)
+			}
+		})
 	}
-	if err := v.start(); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// Launch starts VPP from prefix with its sockets, startup.conf and log in
+// dir (keep its path short: socket paths hold 108 bytes). On an error
+// after VPP started, the returned VPP is to be stopped.
+func Launch(prefix, dir string) (*VPP, error) {
+	v := &VPP{Prefix: prefix, Dir: dir, APISocket: filepath.Join(dir, "api.sock"), CLISocket: filepath.Join(dir, "cli.sock")}
+	if err := v.writeStartupConf(); err != nil {
+		return nil, err
+	}
+	if err := v.start(); err != nil {
+		return v, err
+	}
+	return v, nil
 }
 
 // pluginDir finds the memif plugin under prefix: the relocatable runtime

@@ -40,6 +40,8 @@ type agentConfig struct {
 	deviceCount        int
 	podResourcesSocket string
 	dockerHost         string
+	// vppAPISocket is the API socket of the VPP the agent programs.
+	vppAPISocket string
 }
 
 func newAgent(binDir string, cfg agentConfig) (*agent, error) {
@@ -65,6 +67,10 @@ func newAgent(binDir string, cfg agentConfig) (*agent, error) {
 		// next comparison of Docker and pod-resources.
 		"podmanager.conf": fmt.Sprintf("docker-endpoint: %s\npod-resources-socket: %s\nreconcile-period: 1s\n",
 			cfg.dockerHost, cfg.podResourcesSocket),
+		// The agent programs the demo's VPP, the pods' memifs in one
+		// bridge domain.
+		"vswitch.conf":     "vpp-api-socket: " + cfg.vppAPISocket + "\n",
+		"memifwiring.conf": "bridge-domain: demo-pods\n",
 	}
 	if err := os.MkdirAll(a.configDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create agent config dir: %w", err)

@@ -14,7 +14,6 @@ import (
 
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
@@ -84,6 +83,7 @@ type session struct {
 	workDir  string
 	kubelet  *kubelettest.Kubelet
 	engine   *engine
+	vswitch  *vswitch
 	agent    *agent
 	pods     []*demoPod
 	teardown []func() error
@@ -93,7 +93,7 @@ type session struct {
 type demoPod struct {
 	docker      *dockerPod
 	memif       memifctlAllocation
-	vswitch     *testpmd.Vswitch
+	vswitch     *vppMemif
 	linkUpAfter time.Duration
 }
 
@@ -108,7 +108,7 @@ func Run(ctx context.Context, opts Options) (result Result, err error) {
 		result.Leftovers = s.tearDown()
 	}()
 	steps := []func(context.Context, *Result) error{
-		s.startKubelet, s.startEngine, s.startAgent, s.admitPods, s.wirePods, s.measure, s.deleteFirstPod,
+		s.startKubelet, s.startEngine, s.startVswitch, s.startAgent, s.admitPods, s.wirePods, s.measure, s.deleteFirstPod,
 	}
 	for _, step := range steps {
 		err := ctx.Err()
@@ -187,10 +187,24 @@ func (s *session) startEngine(ctx context.Context, _ *Result) error {
 	return nil
 }
 
+func (s *session) startVswitch(ctx context.Context, _ *Result) error {
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	sw, err := startVswitch(ctx, vswitchDir(s.workDir))
+	if err != nil {
+		return fmt.Errorf("start VPP: %w", err)
+	}
+	s.vswitch = sw
+	s.onTeardown(sw.stop)
+	s.report.step("vswitch", "VPP %s at %s (memif plugin, no DPDK, no hugepages)", sw.version, sw.vpp.APISocket)
+	return nil
+}
+
 func (s *session) startAgent(ctx context.Context, _ *Result) error {
 	a, err := newAgent(s.opts.BinDir, agentConfig{
 		dir: filepath.Join(s.workDir, "agent"), deviceCount: deviceCount,
 		podResourcesSocket: podResourcesSocket, dockerHost: s.engine.host,
+		vppAPISocket: s.vswitch.vpp.APISocket,
 	})
 	if err != nil {
 		return err
@@ -245,15 +259,12 @@ func (s *session) wirePods(ctx context.Context, _ *Result) error {
 			return err
 		}
 		p.memif = memif
-		p.vswitch, err = testpmd.StartVswitch(ctx, testpmd.VswitchConfig{
-			Socket: memif.HostSocket, Secret: memif.Secret,
-			LogPath: filepath.Join(s.workDir, "vswitch-"+p.name()+".log"),
-		})
+		p.vswitch, err = s.vswitch.waitMemif(ctx, memif.HostSocket)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", p.name(), err)
 		}
-		s.report.step("vswitch", "%s: memifctl get says socket %s, devices %v; testpmd memif server listening there with the pod's secret",
-			p.name(), memif.HostSocket, memif.DeviceIDs)
+		s.report.step("vswitch", "%s: memifctl get says socket %s, devices %v; VPP holds memif %s (%s), master on that socket with the pod's secret",
+			p.name(), memif.HostSocket, memif.DeviceIDs, p.vswitch.name, p.vswitch.tag)
 		if err := p.docker.startApp(s.engine.client); err != nil {
 			return err
 		}
@@ -291,15 +302,11 @@ func (s *session) linkResults(ctx context.Context, pods []*demoPod) ([]PodResult
 			return append(results, r), fmt.Errorf("%s: %w; pod side output:\n%s", p.name(), err, p.docker.logs(s.engine.client))
 		}
 		r.LinkUp = true
-		rate, err := p.vswitch.RxRate(ctx, s.opts.Window)
+		rate, received, err := p.vswitch.RxRate(ctx, s.opts.Window)
 		if err != nil {
 			return append(results, r), fmt.Errorf("%s: %w", p.name(), err)
 		}
-		stats, err := p.vswitch.Stats(ctx)
-		if err != nil {
-			return append(results, r), fmt.Errorf("%s: %w", p.name(), err)
-		}
-		r.PacketsPerSec, r.RxPackets = rate, stats.RxPackets
+		r.PacketsPerSec, r.RxPackets = rate, received
 		results = append(results, r)
 	}
 	return results, nil
@@ -309,17 +316,12 @@ func (s *session) deleteFirstPod(ctx context.Context, result *Result) error {
 	victim, rest := s.pods[0], s.pods[1:]
 	result.Deleted = victim.name()
 	started := time.Now()
-	// The vswitch side goes first: testpmd's memif server can crash when
-	// its client leaves under traffic.
-	if err := victim.vswitch.Stop(); err != nil {
-		return err
-	}
 	if err := victim.docker.remove(s.engine.client); err != nil {
 		return err
 	}
 	s.kubelet.RemovePod(victim.docker.pod.UID)
 	s.pods = rest
-	s.report.step("delete", "%s: vswitch side stopped, containers removed, kubelet forgot the pod", victim.name())
+	s.report.step("delete", "%s: containers removed, kubelet forgot the pod", victim.name())
 
 	waitCtx, cancel := s.withTimeout(ctx)
 	defer cancel()
@@ -328,6 +330,15 @@ func (s *session) deleteFirstPod(ctx context.Context, result *Result) error {
 	}
 	s.report.step("release", "%s: agent removed %s and freed devices %v after %s (kubelet holds none for it)",
 		victim.name(), victim.memif.HostDir, victim.memif.DeviceIDs, time.Since(started).Round(time.Millisecond))
+	// The agent deletes the VPP side before the directory.
+	memif, err := s.vswitch.findMemif(waitCtx, victim.memif.HostSocket)
+	if err != nil || memif != nil {
+		return fmt.Errorf("%s: VPP still holds memif %v on %s after the release (%v)", victim.name(), memif, victim.memif.HostSocket, err)
+	}
+	if socketLeft, err := s.vswitch.hasSocket(waitCtx, victim.memif.HostSocket); err != nil || socketLeft {
+		return fmt.Errorf("%s: VPP still lists socket %s after the release (%v)", victim.name(), victim.memif.HostSocket, err)
+	}
+	s.report.step("release", "%s: VPP memif %s and its socket gone", victim.name(), victim.vswitch.name)
 
 	remaining, err := s.linkResults(ctx, rest)
 	result.Remaining = remaining
@@ -362,15 +373,9 @@ func (s *session) waitReleased(ctx context.Context, p *demoPod, result *Result) 
 	}
 }
 
-// removePods stops every remaining vswitch side first, then removes the
-// pods' containers and has kubelet forget them.
+// removePods removes the pods' containers and has kubelet forget them.
 func (s *session) removePods() error {
 	var errs []error
-	for _, p := range s.pods {
-		if p.vswitch != nil {
-			errs = append(errs, p.vswitch.Stop())
-		}
-	}
 	for _, p := range s.pods {
 		errs = append(errs, p.docker.remove(s.engine.client))
 		s.kubelet.RemovePod(p.docker.pod.UID)
@@ -392,7 +397,7 @@ func (s *session) tearDown() []string {
 		leftovers = append(leftovers, "teardown error: "+err.Error())
 	}
 	if len(leftovers) == 0 {
-		s.report.step("teardown", "vswitch sides, pods, memif-agent, dockerd and kubelet stopped; %s removed", s.workDir)
+		s.report.step("teardown", "pods, memif-agent, VPP, dockerd and kubelet stopped; %s removed", s.workDir)
 	} else {
 		s.report.step("teardown", "left behind: %s", strings.Join(leftovers, "; "))
 	}
@@ -417,7 +422,7 @@ func (s *session) leftovers() []string {
 }
 
 // processesMentioning lists running processes whose command line names
-// path: the vswitch sides, the agent, dockerd and its containerd all do.
+// path: VPP, the agent, dockerd and its containerd all do.
 func processesMentioning(path string) []string {
 	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	var found []string

@@ -1,22 +1,24 @@
 // Package demo runs the whole memif chain on one machine with real peers
 // and reports each step: kubelet's own device manager (in-process), a
-// private Docker engine, the real memif-agent binary, and DPDK's testpmd on
-// both ends of every memif.
+// private Docker engine, a real VPP (scripts/vpp.sh's, no DPDK, no
+// hugepages) that the real memif-agent binary programs, and DPDK's testpmd
+// in every pod.
 //
 // Run is the flow behind `make demo` and its end-to-end test:
 //
 //  1. kubelet admits Pods pods that request contivpp.io/memif; their
 //     containers are created in Docker with the envs, mounts and
 //     annotations kubelet handed back, under kubelet's labels;
-//  2. for each pod, the vswitch side (testpmd memif server, standing in for
-//     VPP) is started from what `memifctl get -o json` reports, then the
-//     pod's container starts DPDK's memif client, which reads MEMIF_SOCKET
-//     and MEMIF_SECRET from its environment;
-//  3. every link comes up and packets flow; the result holds, per pod, the
-//     host socket, link state, packets received and packets per second;
-//  4. the first pod is deleted (vswitch side first, then its containers,
-//     then kubelet forgets it); the agent releases its directory and
-//     devices while the other links stay up;
+//  2. for each pod, VPP holds the memif master the agent created on the
+//     socket `memifctl get -o json` reports (all pods' memifs in one bridge
+//     domain), then the pod's container starts DPDK's memif client, which
+//     reads MEMIF_SOCKET and MEMIF_SECRET from its environment;
+//  3. every link comes up in VPP and packets flow; the result holds, per
+//     pod, the host socket, link state, and VPP's receive counter and
+//     packets per second;
+//  4. the first pod is deleted (its containers, then kubelet forgets it);
+//     the agent deletes its VPP memif, then releases its directory and
+//     devices, while the other links stay up;
 //  5. everything Run started is stopped and removed, also when ctx ends
 //     (Ctrl-C) or a step fails.
 //
