@@ -104,7 +104,9 @@ func BenchmarkMemifCreate(b *testing.B) {
 		name  string
 		start func(b *testing.B) *testAgent
 	}{
-		{"vpp", func(b *testing.B) *testAgent { return startVPPAgent(b, vpp.Start(b), vppAgentDir(b), nil, "").testAgent }},
+		{"vpp", func(b *testing.B) *testAgent {
+			return startVPPAgent(b, vpp.Start(b), vppAgentDir(b), nil, "").testAgent
+		}},
 		{"stand-in", func(b *testing.B) *testAgent { return startAgentWith(b, agentSetup{dir: vppAgentDir(b)}) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
