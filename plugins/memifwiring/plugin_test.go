@@ -24,6 +24,7 @@ import (
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/plugins/health"
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
@@ -110,6 +111,8 @@ type agentSetup struct {
 	vswitchConf string
 	// vswitchLog receives the vswitch plugin's log.
 	vswitchLog io.Writer
+	// health gets the vswitch plugin's state.
+	health *health.Plugin
 }
 
 // startAgent starts the agent with the vswitch stand-in; options set the

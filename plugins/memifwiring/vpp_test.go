@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gogo/protobuf/proto"
+	"github.com/ligato/cn-infra/health/statuscheck/model/status"
 	"github.com/ligato/cn-infra/logging"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
@@ -22,6 +23,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/plugins/health"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
@@ -69,6 +71,8 @@ type vppAgent struct {
 	*testAgent
 	vpp *vpp.VPP
 	log *syncbuffer.Buffer
+	// health is the agent's status check, behind its readiness probe.
+	health *health.Plugin
 }
 
 // vppAgentDir is a short state dir: VPP's socket paths hold 108 bytes.
@@ -84,12 +88,13 @@ func vppAgentDir(t testing.TB) string {
 
 func startVPPAgent(t testing.TB, v *vpp.VPP, dir string, lister *livePods, wiringConf string) *vppAgent {
 	t.Helper()
-	a := &vppAgent{vpp: v, log: &syncbuffer.Buffer{}}
+	a := &vppAgent{vpp: v, log: &syncbuffer.Buffer{}, health: health.NewPlugin()}
 	setup := agentSetup{
 		dir:         dir,
 		wiringConf:  wiringConf,
 		vswitchConf: fmt.Sprintf("vpp-api-socket: %s\nlink-check-period: 50ms\n", v.APISocket),
 		vswitchLog:  a.log,
+		health:      a.health,
 		managerOptions: []func(*manager.Options){func(options *manager.Options) {
 			if lister != nil {
 				options.PodLister = lister
@@ -113,6 +118,7 @@ func newVswitchPlugin(t testing.TB, a *testAgent, dir string, setup agentSetup) 
 		deps.KVScheduler = records
 		deps.EventLoop = a.controller
 		deps.Cfg = configFile(writeFile(t, dir, "vswitch.conf", setup.vswitchConf))
+		deps.StatusCheck = setup.health
 	}))
 	random := make([]byte, 4)
 	rand.Read(random)
@@ -359,11 +365,24 @@ func TestVPPDownHoldsNoAllocationBack(t *testing.T) {
 		if !strings.Contains(a.log.String(), "vswitch not ready") {
 			return fmt.Errorf("no vswitch-not-ready line")
 		}
-		return nil
+		return a.wantVswitchState(status.OperationalState_ERROR, "vswitch not ready")
 	})
 
 	v.Restart(t)
 	waitVPPMemifs(t, v, webInterfaces)
+	poll.Until(t, waitLimit, "the agent reports the vswitch ready", func() error {
+		return a.wantVswitchState(status.OperationalState_OK, "")
+	})
+}
+
+// wantVswitchState checks the vswitch plugin's state in the agent's status
+// check, which the readiness probe answers from.
+func (a *vppAgent) wantVswitchState(want status.OperationalState, errorPart string) error {
+	got := a.health.GetAllPluginStatus()[vswitch.PluginName]
+	if got == nil || got.State != want || !strings.Contains(got.Error, errorPart) {
+		return fmt.Errorf("vswitch status %v, want %s with an error containing %q", got, want, errorPart)
+	}
+	return nil
 }
 
 func TestPodToPodThroughVPPBridgeDomain(t *testing.T) {
