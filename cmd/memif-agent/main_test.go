@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/test/kit/loopback"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/procnet"
 )
 
@@ -114,23 +116,22 @@ func startAgentIn(t *testing.T, workDir, configDir string, args ...string) *runn
 func (a *runningAgent) waitReady(t *testing.T) {
 	t.Helper()
 	url := "http://" + net.JoinHostPort("127.0.0.1", a.httpPort) + "/readiness"
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	poll.Until(t, 60*time.Second, "readiness at "+url+" answering 200", func() error {
 		select {
 		case <-a.exited:
 			t.Fatalf("agent exited before it was ready: %v", a.exitErr)
 		default:
 		}
 		response, err := http.Get(url)
-		if err == nil {
-			response.Body.Close()
-			if response.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return err
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("readiness at %s never answered 200", url)
+		response.Body.Close()
+		if response.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %s", response.Status)
+		}
+		return nil
+	})
 }
 
 // listeningAddresses returns the local addresses of the TCP sockets the
@@ -181,19 +182,15 @@ func TestAgentHTTPEndpointFromConfigFile(t *testing.T) {
 	configDir := agentConfigDir(t, map[string]string{"http.conf": "endpoint: " + net.JoinHostPort("127.0.0.2", port) + "\n"})
 	agent := startAgent(t, configDir)
 	agent.httpPort = port
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		addresses := listeningAddresses(t, agent.cmd.Process.Pid)
-		if len(addresses) > 0 {
-			if want := net.JoinHostPort("127.0.0.2", port); addresses[0] != want || len(addresses) != 1 {
-				t.Fatalf("agent listens on %v; want only %s from http.conf", addresses, want)
-			}
-			return
+	var addresses []string
+	poll.Until(t, 60*time.Second, "the agent listening on the endpoint of http.conf", func() error {
+		if addresses = listeningAddresses(t, agent.cmd.Process.Pid); len(addresses) == 0 {
+			return errors.New("it listens on no TCP address yet")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("agent never listened on the endpoint of http.conf")
-		}
-		time.Sleep(50 * time.Millisecond)
+		return nil
+	})
+	if want := net.JoinHostPort("127.0.0.2", port); addresses[0] != want || len(addresses) != 1 {
+		t.Fatalf("agent listens on %v; want only %s from http.conf", addresses, want)
 	}
 }
 

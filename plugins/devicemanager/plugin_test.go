@@ -16,6 +16,7 @@ import (
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
 // configFile points the plugin at a config file, as the -devicemanager-config
@@ -109,17 +110,13 @@ func TestPluginInAgent(t *testing.T) {
 	if err := dm.EventLoop.PushEvent(&podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{evidence}}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		info, err := dm.GetPodMemifInfo(pod.ID)
-		if err == nil {
-			if info.Secret != container.Envs[dmapi.EnvMemifSecret] || info.HostDir != container.Mounts[0].HostPath {
-				t.Errorf("GetPodMemifInfo = %v, want the allocation kubelet got", info)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the pod was not bound: %v", err)
-		}
+	var info dmapi.MemifInfo
+	poll.Until(t, 20*time.Second, "binding the pod", func() (err error) {
+		info, err = dm.GetPodMemifInfo(pod.ID)
+		return err
+	})
+	if info.Secret != container.Envs[dmapi.EnvMemifSecret] || info.HostDir != container.Mounts[0].HostPath {
+		t.Errorf("GetPodMemifInfo = %v, want the allocation kubelet got", info)
 	}
 }
 

@@ -3,6 +3,7 @@ package memifwiring_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -28,6 +29,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
 // waitLimit only bounds a wait for something that should happen; no test
@@ -419,13 +421,12 @@ func TestVswitchFailureKeepsAllocationAndHeals(t *testing.T) {
 	}
 
 	a.vswitch.refuse(false)
-	deadline := time.Now().Add(waitLimit)
-	for !slices.Equal(a.vswitch.names(), webInterfaces) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the healing resync never wired the pod: vswitch holds %v, want %v", a.vswitch.names(), webInterfaces)
+	poll.Until(t, waitLimit, "the healing resync wiring the pod", func() error {
+		if names := a.vswitch.names(); !slices.Equal(names, webInterfaces) {
+			return fmt.Errorf("vswitch holds %v, want %v", names, webInterfaces)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestResyncRewiresFromTheDeviceManager(t *testing.T) {

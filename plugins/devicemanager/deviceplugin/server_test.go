@@ -2,6 +2,7 @@ package deviceplugin_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
 // waitLimit only bounds a failing test; nothing asserts how long things take.
@@ -65,12 +67,12 @@ func (c *registrationCounter) hooks() deviceplugin.Hooks {
 // the registry sees a registration just before the plugin gets the answer.
 func (c *registrationCounter) waitTotal(t *testing.T, total int) {
 	t.Helper()
-	for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if first, more := c.counts(); first+more >= total {
-			return
+	poll.Until(t, waitLimit, fmt.Sprintf("the plugin seeing %d successful registrations", total), func() error {
+		if first, more := c.counts(); first+more < total {
+			return fmt.Errorf("it saw %d", first+more)
 		}
-	}
-	t.Fatalf("the plugin did not see %d successful registrations", total)
+		return nil
+	})
 }
 
 func (c *registrationCounter) counts() (int, int) {
@@ -418,10 +420,11 @@ func TestStopLeavesNoGoroutines(t *testing.T) {
 	nextDevices(t, nextRegistration(t, registry))
 	server.Stop()
 	registry.Stop()
-	for deadline := time.Now().Add(waitLimit); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	poll.Until(t, waitLimit, "the goroutines of the plugin ending", func() error {
+		if left := runtime.NumGoroutine(); left > before {
 			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines left, %d before start:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+			return fmt.Errorf("%d goroutines left, %d before start:\n%s", left, before, buf[:runtime.Stack(buf, true)])
 		}
-	}
+		return nil
+	})
 }

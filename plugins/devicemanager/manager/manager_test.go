@@ -24,6 +24,7 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
 const waitLimit = 20 * time.Second
@@ -433,11 +434,12 @@ func (l *lockedPodLister) ListPods(context.Context) ([]podapi.PodState, error) {
 
 func waitFor(t *testing.T, what string, done func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(waitLimit); !done(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting until %s", what)
+	poll.Until(t, waitLimit, "waiting until "+what, func() error {
+		if !done() {
+			return errors.New("not yet")
 		}
-	}
+		return nil
+	})
 }
 
 // failingWiring stands in for a sibling handler (the vswitch wiring) that

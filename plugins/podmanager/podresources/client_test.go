@@ -19,6 +19,7 @@ import (
 
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
 const memif = "contivpp.io/memif"
@@ -183,19 +184,13 @@ func TestClientReconnectsAfterKubeletRestart(t *testing.T) {
 	restarted := kubeletPods()[1:]
 	serve(t, socket, &fakeKubeletPodResources{pods: restarted})
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		pods, err := client.ListPods(context.Background())
-		if err == nil {
-			if len(pods) != 1 || pods[0].Pod.ID.Name != "dns" {
-				t.Errorf("ListPods after restart = %+v, want the restarted kubelet's only pod", pods)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("client did not reach the restarted kubelet: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var pods []podapi.PodState
+	poll.Until(t, 30*time.Second, "the client reaching the restarted kubelet", func() (err error) {
+		pods, err = client.ListPods(context.Background())
+		return err
+	})
+	if len(pods) != 1 || pods[0].Pod.ID.Name != "dns" {
+		t.Errorf("ListPods after restart = %+v, want the restarted kubelet's only pod", pods)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
 // DeviceCount is how many devices the manager offers.
@@ -135,13 +136,12 @@ func WaitForHistory(t testing.TB, source interface{ History() *eventloop.History
 
 func waitFor(t testing.TB, what string, done func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !done() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not seen within %s", what, waitLimit)
+	poll.Until(t, waitLimit, what, func() error {
+		if !done() {
+			return errors.New("not seen yet")
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 type testLogger struct{ t testing.TB }

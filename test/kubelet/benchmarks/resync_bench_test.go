@@ -8,6 +8,8 @@ import (
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
@@ -89,9 +91,9 @@ type binding struct {
 // pods, and returns them by allocation ID. when says when, for a failure.
 func (n *node) bindings(b *testing.B, count int, when string) map[string]binding {
 	b.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		bound := map[string]binding{}
+	var bound map[string]binding
+	poll.Until(b, waitTimeout, when, func() error {
+		bound = map[string]binding{}
 		var unbound []string
 		for id, allocation := range allocations(b, n.ctx, n.api) {
 			if allocation.GetPodUid() == "" {
@@ -105,15 +107,24 @@ func (n *node) bindings(b *testing.B, count int, when string) map[string]binding
 			}
 		}
 		if len(bound) == count {
-			return bound
+			return nil
 		}
-		if time.Now().After(deadline) {
-			unbound = append(unbound, podsWithout(bound, count)...)
-			b.Fatalf("%s, the agent bound %d allocations to pods, want %d; not bound (allocation IDs, device IDs, pods): %v; "+
-				"the agent logged about them:\n%s", when, len(bound), count, unbound, logLinesAbout(n.agent, unbound))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return unboundError{agent: n.agent, bound: len(bound), want: count, unbound: append(unbound, podsWithout(bound, count)...)}
+	})
+	return bound
+}
+
+// unboundError says which allocations are not bound yet. Its message,
+// with the agent's log lines about them, is made only if it is reported.
+type unboundError struct {
+	agent       *agenttest.Agent
+	bound, want int
+	unbound     []string
+}
+
+func (e unboundError) Error() string {
+	return fmt.Sprintf("the agent bound %d allocations to pods, want %d; not bound (allocation IDs, device IDs, pods): %v; "+
+		"the agent logged about them:\n%s", e.bound, e.want, e.unbound, logLinesAbout(e.agent, e.unbound))
 }
 
 // podsWithout names the pods of runPods that hold none of bound.

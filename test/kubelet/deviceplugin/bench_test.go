@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
@@ -159,13 +160,12 @@ func (n *benchNode) deletePods(b *testing.B, resourceName string, pods []*v1.Pod
 			b.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(waitTimeout)
-	for len(n.agent.dm.ListAllocations()) > 0 {
-		if time.Now().After(deadline) {
-			b.Fatalf("the agent still holds %d allocations after their pods were deleted", len(n.agent.dm.ListAllocations()))
+	poll.Every(b, waitTimeout, 100*time.Microsecond, "the agent releasing the allocations of deleted pods", func() error {
+		if held := len(n.agent.dm.ListAllocations()); held > 0 {
+			return fmt.Errorf("it still holds %d", held)
 		}
-		time.Sleep(100 * time.Microsecond)
-	}
+		return nil
+	})
 }
 
 // BenchmarkKubeletRestartToCapacity measures the time from the start of a
@@ -182,18 +182,17 @@ func BenchmarkKubeletRestartToCapacity(b *testing.B) {
 			b.Fatal(err)
 		}
 		back := map[string]time.Duration{}
-		deadline := start.Add(waitTimeout)
-		for len(back) < 2 {
+		poll.Every(b, waitTimeout, 100*time.Microsecond, "capacity back after a kubelet restart", func() error {
 			for _, r := range []string{resource, stubResource} {
 				if _, allocatable := n.kubelet.Capacity(r); allocatable == benchDevices && back[r] == 0 {
 					back[r] = time.Since(start)
 				}
 			}
-			if time.Now().After(deadline) {
-				b.Fatalf("capacity not back after a kubelet restart: %v", back)
+			if len(back) < 2 {
+				return fmt.Errorf("back so far: %v", back)
 			}
-			time.Sleep(100 * time.Microsecond)
-		}
+			return nil
+		})
 		ours, stub = append(ours, back[resource]), append(stub, back[stubResource])
 	}
 	reportPercentiles(b, ours, stub)

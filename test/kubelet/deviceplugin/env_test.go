@@ -2,6 +2,7 @@ package deviceplugin_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
@@ -107,11 +109,12 @@ func (n *node) startAgent(tb testing.TB, cfg config.Config) *agent {
 	// grace period: wait for this agent's own registration, and for its
 	// startup resync (the checkpoint loaded), which runs on the event loop
 	// meanwhile; resyncs run in order.
-	for deadline := time.Now().Add(waitTimeout); counterValue(tb, a.metrics, "memif_device_manager_registrations_total", "") < 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			tb.Fatal("the agent did not register with kubelet")
+	poll.Until(tb, waitTimeout, "the agent registering with kubelet", func() error {
+		if counterValue(tb, a.metrics, "memif_device_manager_registrations_total", "") < 1 {
+			return errors.New("no registration counted yet")
 		}
-	}
+		return nil
+	})
 	if err := a.loop.Resync(n.ctx); err != nil {
 		tb.Fatalf("resync after the start: %v", err)
 	}

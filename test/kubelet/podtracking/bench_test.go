@@ -9,6 +9,8 @@ import (
 	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
+
+	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
 // BenchmarkGetPodMemifInfo measures GetPodMemifInfo against the real
@@ -84,17 +86,12 @@ func BenchmarkPodDeletionToDirectoryReleased(b *testing.B) {
 // waitDirectoryGone polls, finely, until dir no longer exists.
 func waitDirectoryGone(tb testing.TB, dir string) {
 	tb.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		_, err := os.Stat(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			return
+	poll.Every(tb, waitTimeout, time.Millisecond, "directory "+dir+" going", func() error {
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("still there (%v)", err)
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("directory %s still there (%v)", dir, err)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // destroyWatch hears Docker's destroy events on a client of its own and
