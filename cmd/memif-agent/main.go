@@ -113,6 +113,7 @@ func newMemifAgent() *memifAgent {
 		deps.DeviceManager = deviceManager
 	}))
 	vswitchPlugin := vswitch.NewPlugin(vswitch.UseDeps(func(deps *vswitch.Deps) {
+		deps.Cfg = forPlugin(vswitch.PluginName)
 		deps.KVScheduler = scheduler
 		deps.StatusCheck = agentHealth
 	}))

@@ -13,7 +13,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
-	controller "github.com/contivpp/memif-agent/plugins/controller/api"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
 )
@@ -27,7 +27,7 @@ type Deps struct {
 	// KVScheduler gets the VPP descriptors.
 	KVScheduler kvs.KVScheduler
 	// EventLoop runs the resync after each connection to VPP.
-	EventLoop controller.EventLoop
+	EventLoop controllerapi.EventLoop
 	// StatusCheck gets the plugin's state (error while VPP is away);
 	// optional.
 	StatusCheck statuscheck.PluginStatusWriter
