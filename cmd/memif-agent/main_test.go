@@ -206,6 +206,7 @@ func TestAgentRefusesInvalidConfigNamingTheKey(t *testing.T) {
 		{"bad API socket mode", "nodeapi.conf", "socket-mode: \"rw\"\n", "socket-mode"},
 		{"bad reconcile period", "podmanager.conf", "reconcile-period: soon\n", "reconcile-period"},
 		{"negative memif MTU", "memifwiring.conf", "mtu: -1\n", "mtu"},
+		{"misspelt vswitch key", "vswitch.conf", "vpp-api-sockt: /run/vpp/api.sock\n", "vpp-api-sockt"},
 		{"misspelt HTTP key", "http.conf", "endpiont: 127.0.0.1:9191\n", "endpiont"},
 		{"misspelt logs key", "logs.conf", "default-levle: debug\n", "default-levle"},
 		{"misspelt scheduler key", "kvscheduler.conf", "record-transaction-histroy: true\n", "record-transaction-histroy"},
