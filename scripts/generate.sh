@@ -66,6 +66,8 @@ vpp_messages="
 	sw_interface_tag_add_del sw_interface_tag_add_del_reply
 	hw_interface_set_mtu hw_interface_set_mtu_reply
 	sw_interface_set_rx_mode sw_interface_set_rx_mode_reply
+	sw_interface_add_del_address sw_interface_add_del_address_reply
+	ip_address_dump ip_address_details
 	bridge_domain_add_del_v2 bridge_domain_add_del_v2_reply
 	bridge_domain_dump bridge_domain_details
 	sw_interface_set_l2_bridge sw_interface_set_l2_bridge_reply"

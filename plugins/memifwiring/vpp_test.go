@@ -304,17 +304,24 @@ func wantNoChanges(t testing.TB, a *vppAgent, what string) {
 	}
 }
 
+// addressConf gives the web pod's memifs vswitch-side addresses (one per
+// memif ID).
+const addressConf = "mtu: 9000\nip-addresses: {default/web/app: [10.10.1.1/24], default/web/sidecar: [\"fd00::1/64\"]}\n"
+
 func TestAgentRestartChangesNothingInVPP(t *testing.T) {
 	v := vpp.Start(t)
 	dir := vppAgentDir(t)
 	lister := &livePods{}
-	first := startVPPAgent(t, v, dir, lister, "")
+	first := startVPPAgent(t, v, dir, lister, addressConf)
 	pod, app, sidecar := first.addWebPod(t)
 	lister.set([]podapi.PodState{{Pod: pod, Containers: []podapi.PodContainer{container("app", app), container("sidecar", sidecar)}}})
 	before := waitVPPMemifs(t, v, webInterfaces)
+	if show := v.CLI(t, "show", "interface", "address"); !strings.Contains(show, "10.10.1.1/24") || !strings.Contains(show, "fd00::1/64") {
+		t.Errorf("VPP lacks the web pod's addresses from memifwiring.conf:\n%s", show)
+	}
 	first.stop()
 
-	second := startVPPAgent(t, v, dir, lister, "")
+	second := startVPPAgent(t, v, dir, lister, addressConf)
 	poll.Until(t, waitLimit, "the restarted agent resyncs with VPP", func() error {
 		for _, rec := range second.controller.History().All() {
 			if rec.Name == vswitch.ReconnectResyncName && !rec.End.IsZero() {

@@ -217,7 +217,7 @@ var baseTypes = map[string][2]string{
 }
 
 // initialisms keep Go's spelling of common abbreviations.
-var initialisms = map[string]string{"id": "ID", "api": "API", "mtu": "MTU", "ip": "IP", "mac": "MAC", "crc": "CRC"}
+var initialisms = map[string]string{"id": "ID", "api": "API", "mtu": "MTU", "ip": "IP", "ip4": "IP4", "ip6": "IP6", "ipv6": "IPv6", "mac": "MAC", "crc": "CRC"}
 
 // camel turns a VPP name (snake case, maybe vl_api_..._t) into a Go name.
 func camel(name string) string {
@@ -436,10 +436,15 @@ func (g *generator) namedType(name string) error {
 		if al.Length > 0 {
 			typ = fmt.Sprintf("[%d]%s", al.Length, typ)
 		}
-		g.printf("// %s is VPP's %s.\ntype %s %s\n\n", goName, name, goName, typ)
 		if _, isBase := baseTypes[al.Type]; !isBase {
-			return fmt.Errorf("alias %s of non-scalar type %s is not supported", name, al.Type)
+			if al.Length > 0 {
+				return fmt.Errorf("alias %s: an array of type %s is not supported", name, al.Type)
+			}
+			// An alias of a type is that type, with its codec.
+			g.printf("// %s is VPP's %s.\ntype %s = %s\n\n", goName, name, goName, typ)
+			return nil
 		}
+		g.printf("// %s is VPP's %s.\ntype %s %s\n\n", goName, name, goName, typ)
 		return nil
 	}
 	if def := g.api.types[name]; def != nil {
@@ -450,5 +455,42 @@ func (g *generator) namedType(name string) error {
 		g.printf("}\n\n")
 		return g.codec(goName, def.fields)
 	}
-	return fmt.Errorf("type %s: unions are not supported", name)
+	if def := g.api.unions[name]; def != nil {
+		return g.union(goName, def)
+	}
+	return fmt.Errorf("type %s: not defined", name)
+}
+
+// union writes a union as the bytes of its largest member, VPP's layout;
+// a member is read or written by the caller with its own encoding.
+func (g *generator) union(goName string, def *definition) error {
+	size := 0
+	for _, f := range def.fields {
+		n, err := g.sizeOf(f.typ)
+		if err != nil {
+			return fmt.Errorf("union %s member %s: %w", def.name, f.name, err)
+		}
+		size = max(size, n)
+	}
+	g.printf("// %s is VPP's union %s: the bytes of its largest member.\ntype %s [%d]uint8\n\n", goName, def.name, goName, size)
+	g.printf("// Marshal writes the union's bytes.\nfunc (m *%s) Marshal(b *Encoder) {\nfor i := range m {\nb.U8(m[i])\n}\n}\n\n", goName)
+	g.printf("// Unmarshal reads the union's bytes.\nfunc (m *%s) Unmarshal(b *Decoder) {\nfor i := range m {\nm[i] = b.U8()\n}\n}\n\n", goName)
+	return nil
+}
+
+// baseSizes are the encoded sizes of VPP's scalar types.
+var baseSizes = map[string]int{"u8": 1, "i8": 1, "bool": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4, "u64": 8, "i64": 8, "f64": 8}
+
+// sizeOf is the encoded size of a scalar type or an alias of a fixed array
+// of one, which is all VPP's unions hold.
+func (g *generator) sizeOf(typ string) (int, error) {
+	if n, ok := baseSizes[typ]; ok {
+		return n, nil
+	}
+	short := strings.TrimSuffix(strings.TrimPrefix(typ, "vl_api_"), "_t")
+	if al, ok := g.api.aliases[short]; ok {
+		n, err := g.sizeOf(al.Type)
+		return n * max(al.Length, 1), err
+	}
+	return 0, fmt.Errorf("size of %s is not known", typ)
 }

@@ -14,6 +14,8 @@ var Messages = map[string]func() Message{
 	"control_ping_reply":                     func() Message { return new(ControlPingReply) },
 	"hw_interface_set_mtu":                   func() Message { return new(HwInterfaceSetMTU) },
 	"hw_interface_set_mtu_reply":             func() Message { return new(HwInterfaceSetMTUReply) },
+	"ip_address_details":                     func() Message { return new(IPAddressDetails) },
+	"ip_address_dump":                        func() Message { return new(IPAddressDump) },
 	"memclnt_keepalive":                      func() Message { return new(MemclntKeepalive) },
 	"memclnt_keepalive_reply":                func() Message { return new(MemclntKeepaliveReply) },
 	"memif_create_v2":                        func() Message { return new(MemifCreateV2) },
@@ -30,6 +32,8 @@ var Messages = map[string]func() Message{
 	"show_version_reply":                     func() Message { return new(ShowVersionReply) },
 	"sockclnt_create":                        func() Message { return new(SockclntCreate) },
 	"sockclnt_create_reply":                  func() Message { return new(SockclntCreateReply) },
+	"sw_interface_add_del_address":           func() Message { return new(SwInterfaceAddDelAddress) },
+	"sw_interface_add_del_address_reply":     func() Message { return new(SwInterfaceAddDelAddressReply) },
 	"sw_interface_details":                   func() Message { return new(SwInterfaceDetails) },
 	"sw_interface_dump":                      func() Message { return new(SwInterfaceDump) },
 	"sw_interface_set_flags":                 func() Message { return new(SwInterfaceSetFlags) },
@@ -474,6 +478,78 @@ func (m *HwInterfaceSetMTUReply) Marshal(b *Encoder) {
 func (m *HwInterfaceSetMTUReply) Unmarshal(b *Decoder) {
 	m.Context = b.U32()
 	m.Retval = b.I32()
+}
+
+// IPAddressDetails is VPP's ip_address_details (module ip).
+type IPAddressDetails struct {
+	Context   uint32
+	SwIfIndex InterfaceIndex
+	Prefix    AddressWithPrefix
+}
+
+// MessageName implements Message.
+func (*IPAddressDetails) MessageName() string { return "ip_address_details" }
+
+// CRC implements Message.
+func (*IPAddressDetails) CRC() string { return "0xee29b797" }
+
+// SetContext implements Message.
+func (m *IPAddressDetails) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPAddressDetails) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *IPAddressDetails) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	m.Prefix.Marshal(b)
+}
+
+// Unmarshal implements Message.
+func (m *IPAddressDetails) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.Prefix.Unmarshal(b)
+}
+
+// IPAddressDump is VPP's ip_address_dump (module ip).
+type IPAddressDump struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+	IsIPv6      bool
+}
+
+// MessageName implements Message.
+func (*IPAddressDump) MessageName() string { return "ip_address_dump" }
+
+// CRC implements Message.
+func (*IPAddressDump) CRC() string { return "0x2d033de4" }
+
+// SetClientIndex implements Request.
+func (m *IPAddressDump) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *IPAddressDump) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPAddressDump) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *IPAddressDump) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	b.Bool(m.IsIPv6)
+}
+
+// Unmarshal implements Message.
+func (m *IPAddressDump) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.IsIPv6 = b.Bool()
 }
 
 // MemclntKeepalive is VPP's memclnt_keepalive (module memclnt).
@@ -1133,6 +1209,86 @@ func (m *SockclntCreateReply) Unmarshal(b *Decoder) {
 	}
 }
 
+// SwInterfaceAddDelAddress is VPP's sw_interface_add_del_address (module interface).
+type SwInterfaceAddDelAddress struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+	IsAdd       bool
+	DelAll      bool
+	Prefix      AddressWithPrefix
+}
+
+// MessageName implements Message.
+func (*SwInterfaceAddDelAddress) MessageName() string { return "sw_interface_add_del_address" }
+
+// CRC implements Message.
+func (*SwInterfaceAddDelAddress) CRC() string { return "0x5463d73b" }
+
+// SetClientIndex implements Request.
+func (m *SwInterfaceAddDelAddress) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *SwInterfaceAddDelAddress) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceAddDelAddress) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *SwInterfaceAddDelAddress) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	b.Bool(m.IsAdd)
+	b.Bool(m.DelAll)
+	m.Prefix.Marshal(b)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceAddDelAddress) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.IsAdd = b.Bool()
+	m.DelAll = b.Bool()
+	m.Prefix.Unmarshal(b)
+}
+
+// SwInterfaceAddDelAddressReply is VPP's sw_interface_add_del_address_reply (module interface).
+type SwInterfaceAddDelAddressReply struct {
+	Context uint32
+	Retval  int32
+}
+
+// MessageName implements Message.
+func (*SwInterfaceAddDelAddressReply) MessageName() string {
+	return "sw_interface_add_del_address_reply"
+}
+
+// CRC implements Message.
+func (*SwInterfaceAddDelAddressReply) CRC() string { return "0xe8d4e804" }
+
+// SetContext implements Message.
+func (m *SwInterfaceAddDelAddressReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceAddDelAddressReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *SwInterfaceAddDelAddressReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *SwInterfaceAddDelAddressReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceAddDelAddressReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+}
+
 // SwInterfaceDetails is VPP's sw_interface_details (module interface).
 type SwInterfaceDetails struct {
 	Context          uint32
@@ -1626,6 +1782,9 @@ func (m *BridgeDomainSwIf) Unmarshal(b *Decoder) {
 	m.Shg = b.U8()
 }
 
+// AddressWithPrefix is VPP's address_with_prefix.
+type AddressWithPrefix = Prefix
+
 // MemifRole is VPP's enum memif_role.
 type MemifRole uint32
 
@@ -1726,3 +1885,64 @@ const (
 	RxModeAPIAdaptive  RxMode = 3
 	RxModeAPIDefault   RxMode = 4
 )
+
+// Prefix is VPP's type prefix.
+type Prefix struct {
+	Address Address
+	Len     uint8
+}
+
+// Marshal implements Message.
+func (m *Prefix) Marshal(b *Encoder) {
+	m.Address.Marshal(b)
+	b.U8(m.Len)
+}
+
+// Unmarshal implements Message.
+func (m *Prefix) Unmarshal(b *Decoder) {
+	m.Address.Unmarshal(b)
+	m.Len = b.U8()
+}
+
+// Address is VPP's type address.
+type Address struct {
+	Af AddressFamily
+	Un AddressUnion
+}
+
+// Marshal implements Message.
+func (m *Address) Marshal(b *Encoder) {
+	b.U8(uint8(m.Af))
+	m.Un.Marshal(b)
+}
+
+// Unmarshal implements Message.
+func (m *Address) Unmarshal(b *Decoder) {
+	m.Af = AddressFamily(b.U8())
+	m.Un.Unmarshal(b)
+}
+
+// AddressFamily is VPP's enum address_family.
+type AddressFamily uint8
+
+const (
+	AddressIP4 AddressFamily = 0
+	AddressIP6 AddressFamily = 1
+)
+
+// AddressUnion is VPP's union address_union: the bytes of its largest member.
+type AddressUnion [16]uint8
+
+// Marshal writes the union's bytes.
+func (m *AddressUnion) Marshal(b *Encoder) {
+	for i := range m {
+		b.U8(m[i])
+	}
+}
+
+// Unmarshal reads the union's bytes.
+func (m *AddressUnion) Unmarshal(b *Decoder) {
+	for i := range m {
+		m[i] = b.U8()
+	}
+}

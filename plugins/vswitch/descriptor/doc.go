@@ -6,7 +6,8 @@
 //     package memifwiring renders) become VPP memif interfaces: a memif
 //     socket filename per host socket (shared by every memif on it, removed
 //     with the last one), memif_create_v2 with role, mode, ID and secret,
-//     the model's name as the interface tag, MTU and admin state.
+//     the model's name as the interface tag, IP addresses, MTU and admin
+//     state.
 //   - BridgeDomains and BridgeDomainInterfaces: a vpp-agent bridge domain
 //     model becomes a VPP bridge domain tagged with its name; each of its
 //     interfaces is a derived value bound with sw_interface_set_l2_bridge

@@ -69,11 +69,15 @@ func (d *MemifInterfaces) validate(_ string, value proto.Message) error {
 		return fmt.Errorf("interface %s: socket filename %q: want 1 to %d bytes", iface.Name, link.SocketFilename, maxSocketFilename-1)
 	case len(link.Secret) >= maxSecretLength:
 		return fmt.Errorf("interface %s: secret of %d bytes, VPP holds at most %d", iface.Name, len(link.Secret), maxSecretLength-1)
-	case len(iface.IpAddresses) > 0 || iface.Vrf != 0 || iface.PhysAddress != "" || iface.Unnumbered != nil ||
-		iface.SetDhcpClient || len(iface.RxPlacements) > 0:
-		return fmt.Errorf("interface %s: IP addresses, VRF, MAC address, unnumbered, DHCP and rx placement are not supported by this agent's VPP descriptor; leave them out of memifwiring.conf", iface.Name)
+	case iface.Vrf != 0 || iface.PhysAddress != "" || iface.Unnumbered != nil || iface.SetDhcpClient || len(iface.RxPlacements) > 0:
+		return fmt.Errorf("interface %s: VRF, MAC address, unnumbered, DHCP and rx placement are not supported by this agent's VPP descriptor; leave them out of memifwiring.conf", iface.Name)
 	case link.RingSize != 0 || link.BufferSize != 0 || link.RxQueues != 0 || link.TxQueues != 0:
 		return fmt.Errorf("interface %s: ring size, buffer size and queue counts are VPP's defaults here; leave them 0", iface.Name)
+	}
+	for _, address := range iface.IpAddresses {
+		if _, err := toVPPPrefix(address); err != nil {
+			return fmt.Errorf("interface %s: %w", iface.Name, err)
+		}
 	}
 	return nil
 }
@@ -136,9 +140,13 @@ func (d *MemifInterfaces) create(_ string, value proto.Message) (kvs.Metadata, e
 	return nil, nil
 }
 
-// configure tags a new memif with its name, then sets MTU and admin state.
+// configure tags a new memif with its name, then sets its addresses, MTU
+// and admin state.
 func (d *MemifInterfaces) configure(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, iface *vpp_interfaces.Interface) error {
 	if err := request(ctx, conn, &vppmsg.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: index, Tag: iface.Name}, &vppmsg.SwInterfaceTagAddDelReply{}); err != nil {
+		return err
+	}
+	if err := setAddresses(ctx, conn, index, iface.IpAddresses); err != nil {
 		return err
 	}
 	if iface.Mtu != 0 {
@@ -229,7 +237,8 @@ func (d *MemifInterfaces) retrieve(correlate []kvs.KVWithMetadata) ([]kvs.KVWith
 	if err != nil {
 		return nil, fmt.Errorf("read memifs from VPP: %w", err)
 	}
-	state, err := readState(context.Background(), conn)
+	ctx := context.Background()
+	state, err := readState(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +254,9 @@ func (d *MemifInterfaces) retrieve(correlate []kvs.KVWithMetadata) ([]kvs.KVWith
 			continue
 		}
 		iface := readBack(details, memif, state.sockets[memif.SocketID], wanted[details.Tag])
+		if iface.IpAddresses, err = readAddresses(ctx, conn, index, wanted[details.Tag].GetIpAddresses()); err != nil {
+			return nil, err
+		}
 		values = append(values, kvs.KVWithMetadata{Key: vpp_interfaces.InterfaceKey(iface.Name), Value: iface, Origin: kvs.FromNB})
 	}
 	return values, nil
