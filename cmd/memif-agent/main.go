@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -28,12 +29,28 @@ import (
 )
 
 func main() {
-	flag.Usage = printUsage
 	memifAgent := newMemifAgent()
+	if err := parseCommandLine(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
 	if err := agent.NewAgent(agent.AllPlugins(memifAgent)).Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "memif-agent:", err)
 		os.Exit(1)
 	}
+}
+
+// parseCommandLine parses the flags every plugin declared (forPlugin) and
+// -config-dir. cn-infra's agent parses the command line only when nobody
+// did, and exits 2 even for -help; here -help is ErrHelp, for an exit 0.
+// A bad flag has been reported with the usage when it returns.
+func parseCommandLine(args []string) error {
+	config.DefineDirFlag()
+	flag.CommandLine.Init(os.Args[0], flag.ContinueOnError)
+	flag.Usage = printUsage
+	return flag.CommandLine.Parse(args)
 }
 
 func printUsage() {

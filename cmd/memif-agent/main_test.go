@@ -231,3 +231,36 @@ func TestAgentRefusesInvalidConfigNamingTheKey(t *testing.T) {
 		})
 	}
 }
+
+func TestCommandLineHelpAndBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  []string
+	}{
+		{"--help", []string{"--help"}, 0, []string{"Usage: memif-agent [flags]", "-config-dir", "-devicemanager-config"}},
+		{"-h", []string{"-h"}, 0, []string{"Usage: memif-agent [flags]"}},
+		{"unknown flag", []string{"-no-such-flag"}, 2, []string{"flag provided but not defined: -no-such-flag", "Usage: memif-agent [flags]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(agentBinary, tc.args...)
+			cmd.Dir = t.TempDir()
+			out, err := cmd.CombinedOutput()
+			code := 0
+			if exitErr, ok := err.(*exec.ExitError); ok {
+				code = exitErr.ExitCode()
+			} else if err != nil {
+				t.Fatalf("run memif-agent %v: %v", tc.args, err)
+			}
+			if code != tc.wantCode {
+				t.Errorf("memif-agent %v exited %d, want %d; it printed:\n%s", tc.args, code, tc.wantCode, out)
+			}
+			for _, want := range tc.wantOut {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("memif-agent %v printed:\n%s\nwant it to contain %q", tc.args, out, want)
+				}
+			}
+		})
+	}
+}

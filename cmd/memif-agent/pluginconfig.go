@@ -33,10 +33,12 @@ type pluginConfig struct {
 var _ config.PluginConfig = pluginConfig{}
 
 // forPlugin declares the flags of the plugin called name (its -config flag
-// and the extra flags opts add, as config.ForPlugin does) and returns its
-// configuration.
+// and the extra flags opts add, as config.ForPlugin does) on the command
+// line at once, so that main parses them before the agent is made, and
+// returns the plugin's configuration.
 func forPlugin(name string, opts ...config.Option) config.PluginConfig {
 	config.ForPlugin(name, opts...)
+	config.DefineFlagsFor(name)
 	return pluginConfig{flagName: config.FlagName(name), defaultFile: config.Filename(name)}
 }
 
