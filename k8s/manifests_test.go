@@ -12,11 +12,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ligato/cn-infra/logging/logmanager"
+	"github.com/ligato/cn-infra/rpc/rest"
+	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
@@ -430,6 +434,15 @@ func labelsMatch(selector, labels map[string]string) bool {
 	return true
 }
 
+// frameworkConfigs are the config files of the framework plugins that
+// cmd/memif-agent configures, beside its own plugins' (plugins/*/*.conf),
+// each with the type the agent decodes it into.
+var frameworkConfigs = map[string]func() any{
+	"http.conf":        func() any { return &rest.Config{} },
+	"logs.conf":        func() any { return &logmanager.Config{} },
+	"kvscheduler.conf": func() any { return &kvscheduler.Config{} },
+}
+
 func TestConfigMapHasEveryPluginConfig(t *testing.T) {
 	m := loadManifests(t)
 	examples, err := filepath.Glob("../plugins/*/*.conf")
@@ -444,6 +457,17 @@ func TestConfigMapHasEveryPluginConfig(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if _, found := m.configMap.Data[name]; !found {
 				t.Errorf("configmap.yaml has no %s (example in %s)", name, example)
+			}
+		})
+	}
+	for name, newConfig := range frameworkConfigs {
+		t.Run(name, func(t *testing.T) {
+			content, found := m.configMap.Data[name]
+			if !found {
+				t.Fatalf("configmap.yaml has no %s", name)
+			}
+			if err := configfile.Decode([]byte(content), newConfig()); err != nil {
+				t.Errorf("configmap's %s: %v", name, err)
 			}
 		})
 	}
