@@ -13,10 +13,11 @@ import (
 // shell reads the envs, as kubelet does not expand device plugin envs in a
 // command. Counters are printed every second to the container's output,
 // which also keeps testpmd running without a terminal; SIGTERM stops it.
-// DPDK_FILE_PREFIX, when set, replaces the DPDK file prefix "pod", for
-// pod sides that share a host instead of each having a container.
+// A pod side run on the host instead of in a container needs its own
+// RuntimeDirEnv, or DPDK writes to the host's /var/run/dpdk (and two such
+// pod sides would share a runtime directory, which DPDK refuses).
 func PodCommand() []string {
-	script := `exec ` + Binary + ` --no-huge -m 256 --no-pci --file-prefix "${DPDK_FILE_PREFIX:-pod}" -l 1,0` +
+	script := `exec ` + Binary + ` --no-huge -m 256 --no-pci --file-prefix pod -l 1,0` +
 		` --log-level=pmd.net.memif,info` +
 		` --vdev=net_memif0,role=client,socket="$MEMIF_SOCKET",socket-abstract=no,secret="$MEMIF_SECRET"` +
 		` -- -a --forward-mode=txonly --stats-period 1 --total-num-mbufs=16384`

@@ -2,6 +2,7 @@ package testpmd_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,9 +31,12 @@ func startPodSide(t *testing.T, socket, secret string) (*exec.Cmd, *syncbuffer.B
 	t.Helper()
 	command := testpmd.PodCommand()
 	cmd := exec.Command(command[0], command[1:]...)
-	prefix := "memif-podside-" + strings.ReplaceAll(t.Name(), "/", "-")
-	t.Cleanup(func() { _ = os.RemoveAll(filepath.Join("/var/run/dpdk", prefix)) })
-	cmd.Env = append(os.Environ(), "MEMIF_SOCKET="+socket, "MEMIF_SECRET="+secret, "DPDK_FILE_PREFIX="+prefix)
+	runtimeDir, err := os.MkdirTemp("", "testpmd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(runtimeDir) })
+	cmd.Env = append(os.Environ(), "MEMIF_SOCKET="+socket, "MEMIF_SECRET="+secret, testpmd.RuntimeDirEnv+"="+runtimeDir)
 	output := &syncbuffer.Buffer{}
 	cmd.Stdout, cmd.Stderr = output, output
 	if err := cmd.Start(); err != nil {
@@ -142,5 +146,43 @@ func TestStartVswitchReportsAProbeFailure(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "could not make a memif port") {
 		t.Fatalf("StartVswitch on a socket in a missing directory: err = %v, want one saying the memif port was not made", err)
+	}
+}
+
+// TestRuntimeDirectoriesAreRemoved: DPDK's runtime files (telemetry and
+// multi-process sockets, config) of both sides live in temporary
+// directories of their own while testpmd runs, never in the host's
+// /var/run/dpdk, and are gone once the sides stop.
+func TestRuntimeDirectoriesAreRemoved(t *testing.T) {
+	requireTestpmd(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	socket := filepath.Join(dir, "memif.sock")
+	vswitch, err := testpmd.StartVswitch(ctx, testpmd.VswitchConfig{
+		Socket: socket, Secret: "c2VjcmV0", LogPath: filepath.Join(dir, "vswitch.log"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	podSide, podOutput := startPodSide(t, socket, "c2VjcmV0")
+	if err := vswitch.WaitLinkUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ownDir := filepath.Join(vswitch.RuntimeDir(), "dpdk", vswitch.FilePrefix())
+	if _, err := os.Stat(filepath.Join(ownDir, "dpdk_telemetry.v2")); err != nil {
+		t.Errorf("vswitch's telemetry socket is not in its own runtime directory %s: %v", ownDir, err)
+	}
+	for _, prefix := range []string{vswitch.FilePrefix(), "pod"} {
+		if _, err := os.Lstat(filepath.Join("/var/run/dpdk", prefix)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("/var/run/dpdk/%s exists (%v): testpmd wrote to the host's runtime directory", prefix, err)
+		}
+	}
+	if err := vswitch.Stop(); err != nil {
+		t.Errorf("stop vswitch: %v", err)
+	}
+	stopPodSide(t, podSide, podOutput)
+	if _, err := os.Lstat(vswitch.RuntimeDir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("vswitch's runtime directory %s is left after Stop (%v)", vswitch.RuntimeDir(), err)
 	}
 }

@@ -17,9 +17,11 @@ import (
 // Binary is the testpmd executable of Debian's dpdk-dev package.
 const Binary = "dpdk-testpmd"
 
-// runtimeRoot is where DPDK keeps a root process's runtime files, one
-// directory per --file-prefix, with the telemetry socket inside.
-const runtimeRoot = "/var/run/dpdk"
+// RuntimeDirEnv names the directory under which DPDK makes its runtime
+// directory (dpdk/<file prefix>, with the telemetry socket inside) instead
+// of /var/run: each testpmd this package starts gets a temporary one of its
+// own, removed when it stops, so nothing is left in /var/run/dpdk.
+const RuntimeDirEnv = "RUNTIME_DIRECTORY"
 
 const (
 	// startTimeout bounds how long testpmd may take to probe its memif port.
@@ -54,6 +56,7 @@ type VswitchConfig struct {
 type Vswitch struct {
 	config     VswitchConfig
 	filePrefix string
+	runtimeDir string // RuntimeDirEnv of the process
 	cmd        *exec.Cmd
 	stdin      io.WriteCloser
 	exited     chan struct{}
@@ -75,18 +78,26 @@ func StartVswitch(ctx context.Context, cfg VswitchConfig) (*Vswitch, error) {
 		return nil, fmt.Errorf("create vswitch log %s: %w", cfg.LogPath, err)
 	}
 	defer logFile.Close()
+	// A short path: the telemetry socket inside must fit in 108 bytes.
+	runtimeDir, err := os.MkdirTemp("", "testpmd-")
+	if err != nil {
+		return nil, fmt.Errorf("create vswitch DPDK runtime directory: %w", err)
+	}
 	cmd := exec.Command(Binary, vswitchArgs(cfg, prefix)...)
+	cmd.Env = append(os.Environ(), RuntimeDirEnv+"="+runtimeDir)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Without --stats-period, testpmd runs until its stdin reaches EOF:
 	// closing the pipe is the clean stop.
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
+		_ = os.RemoveAll(runtimeDir)
 		return nil, fmt.Errorf("vswitch stdin: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(runtimeDir)
 		return nil, fmt.Errorf("start %s (is it installed? run scripts/install-deps.sh): %w", Binary, err)
 	}
-	v := &Vswitch{config: cfg, filePrefix: prefix, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	v := &Vswitch{config: cfg, filePrefix: prefix, runtimeDir: runtimeDir, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
 	go v.wait()
 	if err := v.waitProbed(ctx); err != nil {
 		_ = v.Stop()
@@ -129,7 +140,7 @@ func (v *Vswitch) wait() {
 }
 
 func (v *Vswitch) telemetrySocket() string {
-	return filepath.Join(runtimeRoot, v.filePrefix, "dpdk_telemetry.v2")
+	return filepath.Join(v.runtimeDir, "dpdk", v.filePrefix, "dpdk_telemetry.v2")
 }
 
 // waitProbed waits until telemetry answers. DPDK opens its telemetry
@@ -274,7 +285,7 @@ func (v *Vswitch) Stop() error {
 		_ = v.cmd.Process.Kill()
 		<-v.exited
 	}
-	if err := os.RemoveAll(filepath.Join(runtimeRoot, v.filePrefix)); err != nil {
+	if err := os.RemoveAll(v.runtimeDir); err != nil {
 		return errors.Join(crashed, fmt.Errorf("remove DPDK runtime directory: %w", err))
 	}
 	return crashed
