@@ -109,14 +109,6 @@ func (p *Plugin) Health() eventloop.Health {
 	return p.loop.Health()
 }
 
-// History returns the event loop's history, nil before Init.
-func (p *Plugin) History() *eventloop.History {
-	if p.loop == nil {
-		return nil
-	}
-	return p.loop.History()
-}
-
 // EventHistory implements controllerapi.EventHistory: the node API serves
 // it (GetEventHistory, memifctl events). Before Init it holds no event.
 func (p *Plugin) EventHistory(query controllerapi.HistoryQuery) []controllerapi.EventRecord {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
@@ -123,7 +124,7 @@ func TestGonePodLosesItsInterfacesBeforeItsDirectories(t *testing.T) {
 			a.push(t, &podapi.DeletePod{Pod: pod})
 			a.barrier(t)
 			a.assertWebPodRemoved(t, app, sidecar)
-			for _, rec := range a.controller.History().All() {
+			for _, rec := range a.controller.EventHistory(controllerapi.HistoryQuery{}) {
 				if rec.Error != "" {
 					t.Errorf("event #%d %s failed: %s", rec.SeqNum, rec.Description, rec.Error)
 				}

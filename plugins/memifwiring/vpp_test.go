@@ -21,6 +21,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	"github.com/contivpp/memif-agent/plugins/health"
@@ -323,7 +324,7 @@ func TestAgentRestartChangesNothingInVPP(t *testing.T) {
 
 	second := startVPPAgent(t, v, dir, lister, addressConf)
 	poll.Until(t, waitLimit, "the restarted agent resyncs with VPP", func() error {
-		for _, rec := range second.controller.History().All() {
+		for _, rec := range second.controller.EventHistory(controllerapi.HistoryQuery{}) {
 			if rec.Name == vswitch.ReconnectResyncName && !rec.End.IsZero() {
 				if rec.Error != "" {
 					return fmt.Errorf("resync failed: %s", rec.Error)

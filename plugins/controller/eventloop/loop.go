@@ -155,9 +155,6 @@ func (l *Loop) starting(event controllerapi.Event) {
 	l.requestedMu.Unlock()
 }
 
-// History returns the event history.
-func (l *Loop) History() *History { return l.history }
-
 // EventHistory implements controllerapi.EventHistory.
 func (l *Loop) EventHistory(query controllerapi.HistoryQuery) []controllerapi.EventRecord {
 	return l.history.Select(query)

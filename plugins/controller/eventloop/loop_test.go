@@ -196,7 +196,7 @@ func TestFailedRevertOnFailureCommitHeals(t *testing.T) {
 		t.Fatalf("event error = %v, want the commit's error", err)
 	}
 	eventually(t, "a healing resync after the failed commit", func() bool {
-		return slices.ContainsFunc(loop.History().All(), func(rec controllerapi.EventRecord) bool {
+		return slices.ContainsFunc(loop.history.All(), func(rec controllerapi.EventRecord) bool {
 			return rec.Name == HealingResyncName && rec.Error == ""
 		})
 	})
@@ -314,7 +314,7 @@ func TestHealingResync(t *testing.T) {
 	var healingErrors []string
 	eventually(t, "two healing resyncs in the history", func() bool {
 		healingErrors = nil
-		for _, rec := range loop.History().All() {
+		for _, rec := range loop.history.All() {
 			if rec.Name == HealingResyncName {
 				healingErrors = append(healingErrors, rec.Error)
 			}

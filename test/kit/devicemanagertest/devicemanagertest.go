@@ -129,9 +129,9 @@ func DeletePod(t testing.TB, loop controllerapi.EventLoop, devices dmapi.DeviceM
 
 // WaitForHistory returns once the event loop of source has recorded count
 // events: a non-blocking event's effect may be visible before its record.
-func WaitForHistory(t testing.TB, source interface{ History() *eventloop.History }, count int) {
+func WaitForHistory(t testing.TB, source controllerapi.EventHistory, count int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("event %d", count), func() bool { return len(source.History().All()) >= count })
+	waitFor(t, fmt.Sprintf("event %d", count), func() bool { return len(source.EventHistory(controllerapi.HistoryQuery{})) >= count })
 }
 
 func waitFor(t testing.TB, what string, done func() bool) {
