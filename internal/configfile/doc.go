@@ -5,10 +5,13 @@
 // the value types config files share: Duration ("30s") and FileMode
 // ("0660").
 //
-// Every plugin's config follows one template: the defaults are in the
-// config type (a DefaultConfig function), and Validate checks every key
-// with a Problems, so that all bad keys are reported at once, each as a
-// *KeyError in the same words: config key "k": must be ..., got ....
+// Every plugin's config follows one template: the defaults are the config
+// type's (a DefaultConfig function, or the zero value when that is the
+// default), and Validate checks every key with a Problems, so that all bad
+// keys are reported at once, each as a *KeyError in the same words:
+// config key "k": must be ..., got .... The agent (cmd/memif-agent) finds
+// each plugin's file and decodes the framework's own config files (http,
+// logs, kvscheduler) with this package too.
 //
 // It does not know any plugin's keys or defaults, and it must not import
 // cn-infra: plugins pass in the path their cn-infra config gives them.
