@@ -1,19 +1,30 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"net"
+	"net/http"
+	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/ligato/cn-infra/config"
+	"github.com/ligato/cn-infra/logging"
 	"github.com/ligato/cn-infra/rpc/rest"
 	access "github.com/ligato/cn-infra/rpc/rest/security/model/access-security"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
+	"github.com/unrolled/render"
+	"golang.org/x/net/netutil"
 )
 
 // loopbackHTTPHost is where the HTTP server (probes, metrics, event history,
 // scheduler dumps) listens unless http.conf names another endpoint.
 const loopbackHTTPHost = "127.0.0.1"
+
+// transactionHistoryMinutes is how long the KV scheduler keeps a
+// transaction in its history, unless kvscheduler.conf says otherwise.
+const transactionHistoryMinutes = 10
 
 // agentDefaults wraps a framework plugin's configuration so that the
 // agent's own defaults apply under whatever the plugin's config file sets.
@@ -42,19 +53,56 @@ func (c agentDefaults) LoadValue(value interface{}) (found bool, err error) {
 		// The transaction summary prints every value, memif secrets
 		// included, to the log.
 		pluginConfig.PrintTxnSummary = false
+		// Recorded transactions stay in memory for this long (minutes):
+		// cn-infra's day let resyncs grow the heap by hundreds of MB.
+		pluginConfig.TransactionHistoryAgeLimit = transactionHistoryMinutes
 	}
 	return c.PluginConfig.LoadValue(value)
 }
 
-// deferredHTTP is cn-infra's HTTP server with its start moved to the end of
-// the agent's start (httpStarter). cn-infra's Prometheus and log-manager
-// plugins add their routes in AfterInit, after the server's own AfterInit
-// has started serving, and the router must not change while it serves: a
-// probe during start-up raced those additions. Started last, the server
-// serves a complete router, and its probes answer only once every plugin
-// has started.
+// Limits of the HTTP server. Its endpoints answer in milliseconds, except
+// a resync (bounded by the loop's commit timeout) and the dumps; a client
+// slower than these, or holding a connection idle, is cut off, so that
+// local users cannot hold the agent's descriptors.
+const (
+	httpReadHeaderTimeout = 5 * time.Second
+	httpReadTimeout       = 10 * time.Second
+	httpWriteTimeout      = 2 * time.Minute
+	httpIdleTimeout       = 30 * time.Second
+	httpMaxHeaderBytes    = 16 << 10
+	// httpMaxConnections bounds the connections served at once; more
+	// wait in the kernel's accept queue, costing the agent nothing.
+	httpMaxConnections = 64
+	// httpMaxResponseBytes bounds one response: a larger one (a
+	// scheduler dump or history over a long time) is cut off with an
+	// error rather than held in memory.
+	httpMaxResponseBytes = 8 << 20
+)
+
+// allowChangesFlag turns on the HTTP endpoints that change the agent
+// (resync, log levels, the scheduler's downstream resync). Off, they
+// answer 403: any local user can reach the loopback port.
+const allowChangesFlag = "http-allow-changes"
+
+// deferredHTTP is the agent's HTTP server: cn-infra's HTTP plugin reads
+// its configuration (http.conf, -http-port); this type routes and serves.
+//
+// It starts at the end of the agent's start (httpStarter): cn-infra's
+// Prometheus and log-manager plugins add their routes in AfterInit, and
+// the router must not change while it serves; started last, its probes
+// answer only once every plugin has started. It serves read-only
+// endpoints unless -http-allow-changes is set, bounds every response,
+// times out slow and idle clients, and serves at most
+// httpMaxConnections connections at once.
 type deferredHTTP struct {
 	server *rest.Plugin
+
+	router       *mux.Router
+	formatter    *render.Render
+	allowChanges bool
+
+	serving *http.Server
+	served  chan struct{}
 }
 
 var _ rest.HTTPHandlers = (*deferredHTTP)(nil)
@@ -62,24 +110,125 @@ var _ rest.HTTPHandlers = (*deferredHTTP)(nil)
 // String implements infra.Plugin.
 func (h *deferredHTTP) String() string { return h.server.String() }
 
-// Init implements infra.Plugin.
-func (h *deferredHTTP) Init() error { return h.server.Init() }
+// Init implements infra.Plugin: it loads the configuration.
+func (h *deferredHTTP) Init() error {
+	if err := h.server.Init(); err != nil {
+		return err
+	}
+	cfg := h.server.Config
+	switch {
+	case cfg.EnableTokenAuth || len(cfg.ClientBasicAuth) > 0 || len(cfg.ClientCerts) > 0:
+		return errors.New("http.conf: client authentication (enable-token-auth, client-basic-auth, client-cert-files) is not supported; the server listens on loopback, and what changes the agent is off unless -" + allowChangesFlag + " is set")
+	}
+	h.router = mux.NewRouter()
+	h.formatter = render.New(render.Options{IndentJSON: true})
+	h.allowChanges = flagValue(allowChangesFlag) == "true"
+	return nil
+}
 
-// Close implements infra.Plugin.
-func (h *deferredHTTP) Close() error { return h.server.Close() }
+// Close implements infra.Plugin: it stops serving.
+func (h *deferredHTTP) Close() error {
+	if h.serving == nil {
+		return nil
+	}
+	err := h.serving.Close()
+	<-h.served
+	return err
+}
 
-// RegisterHTTPHandler implements rest.HTTPHandlers.
+// RegisterHTTPHandler implements rest.HTTPHandlers. A handler for any
+// method but GET and HEAD changes the agent: unless changes are allowed it
+// is replaced by a 403 saying how to allow them.
 func (h *deferredHTTP) RegisterHTTPHandler(path string, provider rest.HandlerProvider, methods ...string) *mux.Route {
-	return h.server.RegisterHTTPHandler(path, provider, methods...)
+	handler := http.Handler(provider(h.formatter))
+	if !h.allowChanges && changes(methods) {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, fmt.Sprintf("%s changes the agent, which is off over HTTP; start memif-agent with -%s to allow it", path, allowChangesFlag), http.StatusForbidden)
+		})
+	}
+	return h.router.Handle(path, boundedResponses(handler)).Methods(methods...)
 }
 
-// RegisterPermissionGroup implements rest.HTTPHandlers.
-func (h *deferredHTTP) RegisterPermissionGroup(groups ...*access.PermissionGroup) {
-	h.server.RegisterPermissionGroup(groups...)
+func changes(methods []string) bool {
+	for _, method := range methods {
+		if method != http.MethodGet && method != http.MethodHead {
+			return true
+		}
+	}
+	return false
 }
+
+// RegisterPermissionGroup implements rest.HTTPHandlers; without token
+// authentication there are no permission groups.
+func (h *deferredHTTP) RegisterPermissionGroup(...*access.PermissionGroup) {}
 
 // GetPort implements rest.HTTPHandlers.
 func (h *deferredHTTP) GetPort() int { return h.server.GetPort() }
+
+// serve starts serving on the configured endpoint.
+func (h *deferredHTTP) serve() error {
+	cfg := h.server.Config
+	listener, err := net.Listen("tcp", cfg.Endpoint)
+	if err != nil {
+		return fmt.Errorf("http server: %w", err)
+	}
+	h.serving = &http.Server{
+		Handler:           h.router,
+		ReadHeaderTimeout: orDefault(cfg.ReadHeaderTimeout, httpReadHeaderTimeout),
+		ReadTimeout:       orDefault(cfg.ReadTimeout, httpReadTimeout),
+		WriteTimeout:      orDefault(cfg.WriteTimeout, httpWriteTimeout),
+		IdleTimeout:       orDefault(cfg.IdleTimeout, httpIdleTimeout),
+		MaxHeaderBytes:    httpMaxHeaderBytes,
+	}
+	if cfg.MaxHeaderBytes > 0 {
+		h.serving.MaxHeaderBytes = cfg.MaxHeaderBytes
+	}
+	h.served = make(chan struct{})
+	limited := netutil.LimitListener(listener, httpMaxConnections)
+	go func() {
+		defer close(h.served)
+		if cfg.UseHTTPS() {
+			err = h.serving.ServeTLS(limited, cfg.ServerCertfile, cfg.ServerKeyfile)
+		} else {
+			err = h.serving.Serve(limited)
+		}
+		if !errors.Is(err, http.ErrServerClosed) {
+			logging.DefaultLogger.Errorf("http server on %s stopped: %v", cfg.Endpoint, err)
+		}
+	}()
+	logging.DefaultLogger.Infof("http server listening on %s (changes allowed: %v)", cfg.Endpoint, h.allowChanges)
+	return nil
+}
+
+func orDefault(configured, fallback time.Duration) time.Duration {
+	if configured > 0 {
+		return configured
+	}
+	return fallback
+}
+
+// boundedResponses cuts a response off at httpMaxResponseBytes: the
+// connection is aborted, so that the client sees an error, not a
+// truncated body it could take for whole.
+func boundedResponses(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&boundedWriter{ResponseWriter: w}, r)
+	})
+}
+
+type boundedWriter struct {
+	http.ResponseWriter
+	written int
+}
+
+func (w *boundedWriter) Write(data []byte) (int, error) {
+	if w.written+len(data) > httpMaxResponseBytes {
+		logging.DefaultLogger.Warnf("http: response cut off at %d bytes; narrow the query", httpMaxResponseBytes)
+		panic(http.ErrAbortHandler)
+	}
+	w.written += len(data)
+	return w.ResponseWriter.Write(data)
+}
 
 // httpStarter starts the deferred HTTP server; it is the agent's last
 // plugin, so its AfterInit runs after every other plugin's.
@@ -94,7 +243,7 @@ func (s *httpStarter) String() string { return "http-start" }
 func (s *httpStarter) Init() error { return nil }
 
 // AfterInit starts serving.
-func (s *httpStarter) AfterInit() error { return s.http.server.AfterInit() }
+func (s *httpStarter) AfterInit() error { return s.http.serve() }
 
 // Close implements infra.Plugin; the server stops in deferredHTTP.Close.
 func (s *httpStarter) Close() error { return nil }

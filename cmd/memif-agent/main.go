@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/ligato/cn-infra/agent"
 	"github.com/ligato/cn-infra/config"
@@ -36,7 +37,10 @@ func main() {
 		}
 		os.Exit(2)
 	}
-	if err := agent.NewAgent(agent.AllPlugins(memifAgent)).Run(); err != nil {
+	// SIGHUP (the terminal that started the agent went away) stops it as
+	// SIGTERM does, closing its sockets, rather than killing it.
+	quit := agent.QuitSignals(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	if err := agent.NewAgent(agent.AllPlugins(memifAgent), quit).Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "memif-agent:", err)
 		os.Exit(1)
 	}
@@ -99,6 +103,8 @@ func newMemifAgent() *memifAgent {
 		deps.Cfg = withAgentDefaults(forPlugin("http", config.WithExtraFlags(func(flags *config.FlagSet) {
 			flags.String("http-port", rest.DefaultHTTPPort,
 				"Port of the HTTP server (probes, metrics, event history); it listens on 127.0.0.1 unless http.conf sets another endpoint")
+			flags.Bool(allowChangesFlag, false,
+				"Serve the HTTP endpoints that change the agent (POST /controller/resync, PUT /log/..., POST /scheduler/downstream-resync); off, they answer 403")
 		})))
 	}))}
 	metrics := prometheus.NewPlugin(prometheus.UseDeps(func(deps *prometheus.Deps) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -145,7 +147,7 @@ func listeningAddresses(t *testing.T, pid int) []string {
 	return addresses
 }
 
-func TestAgentListensOnlyOnLoopbackAndStopsOnSIGTERM(t *testing.T) {
+func TestAgentListensOnlyOnLoopback(t *testing.T) {
 	agent := startAgent(t, agentConfigDir(t, nil))
 	agent.waitReady(t)
 
@@ -159,21 +161,83 @@ func TestAgentListensOnlyOnLoopbackAndStopsOnSIGTERM(t *testing.T) {
 			t.Errorf("agent listens on %s; want loopback only by default", address)
 		}
 	}
+}
 
-	if err := agent.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+// TestAgentStopsCleanlyOnSignal: SIGTERM, SIGINT and SIGHUP (the terminal
+// that started it went away) stop the agent cleanly, its sockets removed.
+func TestAgentStopsCleanlyOnSignal(t *testing.T) {
+	for _, signal := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(signal.String(), func(t *testing.T) {
+			configDir := agentConfigDir(t, nil)
+			root := filepath.Dir(configDir)
+			agent := startAgent(t, configDir)
+			agent.waitReady(t)
+			sockets := []string{filepath.Join(root, "device-plugins", "memif.sock"), filepath.Join(root, "api", "api.sock")}
+			for _, socket := range sockets {
+				if _, err := os.Stat(socket); err != nil {
+					t.Fatalf("socket of the running agent: %v", err)
+				}
+			}
+			if err := agent.cmd.Process.Signal(signal); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-agent.exited:
+				// A stop that overran the agent's own shutdown timeout exits non-zero.
+				if agent.exitErr != nil {
+					t.Fatalf("agent did not stop cleanly on %s: %v", signal, agent.exitErr)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("agent still running a minute after %s", signal)
+			}
+			if !strings.Contains(agent.log.String(), "Agent stopped") {
+				t.Errorf("agent log lacks the clean-stop line %q", "Agent stopped")
+			}
+			for _, socket := range sockets {
+				if _, err := os.Stat(socket); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("socket %s after %s: %v; want it removed", socket, signal, err)
+				}
+			}
+		})
 	}
-	select {
-	case <-agent.exited:
-		// A stop that overran the agent's own shutdown timeout exits non-zero.
-		if agent.exitErr != nil {
-			t.Fatalf("agent did not stop cleanly on SIGTERM: %v", agent.exitErr)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("agent still running a minute after SIGTERM")
+}
+
+// TestAgentHTTPChangesOffByDefault: any local user reaches the HTTP port,
+// so what changes the agent answers 403 unless -http-allow-changes is set.
+func TestAgentHTTPChangesOffByDefault(t *testing.T) {
+	cases := []struct {
+		name         string
+		args         []string
+		method, path string
+		want         int
+	}{
+		{"resync refused", nil, http.MethodPost, "/controller/resync", http.StatusForbidden},
+		{"log level refused", nil, http.MethodPut, "/log/controller/debug", http.StatusForbidden},
+		{"scheduler resync refused", nil, http.MethodPost, "/scheduler/downstream-resync", http.StatusForbidden},
+		{"history served", nil, http.MethodGet, "/controller/event-history", http.StatusOK},
+		{"resync allowed", []string{"-http-allow-changes"}, http.MethodPost, "/controller/resync", http.StatusOK},
 	}
-	if !strings.Contains(agent.log.String(), "Agent stopped") {
-		t.Errorf("agent log lacks the clean-stop line %q", "Agent stopped")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			agent := startAgent(t, agentConfigDir(t, nil), tc.args...)
+			agent.waitReady(t)
+			request, err := http.NewRequest(tc.method, "http://"+net.JoinHostPort("127.0.0.1", agent.httpPort)+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			response, err := http.DefaultClient.Do(request)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(response.Body)
+			response.Body.Close()
+			if response.StatusCode != tc.want {
+				t.Fatalf("%s %s answered %d %s; want %d", tc.method, tc.path, response.StatusCode, body, tc.want)
+			}
+			if tc.want == http.StatusForbidden && !strings.Contains(string(body), "-http-allow-changes") {
+				t.Errorf("the refusal %q does not say how to allow changes", body)
+			}
+		})
 	}
 }
 

@@ -44,9 +44,14 @@ type bufferedResponse struct {
 	body   bytes.Buffer
 }
 
-func (r *bufferedResponse) Header() http.Header            { return r.header }
-func (r *bufferedResponse) Write(data []byte) (int, error) { return r.body.Write(data) }
-func (r *bufferedResponse) WriteHeader(status int)         { r.status = status }
+func (r *bufferedResponse) Header() http.Header { return r.header }
+func (r *bufferedResponse) Write(data []byte) (int, error) {
+	if r.body.Len()+len(data) > httpMaxResponseBytes {
+		panic(http.ErrAbortHandler) // see boundedResponses
+	}
+	return r.body.Write(data)
+}
+func (r *bufferedResponse) WriteHeader(status int) { r.status = status }
 
 // secretField matches a secret field up to the start of its value, in the
 // forms the scheduler writes a proto value: JSON ("secret":"…"), JSON inside

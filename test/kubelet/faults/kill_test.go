@@ -67,6 +67,7 @@ func TestKillDuringConcurrentAllocate(t *testing.T) {
 	// no container) at once rather than after the default ten minutes;
 	// every granted allocation is held by a container by now.
 	a.SetDeviceManagerConfig(agenttest.Setup{DeviceCount: 128, PluginDir: kubelettest.PluginDir, DeviceManager: "unbound-grace-period: 1ms\nreconcile-period: 200ms\n"})
+	a.Args = []string{"-http-allow-changes"} // for a.Resync
 	a.Start()
 	a.RequireHealthy()
 	if !strings.Contains(a.Log(), "restored") {

@@ -63,7 +63,8 @@ func (a *Agent) RequireHealthy() {
 	}
 }
 
-// Resync asks the controller for a full resync (POST /controller/resync).
+// Resync asks the controller for a full resync (POST /controller/resync);
+// the agent must run with -http-allow-changes in Args.
 func (a *Agent) Resync() {
 	a.tb.Helper()
 	response, err := httpClient.Post("http://"+a.HTTPAddr+"/controller/resync", "application/json", nil)
