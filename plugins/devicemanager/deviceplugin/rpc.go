@@ -73,6 +73,9 @@ func (s *Server) allocate(ctx context.Context, request *pluginapi.AllocateReques
 	if len(request.GetContainerRequests()) == 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "allocate %s: the request holds no container request", s.cfg.ResourceName)
 	}
+	if err := s.checkIDLengths(request); err != nil {
+		return nil, err
+	}
 	response := &pluginapi.AllocateResponse{}
 	var made []string
 	for i, containerRequest := range request.GetContainerRequests() {
@@ -87,6 +90,23 @@ func (s *Server) allocate(ctx context.Context, request *pluginapi.AllocateReques
 		response.ContainerResponses = append(response.ContainerResponses, containerResponse)
 	}
 	return response, nil
+}
+
+// maxDeviceIDLength bounds a device ID from kubelet before it is in any
+// message, log line or event: this plugin's IDs are a few bytes long, and a
+// hostile request's megabyte-long one would otherwise be repeated in each.
+const maxDeviceIDLength = 64
+
+func (s *Server) checkIDLengths(request *pluginapi.AllocateRequest) error {
+	for i, containerRequest := range request.GetContainerRequests() {
+		for _, id := range containerRequest.GetDevicesIds() {
+			if len(id) > maxDeviceIDLength {
+				return status.Errorf(codes.InvalidArgument, "allocate %s: container request %d of %d holds a device ID of %d bytes (%q...); no device of this plugin has an ID longer than %d",
+					s.cfg.ResourceName, i+1, len(request.GetContainerRequests()), len(id), id[:16], maxDeviceIDLength)
+			}
+		}
+	}
+	return nil
 }
 
 // maxListedIDs bounds the device IDs an error message repeats: a hostile
