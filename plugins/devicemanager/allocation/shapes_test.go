@@ -1,0 +1,27 @@
+package allocation
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/contivpp/memif-agent/test/kit/allfields"
+)
+
+// TestEveryFieldCrossesEveryShape: an allocation with every field set
+// keeps them all through its checkpoint form and back, and shows them all
+// in its API form. A field added to one shape and forgotten in a
+// conversion fails here.
+func TestEveryFieldCrossesEveryShape(t *testing.T) {
+	var a Allocation
+	allfields.Fill(&a)
+	persisted := ToCheckpoint([]Allocation{a})
+	if zero := allfields.Zero(persisted.Allocations[0]); len(zero) != 0 {
+		t.Errorf("ToCheckpoint left %v unset", zero)
+	}
+	if back := FromCheckpoint(persisted); !reflect.DeepEqual(back, []Allocation{a}) {
+		t.Errorf("FromCheckpoint(ToCheckpoint(a)) = %+v, want %+v", back, a)
+	}
+	if zero := allfields.Zero(a.Info()); len(zero) != 0 {
+		t.Errorf("Info left %v unset", zero)
+	}
+}
