@@ -9,7 +9,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -156,6 +162,70 @@ func TestCheckpointDamage(t *testing.T) {
 				if _, err := os.Stat(dir); err != nil {
 					t.Errorf("directory %s of a granted allocation: %v", dir, err)
 				}
+			}
+		})
+	}
+}
+
+// TestCheckpointLossIsCounted: every part of the checkpoint lost to damage
+// is counted in memif_device_manager_checkpoint_lost_parts_total.
+func TestCheckpointLossIsCounted(t *testing.T) {
+	cases := []struct {
+		name   string
+		damage func(journal []byte, starts []int) []byte
+		want   float64
+	}{
+		{"whole", func(journal []byte, _ []int) []byte { return journal }, 0},
+		{"one record changed", func(journal []byte, starts []int) []byte {
+			journal[starts[1]+recordHeaderSize+5] ^= 0x20
+			return journal
+		}, 1},
+		{"two records changed", func(journal []byte, starts []int) []byte {
+			journal[starts[0]+recordHeaderSize+5] ^= 0x20
+			journal[starts[2]+recordHeaderSize+5] ^= 0x20
+			return journal
+		}, 2},
+		{"last record torn", func(journal []byte, starts []int) []byte { return journal[:starts[4]-3] }, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			_, starts := grantSix(t, cfg)
+			journal, err := os.ReadFile(cfg.CheckpointPath + ".journal")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg.CheckpointPath+".journal", tc.damage(journal, starts), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			registry := prometheus.NewRegistry()
+			dm, err := manager.New(cfg, manager.Options{Log: testLogger{t}, Metrics: registry})
+			if err != nil {
+				t.Fatal(err)
+			}
+			loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: []controllerapi.EventHandler{dm}, Committer: fakevswitch.Committer{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			loop.Start()
+			defer loop.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			if err := loop.Resync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			families, err := registry.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			value := -1.0
+			for _, family := range families {
+				if family.GetName() == "memif_device_manager_checkpoint_lost_parts_total" {
+					value = family.GetMetric()[0].GetCounter().GetValue()
+				}
+			}
+			if value != tc.want {
+				t.Errorf("lost parts counted = %v, want %v", value, tc.want)
 			}
 		})
 	}
