@@ -15,8 +15,8 @@ import (
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
-	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
 // journalHeaderSize and recordHeaderSize are the checkpoint journal's
