@@ -67,6 +67,10 @@ func (s *recordingScheduler) deletions() []deletion {
 	return slices.Clone(s.deletes)
 }
 
+// vppWaitLimit bounds waits on VPP and DPDK, which share two busy cores
+// with every other test here; a failure deadline only.
+const vppWaitLimit = 60 * time.Second
+
 // vppAgent is a test agent whose vswitch plugin programs a real VPP.
 type vppAgent struct {
 	*testAgent
@@ -180,7 +184,7 @@ func vppMemifs(t testing.TB, v *vpp.VPP) (map[string]vppMemif, error) {
 func waitVPPMemifs(t testing.TB, v *vpp.VPP, want []string) map[string]vppMemif {
 	t.Helper()
 	var memifs map[string]vppMemif
-	poll.Until(t, waitLimit, fmt.Sprintf("VPP holds memifs %v", want), func() error {
+	poll.Until(t, vppWaitLimit, fmt.Sprintf("VPP holds memifs %v", want), func() error {
 		var err error
 		if memifs, err = vppMemifs(t, v); err != nil {
 			return err
@@ -213,7 +217,7 @@ func startPodSide(t testing.TB, socket, secret, mode string) *testpmd.Vswitch {
 }
 
 func waitLinkUp(t testing.TB, side *testpmd.Vswitch) error {
-	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	ctx, cancel := context.WithTimeout(t.Context(), vppWaitLimit)
 	defer cancel()
 	return side.WaitLinkUp(ctx)
 }
@@ -240,14 +244,14 @@ func TestVPPHoldsEachPodMemifAsMasterOnItsSocketWithItsSecret(t *testing.T) {
 	if err := waitLinkUp(t, appSide); err != nil {
 		t.Fatalf("pod side with the allocation's secret: %v", err)
 	}
-	poll.Until(t, waitLimit, "VPP reports the app memif's link up", func() error {
+	poll.Until(t, vppWaitLimit, "VPP reports the app memif's link up", func() error {
 		memifs, err := vppMemifs(t, v)
 		if err == nil && !memifs[appInterface].linkUp {
 			err = fmt.Errorf("link down: %+v", memifs[appInterface])
 		}
 		return err
 	})
-	poll.Until(t, waitLimit, "the agent reports the app link up", func() error {
+	poll.Until(t, vppWaitLimit, "the agent reports the app link up", func() error {
 		if !strings.Contains(a.log.String(), "memif "+appInterface) || !strings.Contains(a.log.String(), "link up") {
 			return fmt.Errorf("no link-up line for %s", appInterface)
 		}
@@ -256,7 +260,7 @@ func TestVPPHoldsEachPodMemifAsMasterOnItsSocketWithItsSecret(t *testing.T) {
 
 	// A pod side with a wrong secret stays down, and the agent says why.
 	startPodSide(t, sidecar.Annotations[dmapi.AnnotationSocketHost], "not-the-secret", "rxonly")
-	poll.Until(t, waitLimit, "the agent reports the sidecar's incorrect secret", func() error {
+	poll.Until(t, vppWaitLimit, "the agent reports the sidecar's incorrect secret", func() error {
 		for _, line := range strings.Split(a.log.String(), "\n") {
 			if strings.Contains(line, "memif "+sidecarInterface) && strings.Contains(line, "incorrect secret") {
 				return nil
@@ -286,7 +290,7 @@ func TestVPPHoldsEachPodMemifAsMasterOnItsSocketWithItsSecret(t *testing.T) {
 		t.Errorf("VPP was told to delete %+v; want both interfaces, each while its socket directory was there", deletes)
 	}
 	for _, allocation := range []*dmapi.AllocateDevice{app, sidecar} {
-		poll.Until(t, waitLimit, "the allocation's directory is removed", func() error {
+		poll.Until(t, vppWaitLimit, "the allocation's directory is removed", func() error {
 			if _, err := os.Stat(filepath.Dir(allocation.Annotations[dmapi.AnnotationSocketHost])); !os.IsNotExist(err) {
 				return fmt.Errorf("directory still there (%v)", err)
 			}
@@ -323,7 +327,7 @@ func TestAgentRestartChangesNothingInVPP(t *testing.T) {
 	first.stop()
 
 	second := startVPPAgent(t, v, dir, lister, addressConf)
-	poll.Until(t, waitLimit, "the restarted agent resyncs with VPP", func() error {
+	poll.Until(t, vppWaitLimit, "the restarted agent resyncs with VPP", func() error {
 		for _, rec := range second.controller.EventHistory(controllerapi.HistoryQuery{}) {
 			if rec.Name == vswitch.ReconnectResyncName && !rec.End.IsZero() {
 				if rec.Error != "" {
@@ -369,7 +373,7 @@ func TestVPPDownHoldsNoAllocationBack(t *testing.T) {
 	if memifs, err := a.devices.GetPodMemifs(pod.ID); err != nil || len(memifs) != 2 {
 		t.Fatalf("with VPP down the pod's memifs are %v (%v), want both allocations", memifs, err)
 	}
-	poll.Until(t, waitLimit, "the agent reports the vswitch not ready", func() error {
+	poll.Until(t, vppWaitLimit, "the agent reports the vswitch not ready", func() error {
 		if !strings.Contains(a.log.String(), "vswitch not ready") {
 			return fmt.Errorf("no vswitch-not-ready line")
 		}
@@ -378,7 +382,7 @@ func TestVPPDownHoldsNoAllocationBack(t *testing.T) {
 
 	v.Restart(t)
 	waitVPPMemifs(t, v, webInterfaces)
-	poll.Until(t, waitLimit, "the agent reports the vswitch ready", func() error {
+	poll.Until(t, vppWaitLimit, "the agent reports the vswitch ready", func() error {
 		return a.wantVswitchState(status.OperationalState_OK, "")
 	})
 }
@@ -406,7 +410,7 @@ func TestPodToPodThroughVPPBridgeDomain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	poll.Until(t, waitLimit, "the receiving pod counts packets the sending pod sent through VPP", func() error {
+	poll.Until(t, vppWaitLimit, "the receiving pod counts packets the sending pod sent through VPP", func() error {
 		stats, err := rx.Stats(t.Context())
 		if err == nil && stats.RxPackets == 0 {
 			err = fmt.Errorf("receiver got no packets")
