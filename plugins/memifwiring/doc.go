@@ -2,11 +2,12 @@
 // every pod's memifs: it is a controller event handler that, on AddPod and at
 // every resync, puts one vpp-agent MEMIF interface (master, on the
 // allocation's host socket, with its secret) per memif into the event's
-// transaction, and deletes them on DeletePod. The controller commits them to
-// the vpp-agent KV scheduler, whose VPP descriptors (plugins/vswitch) make
-// VPP hold them. With bridge-domain set in memifwiring.conf it also puts
-// one bridge domain holding every pod memif of the node, so that pods reach
-// each other through VPP.
+// transaction, and deletes them on DeletePod and when an AllocateDevice takes
+// their devices over (kubelet handed them to a new container). The
+// controller commits them to the vpp-agent KV scheduler, whose VPP
+// descriptors (plugins/vswitch) make VPP hold them. With bridge-domain set
+// in memifwiring.conf it also puts one bridge domain holding every pod
+// memif of the node, so that pods reach each other through VPP.
 //
 // The plugin is a thin adapter: configuration (memifwiring.conf) and
 // lifecycle over package wiring, which does the work. It reads the device

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -27,10 +26,10 @@ func (l *livePods) set(pods []podapi.PodState) {
 	l.pods = pods
 }
 
-func (l *livePods) ListPods(context.Context) ([]podapi.PodState, error) {
+func (l *livePods) ListPods(context.Context) (podapi.Listing, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Clone(l.pods), nil
+	return podapi.Listing{Pods: slices.Clone(l.pods), Authoritative: true, RuntimeAnswered: true}, nil
 }
 
 // recordingPodResolver stands in for the pod tracker's PodResolver, which
@@ -100,11 +99,11 @@ func TestGonePodLosesItsInterfacesBeforeItsDirectories(t *testing.T) {
 		}},
 		{"pod found gone by reconciliation", func(t *testing.T, a *testAgent, lister *livePods, _ podapi.Pod) {
 			lister.set(nil)
-			a.push(t, &manager.ReconcileAllocations{})
-		}},
-		{"pod found gone by a full resync", func(t *testing.T, a *testAgent, lister *livePods, _ podapi.Pod) {
-			lister.set(nil)
-			a.push(t, eventloop.NewResyncEvent(eventloop.RequestedResyncName))
+			live, err := lister.ListPods(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.push(t, &manager.ReconcileAllocations{Live: live})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,5 +160,42 @@ func (a *testAgent) assertWebPodRemoved(t *testing.T, allocations ...*dmapi.Allo
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("socket directory %s: %v, want it removed", dir, err)
 		}
+	}
+}
+
+// kubelet handed the web pod's app device to a new container: the app
+// interface is deleted while its directory is still there, then the
+// directory goes; the sidecar's memif is left alone.
+func TestTakenOverMemifLosesItsInterfaceBeforeItsDirectory(t *testing.T) {
+	a := startAgent(t)
+	_, app, sidecar := a.addWebPod(t)
+
+	taker := a.allocate(t, "memif-000")
+	a.barrier(t)
+
+	if got := a.vswitch.names(); !slices.Equal(got, []string{sidecarInterface}) {
+		t.Errorf("the vswitch holds %v, want the sidecar's interface alone", got)
+	}
+	deletions := a.vswitch.deletions()
+	if len(deletions) != 1 || deletions[0].name != appInterface || !deletions[0].socketDirPresent {
+		t.Errorf("the vswitch deletions = %+v, want %s once, before its directory was removed", deletions, appInterface)
+	}
+	if _, err := os.Stat(app.Mounts[0].HostPath); !os.IsNotExist(err) {
+		t.Errorf("the taken over directory %s: %v, want it removed", app.Mounts[0].HostPath, err)
+	}
+	for _, kept := range []*dmapi.AllocateDevice{sidecar, taker} {
+		if _, err := os.Stat(kept.Mounts[0].HostPath); err != nil {
+			t.Errorf("directory %s: %v, want it kept", kept.Mounts[0].HostPath, err)
+		}
+	}
+	var held []string
+	for _, memif := range a.devices.ListAllocations() {
+		held = append(held, memif.AllocationID)
+	}
+	slices.Sort(held)
+	want := []string{sidecar.AllocationID, taker.AllocationID}
+	slices.Sort(want)
+	if !slices.Equal(held, want) {
+		t.Errorf("the device manager holds %v, want the sidecar's and the taker's %v", held, want)
 	}
 }

@@ -56,11 +56,9 @@ func (p *Plugin) Init() error {
 	} else {
 		p.Log.Warnf("pod-resources disabled: Docker alone tells which pods live")
 	}
-	p.tracker, err = podtracker.New(podtracker.Config{
-		ReconcilePeriod:  cfg.ReconcilePeriod.Duration(),
-		DockerMinBackoff: cfg.DockerReconnectMinBackoff.Duration(),
-		DockerMaxBackoff: cfg.DockerReconnectMaxBackoff.Duration(),
-	}, podtracker.Deps{Docker: client, Kubelet: p.kubelet, EventLoop: p.EventLoop, Log: p.Log})
+	runtime := dockerpods.NewSource(client, p.Log.Warnf, cfg.DockerReconnectMinBackoff.Duration(), cfg.DockerReconnectMaxBackoff.Duration())
+	p.tracker, err = podtracker.New(podtracker.Config{ReconcilePeriod: cfg.ReconcilePeriod.Duration()},
+		podtracker.Deps{Runtime: runtime, Kubelet: p.kubelet, EventLoop: p.EventLoop, Log: p.Log})
 	if err != nil {
 		return fmt.Errorf("podmanager plugin: %w", err)
 	}
@@ -87,9 +85,9 @@ func (p *Plugin) Close() error {
 }
 
 // ListPods implements podapi.PodLister.
-func (p *Plugin) ListPods(ctx context.Context) ([]podapi.PodState, error) {
+func (p *Plugin) ListPods(ctx context.Context) (podapi.Listing, error) {
 	if p.tracker == nil {
-		return nil, errors.New("list pods before the podmanager plugin's Init")
+		return podapi.Listing{}, errors.New("list pods before the podmanager plugin's Init")
 	}
 	return p.tracker.ListPods(ctx)
 }

@@ -78,9 +78,9 @@ func TestPluginInAgent(t *testing.T) {
 
 	pod := dockerd.RunPod(t, client, dockerd.PodSpec{Namespace: "default", Name: "web", UID: "uid-web", Image: image})
 	waitEvent(t, events, "AddPod default/web (uid uid-web)")
-	pods, err := pm.ListPods(context.Background())
-	if err != nil || len(pods) != 1 || pods[0].Pod.UID != "uid-web" {
-		t.Errorf("ListPods = %+v, %v; want the running pod", pods, err)
+	live, err := pm.ListPods(context.Background())
+	if err != nil || len(live.Pods) != 1 || live.Pods[0].Pod.UID != "uid-web" {
+		t.Errorf("ListPods = %+v, %v; want the running pod", live, err)
 	}
 	pod.Remove(t, client)
 	waitEvent(t, events, "DeletePod default/web (uid uid-web)")

@@ -8,6 +8,16 @@
 // putting proto values into the event's Transaction; the loop commits that
 // transaction to the vpp-agent KV scheduler once every handler has run.
 //
+// The event loop does no network I/O. Every event waits for the one before
+// it, kubelet's Allocate among them, so a handler must not call the
+// container runtime, kubelet or any other peer: what it needs from them is
+// gathered off the loop, by whoever pushes the event, and carried in the
+// event (the device manager's ReconcileAllocations carries the live pods,
+// an AllocateDevice what became of the pod holding its devices). A
+// handler may read and write local files for durability (a checkpoint, an
+// allocation's directory), and put values into the event's transaction,
+// which the loop commits.
+//
 // The package owns only types and errors; it has no behaviour and imports no
 // plugin framework, so that handlers and tests can depend on it freely.
 package api

@@ -182,3 +182,19 @@ func (s *State) ListInfo() []dmapi.MemifInfo {
 	}
 	return infos
 }
+
+// Holders returns the allocations that hold any of deviceIDs, ordered by
+// ID.
+func (s *State) Holders(deviceIDs []string) []Allocation {
+	s.mu.RLock()
+	var holders []Allocation
+	for _, id := range deviceIDs {
+		holder, held := s.allocations[s.holders[id]]
+		if held && !slices.ContainsFunc(holders, func(a Allocation) bool { return a.ID == holder.ID }) {
+			holders = append(holders, holder.clone())
+		}
+	}
+	s.mu.RUnlock()
+	sortAllocations(holders)
+	return holders
+}

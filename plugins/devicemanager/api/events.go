@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // Mount is a host directory mounted into the container.
@@ -25,6 +26,16 @@ type AllocateDevice struct {
 	ResourceName string
 	// DeviceIDs are the IDs kubelet asks for, in its order.
 	DeviceIDs []string
+	// Live is what the pod sources listed, gathered off the event loop
+	// before the event was pushed, when an allocation held some of
+	// DeviceIDs then; nil when they were not asked. The device manager
+	// says from it why kubelet hands those devices out again.
+	Live *podapi.Listing
+
+	// TakenOver are the allocations the device manager released because
+	// kubelet handed their devices to this request; the memif wiring
+	// removes their vswitch side in the same transaction.
+	TakenOver []MemifInfo
 
 	// AllocationID is set by the device manager's handler.
 	AllocationID string

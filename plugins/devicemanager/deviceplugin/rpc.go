@@ -126,6 +126,9 @@ var errNotAllocated = errors.New("no handler made the allocation: the device man
 
 func (s *Server) allocateContainer(ctx context.Context, deviceIDs []string) (*pluginapi.ContainerAllocateResponse, string, error) {
 	event := dmapi.NewAllocateDevice(s.cfg.ResourceName, deviceIDs)
+	if s.hooks.Prepare != nil {
+		s.hooks.Prepare(ctx, event)
+	}
 	if err := s.loop.PushEvent(event); err != nil {
 		return nil, "", fmt.Errorf("queue the allocation: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
 
 // Config says where the server lives and what it advertises.
@@ -60,6 +61,11 @@ type Hooks struct {
 	// Allocated is called after each Allocate call with its latency and
 	// error (nil on success).
 	Allocated func(latency time.Duration, err error)
+	// Prepare is called with each container request's event before it is
+	// pushed, off the event loop: it may ask peers over the network for
+	// what the handlers need (the event loop does no network I/O) and
+	// record the answer in the event. ctx is kubelet's call.
+	Prepare func(ctx context.Context, event *dmapi.AllocateDevice)
 }
 
 // Server is the device plugin. Create it with New.

@@ -8,20 +8,34 @@
 // agent's own (owned by its user, writable by no other user nor group but
 // dir-group; one it makes is 0700); every directory under it is made,
 // chmodded, chowned and removed through the root's descriptor without
-// following links (internal/securedir). It does not touch the vswitch side (sibling handlers put
-// that into the event's transaction) nor find pods itself: pod evidence
-// comes in AddPod events and from the optional PodLister at resync.
+// following links (internal/securedir). It does not touch the vswitch side
+// (sibling handlers put that into the event's transaction) nor find pods
+// itself: pod evidence comes in AddPod events and from the optional
+// PodLister, which it calls off the event loop and whose answer it carries
+// in ReconcileAllocations and AllocateDevice events.
+//
+// kubelet is the authority on which pod holds which device, and hands a
+// device out only once it has freed it. So an Allocate naming devices an
+// allocation holds is granted: the holder is taken over (released) in the
+// same blocking event, its vswitch side removed in that event's transaction
+// (dmapi.AllocateDevice.TakenOver), its directory in a follow-up, and a
+// holder pod kubelet no longer lists is deleted in a DeletePod follow-up.
+// Every takeover is logged with what became of the holder (asked of the
+// pod sources before the event is pushed) and counted in
+// memif_device_manager_takeovers_total. Only unknown or repeated device
+// IDs are refused.
 //
 // What is released, and when: a pod's allocations after its DeletePod, in
 // ReleaseAllocation follow-ups that run once the DeletePod's transaction has
 // removed the vswitch side (the socket directory outlives the interface
 // listening on it); an allocation made for a kubelet call that then failed
-// (ReleaseAllocation); and, at every resync and every reconcile-period
-// (ReconcileAllocations), what the PodLister shows no live pod holding:
-// unbound allocations older than unbound-grace-period at once, and for each
-// gone pod holding bound ones a DeletePod follow-up, which removes the
-// vswitch side first. A DeletePod for a pod already released changes
-// nothing.
+// (ReleaseAllocation); an allocation taken over; and, after every resync and
+// every reconcile-period (ReconcileAllocations), what an authoritative
+// listing (see podapi.Listing) shows no live pod holding: unbound
+// allocations older than unbound-grace-period at once, and for each gone pod
+// holding bound ones a DeletePod follow-up, which removes the vswitch side
+// first. A listing from kubelet alone must miss a pod twice. A DeletePod for
+// a pod already released changes nothing.
 //
 // The handler runs on the controller event loop; allocation state is
 // behind the allocation package's lock, so the DeviceManagerAPI methods are

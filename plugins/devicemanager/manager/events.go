@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // ReleaseAllocation releases one allocation: one that was never handed to a
@@ -13,6 +15,9 @@ import (
 type ReleaseAllocation struct {
 	AllocationID string
 	Reason       string
+	// removed is an allocation a takeover already released; only its
+	// directory is left to remove.
+	removed *allocation.Allocation
 }
 
 // GetName implements controllerapi.Event.
@@ -42,11 +47,15 @@ func (e *ReleaseAllocation) Direction() controllerapi.UpdateDirectionType {
 	return controllerapi.Reverse
 }
 
-// ReconcileAllocations asks the device manager to collect allocations no
-// live pod holds, as a resync does, so that a missed DeletePod does not
-// leak a directory or devices until the next resync. The manager pushes it
-// every reconcile-period when it has a PodLister.
-type ReconcileAllocations struct{}
+// ReconcileAllocations asks the device manager to bind and collect
+// allocations by what the pod sources listed, so that a missed DeletePod
+// does not leak a directory or devices. The manager lists the pods off the
+// event loop and pushes it every reconcile-period, and after every resync,
+// when it has a PodLister.
+type ReconcileAllocations struct {
+	// Live is the listing the pods were compared with.
+	Live podapi.Listing
+}
 
 // GetName implements controllerapi.Event.
 func (e *ReconcileAllocations) GetName() string { return "ReconcileAllocations" }

@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -34,7 +33,7 @@ func (m *Manager) HandlesEvent(event controllerapi.Event) bool {
 func (m *Manager) Update(event controllerapi.Event, ops controllerapi.EventOperations) (string, error) {
 	switch ev := event.(type) {
 	case *dmapi.AllocateDevice:
-		return m.allocate(ev)
+		return m.allocate(ev, ops)
 	case *podapi.AddPod:
 		return m.bindPod(ev)
 	case *podapi.DeletePod:
@@ -42,7 +41,7 @@ func (m *Manager) Update(event controllerapi.Event, ops controllerapi.EventOpera
 	case *ReleaseAllocation:
 		return m.release(ev)
 	case *ReconcileAllocations:
-		return m.collect(ops)
+		return m.collect(ev.Live, ops)
 	}
 	return "", nil
 }
@@ -64,13 +63,22 @@ func (m *Manager) Revert(event controllerapi.Event) error {
 	return errors.Join(m.removeDir(a), m.persist())
 }
 
-func (m *Manager) allocate(ev *dmapi.AllocateDevice) (string, error) {
+func (m *Manager) allocate(ev *dmapi.AllocateDevice, ops controllerapi.EventOperations) (string, error) {
+	if err := m.takeOver(ev, ops); err != nil {
+		return "", err
+	}
 	a, err := m.newAllocation(ev.ResourceName, ev.DeviceIDs)
 	if err != nil {
 		m.metrics.countError(errorKind(err))
+		if len(ev.TakenOver) > 0 {
+			err = errors.Join(err, m.persist())
+		}
 		return "", err
 	}
 	m.fillEvent(ev, a)
+	if len(ev.TakenOver) > 0 {
+		return fmt.Sprintf("allocated %s, taking over %d allocations", a, len(ev.TakenOver)), nil
+	}
 	return fmt.Sprintf("allocated %s", a), nil
 }
 
@@ -128,14 +136,20 @@ func (m *Manager) fillEvent(ev *dmapi.AllocateDevice, a allocation.Allocation) {
 }
 
 func (m *Manager) bindPod(ev *podapi.AddPod) (string, error) {
-	bindings := m.state.Bind(ev.Pod, ev.Containers)
+	bindings := m.bind(ev.Pod, ev.Containers)
 	if len(bindings) == 0 {
 		return "", nil
 	}
-	for _, b := range bindings {
-		m.log.Infof("bound %s to pod %s by %s", b.Allocation, ev.Pod, b.Evidence)
-	}
 	return fmt.Sprintf("bound %d allocations to %s", len(bindings), ev.Pod), m.persist()
+}
+
+// bind binds the allocations the containers prove pod holds and logs each.
+func (m *Manager) bind(pod podapi.Pod, containers []podapi.PodContainer) []allocation.Binding {
+	bindings := m.state.Bind(pod, containers)
+	for _, b := range bindings {
+		m.log.Infof("bound %s to pod %s by %s", b.Allocation, pod, b.Evidence)
+	}
+	return bindings
 }
 
 // releasePodLater releases the pod's allocations in follow-ups, which run
@@ -157,18 +171,18 @@ func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controllerapi.EventO
 	return fmt.Sprintf("releasing %d allocations of %s once its vswitch side is removed", len(held), ev.Pod), errors.Join(errs...)
 }
 
-// Resync implements controllerapi.EventHandler: load the checkpoint once,
-// make sure every kept allocation has its directory, and collect what no
-// live pod holds.
-func (m *Manager) Resync(_ controllerapi.Event, _ int, ops controllerapi.EventOperations) error {
+// Resync implements controllerapi.EventHandler: load the checkpoint once and
+// make sure every kept allocation has its directory. What no live pod
+// holds is collected by the ReconcileAllocations the resync asks for: the
+// pods are listed off the event loop.
+func (m *Manager) Resync(_ controllerapi.Event, _ int, _ controllerapi.EventOperations) error {
 	var errs []error
 	if !m.loaded {
 		m.load()
 		errs = append(errs, m.findUnexplainedDirs())
 		m.loaded = true
 	}
-	_, collectErr := m.collect(ops)
-	errs = append(errs, collectErr)
+	m.reconcileSoon()
 	for _, a := range m.state.List() {
 		if err := m.ensureDir(a); err != nil {
 			errs = append(errs, err)
@@ -219,23 +233,32 @@ func (m *Manager) moveCheckpointAside() string {
 	return fmt.Sprintf("; moved to %s for inspection", aside)
 }
 
-// collect releases the unbound allocations no live pod holds, when the pod
-// lister answers. A bound allocation was wired to the vswitch, so for a
-// gone pod it pushes a DeletePod follow-up instead: the vswitch side is
-// removed first, then the DeletePod releases the allocations.
-func (m *Manager) collect(ops controllerapi.EventOperations) (string, error) {
-	if m.opts.PodLister == nil {
-		return "", nil
+// collect brings the allocations in line with live, what the pod sources
+// listed off the event loop. It binds what the evidence proves; when the
+// listing is authoritative it also releases the unbound allocations no
+// live pod holds, and for a gone pod holding bound ones (wired to the
+// vswitch) it pushes a DeletePod follow-up instead: the vswitch side is
+// removed first, then the DeletePod releases the allocations. A listing
+// from kubelet alone lacks the pods whose containers the runtime has not
+// shown yet, and kubelet lists none for a moment after it restarts, so a
+// pod missing from such a listing is deleted only when the listing before
+// missed it too.
+func (m *Manager) collect(live podapi.Listing, ops controllerapi.EventOperations) (string, error) {
+	if !live.Authoritative {
+		if live.Err != nil {
+			m.log.Warnf("binding only, collecting nothing: %v", live.Err)
+		}
+		var bound int
+		for _, pod := range live.Pods {
+			bound += len(m.bind(pod.Pod, pod.Containers))
+		}
+		if bound == 0 {
+			return "", nil
+		}
+		return fmt.Sprintf("bound %d allocations", bound), m.persist()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), m.opts.PodListTimeout)
-	defer cancel()
-	live, err := m.opts.PodLister.ListPods(ctx)
-	if err != nil {
-		m.log.Warnf("list live pods for collection (collecting nothing this time): %v", err)
-		return "", nil
-	}
-	bindings, collected, gone := m.state.Collect(live, m.opts.Now(), m.cfg.UnboundGracePeriod.Duration())
-	m.removeUnexplainedDirs(live)
+	bindings, collected, gone := m.state.Collect(live.Pods, m.opts.Now(), m.cfg.UnboundGracePeriod.Duration())
+	m.removeUnexplainedDirs(live.Pods)
 	for _, b := range bindings {
 		m.log.Infof("bound %s to pod %s by %s", b.Allocation, b.Allocation.Pod, b.Evidence)
 	}
@@ -244,6 +267,7 @@ func (m *Manager) collect(ops controllerapi.EventOperations) (string, error) {
 		m.log.Infof("collected %s: %s", c.Allocation, c.Reason)
 		errs = append(errs, m.removeDir(c.Allocation))
 	}
+	gone = m.missedTwice(gone, live.RuntimeAnswered)
 	errs = append(errs, m.deleteGonePods(gone, ops))
 	if len(bindings) > 0 || len(collected) > 0 {
 		errs = append(errs, m.persist())
@@ -252,6 +276,27 @@ func (m *Manager) collect(ops controllerapi.EventOperations) (string, error) {
 		return "", errors.Join(errs...)
 	}
 	return fmt.Sprintf("bound %d, collected %d allocations, deleting %d gone pods", len(bindings), len(collected), len(gone)), errors.Join(errs...)
+}
+
+// missedTwice returns the gone pods to delete now: all of them when the
+// runtime answered too, else those the previous kubelet-only listing
+// missed as well. It remembers the others for the next listing.
+func (m *Manager) missedTwice(gone []allocation.GonePod, runtimeAnswered bool) []allocation.GonePod {
+	previous := m.missing
+	m.missing = map[podapi.Pod]bool{}
+	if runtimeAnswered {
+		return gone
+	}
+	var confirmed []allocation.GonePod
+	for _, g := range gone {
+		if previous[g.Pod] {
+			confirmed = append(confirmed, g)
+			continue
+		}
+		m.missing[g.Pod] = true
+		m.log.Infof("pod %s holds allocations but kubelet does not list it and the runtime did not answer; it is deleted if the next listing misses it too", g.Pod)
+	}
+	return confirmed
 }
 
 func (m *Manager) deleteGonePods(gone []allocation.GonePod, ops controllerapi.EventOperations) error {
@@ -267,6 +312,10 @@ func (m *Manager) deleteGonePods(gone []allocation.GonePod, ops controllerapi.Ev
 
 // release releases one allocation; one already released is not an error.
 func (m *Manager) release(ev *ReleaseAllocation) (string, error) {
+	if ev.removed != nil {
+		m.log.Infof("removed the directory of %s: %s", *ev.removed, ev.Reason)
+		return fmt.Sprintf("removed the directory of %s", ev.removed.ID), m.removeDir(*ev.removed)
+	}
 	a, err := m.state.Remove(ev.AllocationID)
 	if errors.Is(err, allocation.ErrUnknownAllocation) {
 		return "", nil // already released, for example by a resync

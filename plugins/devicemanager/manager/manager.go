@@ -25,9 +25,10 @@ type Logger = deviceplugin.Logger
 type Options struct {
 	// Log is required.
 	Log Logger
-	// PodLister, when set, tells resyncs which pods are alive, so that
-	// allocations of gone pods are collected. Without it resyncs collect
-	// nothing.
+	// PodLister, when set, tells which pods are alive, so that allocations
+	// of gone pods are collected, and what became of the pod holding
+	// devices kubelet hands out again. It is called off the event loop.
+	// Without it nothing is collected.
 	PodLister podapi.PodLister
 	// PodResolver, when set, answers GetPodMemifInfo and GetPodMemifs for a
 	// pod that holds no bound allocation yet (just admitted by kubelet):
@@ -52,12 +53,17 @@ type Manager struct {
 	state   *allocation.State
 	metrics *metrics
 
-	// loaded, checkpoint and unexplained are touched only on the event
-	// loop. unexplained maps the name of each directory under the socket
-	// root that no allocation holds to its device.
+	// loaded, checkpoint, unexplained and missing are touched only on the
+	// event loop. unexplained maps the name of each directory under the
+	// socket root that no allocation holds to its device.
 	loaded      bool
 	checkpoint  *checkpoint.Writer
 	unexplained map[string]string
+	// missing are the gone pods a kubelet-only listing missed once.
+	missing map[podapi.Pod]bool
+
+	// reconcileNow asks the reconciliation goroutine to list the pods now.
+	reconcileNow chan struct{}
 
 	serverMu sync.Mutex
 	server   *deviceplugin.Server
@@ -93,7 +99,9 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 		log:   opts.Log,
 		state: allocation.NewState(cfg.ResourceName, allocation.DeviceIDs(cfg.DeviceCount)),
 
-		checkpoint: checkpoint.NewWriter(cfg.CheckpointPath),
+		checkpoint:   checkpoint.NewWriter(cfg.CheckpointPath),
+		missing:      map[podapi.Pod]bool{},
+		reconcileNow: make(chan struct{}, 1),
 	}
 	if m.metrics, err = newMetrics(opts.Metrics, m.state); err != nil {
 		return nil, err
@@ -110,6 +118,7 @@ func (m *Manager) Start(loop controllerapi.EventLoop) error {
 		return errors.New("start device manager: already started")
 	}
 	hooks := m.metrics.hooks()
+	hooks.Prepare = m.prepareAllocate
 	hooks.Abandoned = func(allocationID, reason string) {
 		if err := loop.PushEvent(&ReleaseAllocation{AllocationID: allocationID, Reason: reason}); err != nil {
 			m.log.Warnf("release abandoned allocation %s later, at collection: %v", allocationID, err)
@@ -133,8 +142,9 @@ func (m *Manager) Start(loop controllerapi.EventLoop) error {
 	return nil
 }
 
-// startReconciling pushes ReconcileAllocations every reconcile-period, when
-// there is a pod lister to reconcile with.
+// startReconciling lists the pods off the event loop and pushes
+// ReconcileAllocations with them every reconcile-period and whenever a
+// resync asks (reconcileSoon), when there is a pod lister.
 func (m *Manager) startReconciling(loop controllerapi.EventLoop) {
 	if m.opts.PodLister == nil {
 		return
@@ -150,12 +160,34 @@ func (m *Manager) startReconciling(loop controllerapi.EventLoop) {
 			case <-ctx.Done():
 				return
 			case <-ticker.C:
-				if err := loop.PushEvent(&ReconcileAllocations{}); err != nil {
-					m.log.Warnf("skip this allocation reconciliation: %v", err)
-				}
+			case <-m.reconcileNow:
 			}
+			m.reconcile(ctx, loop)
 		}
 	}()
+}
+
+// reconcile lists the live pods and pushes them to the event loop.
+func (m *Manager) reconcile(ctx context.Context, loop controllerapi.EventLoop) {
+	listCtx, cancel := context.WithTimeout(ctx, m.opts.PodListTimeout)
+	live, err := m.opts.PodLister.ListPods(listCtx)
+	cancel()
+	if err != nil {
+		m.log.Warnf("skip this allocation reconciliation, no pod source answered: %v", err)
+		return
+	}
+	if err := loop.PushEvent(&ReconcileAllocations{Live: live}); err != nil {
+		m.log.Warnf("skip this allocation reconciliation: %v", err)
+	}
+}
+
+// reconcileSoon asks for a reconciliation without waiting; one already
+// asked for is enough.
+func (m *Manager) reconcileSoon() {
+	select {
+	case m.reconcileNow <- struct{}{}:
+	default:
+	}
 }
 
 // Stop stops serving kubelet. Allocations, their directories and the

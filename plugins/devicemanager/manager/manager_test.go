@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,7 +48,9 @@ func (discardLogger) Errorf(string, ...interface{}) {}
 // the pods a test declares alive.
 type fixedPodLister struct{ pods []podapi.PodState }
 
-func (l *fixedPodLister) ListPods(context.Context) ([]podapi.PodState, error) { return l.pods, nil }
+func (l *fixedPodLister) ListPods(context.Context) (podapi.Listing, error) {
+	return podapi.Listing{Pods: l.pods, Authoritative: true, RuntimeAnswered: true}, nil
+}
 
 func testConfig(t testing.TB) config.Config {
 	dir := t.TempDir()
@@ -71,9 +74,6 @@ type agent struct {
 // startAgent runs the manager first among handlers, then the extra ones.
 func startAgent(t testing.TB, cfg config.Config, lister podapi.PodLister, extra ...controllerapi.EventHandler) *agent {
 	t.Helper()
-	if err := os.MkdirAll(cfg.PluginDir, 0o750); err != nil {
-		t.Fatal(err)
-	}
 	var log manager.Logger = testLogger{t}
 	if _, benchmark := t.(*testing.B); benchmark {
 		log = discardLogger{} // a line per allocation would drown the figures
@@ -81,6 +81,16 @@ func startAgent(t testing.TB, cfg config.Config, lister podapi.PodLister, extra 
 	opts := manager.Options{Log: log}
 	if lister != nil {
 		opts.PodLister = lister
+	}
+	return startAgentWith(t, cfg, opts, extra...)
+}
+
+// startAgentWith runs the manager with opts first among handlers, then
+// the extra ones.
+func startAgentWith(t testing.TB, cfg config.Config, opts manager.Options, extra ...controllerapi.EventHandler) *agent {
+	t.Helper()
+	if err := os.MkdirAll(cfg.PluginDir, 0o750); err != nil {
+		t.Fatal(err)
 	}
 	dm, err := manager.New(cfg, opts)
 	if err != nil {
@@ -188,7 +198,6 @@ func TestAllocateRefusals(t *testing.T) {
 		{"empty device list", [][]string{{}}, false, codes.InvalidArgument, "holds no device ID"},
 		{"unknown device", [][]string{{"memif-000", "memif-777"}}, false, codes.InvalidArgument, "[memif-777] are not devices of contivpp.io/memif"},
 		{"device twice", [][]string{{"memif-003", "memif-003"}}, false, codes.InvalidArgument, "appear more than once"},
-		{"device held", [][]string{{"memif-001", "memif-000"}}, false, codes.FailedPrecondition, "[memif-000] of contivpp.io/memif are already held by allocation"},
 		{"more devices than exist", [][]string{{"memif-000", "memif-001", "memif-002", "memif-003", "memif-004", "memif-005", "memif-006", "memif-007", "memif-008"}}, false, codes.InvalidArgument, "asks for 9 devices, the node has 8"},
 		{"directory cannot be made", [][]string{{"memif-005"}}, true, codes.Internal, "allocation directory"},
 	}
@@ -254,8 +263,8 @@ func TestRestartKeepsAllocations(t *testing.T) {
 			t.Errorf("directory %s after restart = %v, %v", c.Mounts[0].HostPath, info, err)
 		}
 	}
-	if _, err := allocate(second, []string{"memif-001"}); status.Code(err) != codes.FailedPrecondition {
-		t.Errorf("allocating a device held before the restart = %v, want FailedPrecondition", err)
+	if held := second.dm.ListAllocations(); !slices.ContainsFunc(held, func(m dmapi.MemifInfo) bool { return slices.Contains(m.DeviceIDs, "memif-001") }) {
+		t.Errorf("memif-001 is free after the restart: %v", held)
 	}
 }
 
@@ -346,19 +355,19 @@ func TestResyncCollectsGonePods(t *testing.T) {
 		{Pod: live, Containers: []podapi.PodContainer{{Name: "c", MountSources: []string{liveDir}}}},
 		{Pod: gone, Containers: []podapi.PodContainer{{Name: "c", DeviceIDs: map[string][]string{cfg.ResourceName: {"memif-001"}}}}},
 	}
-	push(t, first, &podapi.AddPod{Pod: gone, Containers: lister.pods[1].Containers})
+	listing, _ := lister.ListPods(t.Context())
+	push(t, first, &manager.ReconcileAllocations{Live: listing})
 	before, _ := first.dm.GetPodMemifInfo(live.ID)
 	first.stop()
 
 	lister.pods = lister.pods[:1] // the gone pod died while the agent was down
 	second := startAgent(t, cfg, lister)
-	// The gone pod is deleted in follow-ups of the startup resync, which run
-	// before this resync.
-	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
-	defer cancel()
-	if err := second.loop.Resync(ctx); err != nil {
-		t.Fatalf("resync after restart: %v", err)
-	}
+	// The startup resync asks for a reconciliation, whose DeletePod
+	// follow-up releases the gone pod.
+	waitFor(t, "the gone pod's directory is removed", func() bool {
+		_, err := os.Stat(goneDir)
+		return os.IsNotExist(err)
+	})
 	after, err := second.dm.GetPodMemifInfo(live.ID)
 	if err != nil || after.Secret != before.Secret || after.HostSocket != before.HostSocket {
 		t.Errorf("live pod's memif after restart = %v, %v; want the same as before (%v)", after, err, before)
@@ -426,10 +435,10 @@ func (l *lockedPodLister) set(pods []podapi.PodState) {
 	l.pods = pods
 }
 
-func (l *lockedPodLister) ListPods(context.Context) ([]podapi.PodState, error) {
+func (l *lockedPodLister) ListPods(context.Context) (podapi.Listing, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.pods, nil
+	return podapi.Listing{Pods: l.pods, Authoritative: true, RuntimeAnswered: true}, nil
 }
 
 func waitFor(t *testing.T, what string, done func() bool) {

@@ -22,6 +22,7 @@ type metrics struct {
 	reRegistrations prometheus.Counter
 	errors          *prometheus.CounterVec
 	checkpointLost  prometheus.Counter
+	takeovers       *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, state *allocation.State) (*metrics, error) {
@@ -50,12 +51,16 @@ func newMetrics(reg prometheus.Registerer, state *allocation.State) (*metrics, e
 			Name: "memif_device_manager_checkpoint_lost_parts_total",
 			Help: "Parts of the checkpoint lost to damage when it was loaded: the snapshot, the journal, each skipped stretch of journal records, a torn last record.",
 		}),
+		takeovers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memif_device_manager_takeovers_total",
+			Help: "Allocations released because kubelet handed their devices to a new Allocate, by what became of the holder.",
+		}, []string{"holder"}),
 	}
 	allocations := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "memif_device_manager_allocations",
 		Help: "memif allocations held now.",
 	}, func() float64 { return float64(len(state.List())) })
-	for _, c := range []prometheus.Collector{m.allocateLatency, m.registrations, m.reRegistrations, m.errors, m.checkpointLost, allocations} {
+	for _, c := range []prometheus.Collector{m.allocateLatency, m.registrations, m.reRegistrations, m.errors, m.checkpointLost, m.takeovers, allocations} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -72,6 +77,12 @@ func (m *metrics) countError(kind string) {
 func (m *metrics) countCheckpointLoss(parts int) {
 	if m != nil {
 		m.checkpointLost.Add(float64(parts))
+	}
+}
+
+func (m *metrics) countTakeover(kind string) {
+	if m != nil {
+		m.takeovers.WithLabelValues(kind).Inc()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -62,10 +63,20 @@ func TestUnexplainedDirectories(t *testing.T) {
 			}
 
 			second := startAgent(t, cfg, tc.lister)
-			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-			defer cancel()
-			if err := second.loop.Resync(ctx); err != nil { // the startup resync is done too
-				t.Fatal(err)
+			if tc.lister != nil {
+				// What the reconciliation the startup resync asks for
+				// carries, pushed here so that it is done when push returns.
+				live, err := tc.lister.ListPods(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				push(t, second, &manager.ReconcileAllocations{Live: live})
+			} else {
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				defer cancel()
+				if err := second.loop.Resync(ctx); err != nil { // the startup resync is done too
+					t.Fatal(err)
+				}
 			}
 			if _, err := os.Stat(orphan); errors.Is(err, os.ErrNotExist) != tc.wantRemoved {
 				t.Errorf("directory %s no allocation holds: stat = %v, want removed %v", orphan, err, tc.wantRemoved)

@@ -22,12 +22,11 @@ type wiredPod struct {
 	keys []string
 }
 
-// undo restores the record of one pod as it was before an Update.
+// undo restores the records of the pods an Update changed as they were.
 type undo struct {
-	event   controllerapi.Event
-	pod     podapi.PodID
-	before  wiredPod
-	existed bool
+	event controllerapi.Event
+	// before is each pod's record; nil when it had none.
+	before map[podapi.PodID]*wiredPod
 }
 
 // Handler is the controller event handler of the vswitch-side memif
@@ -49,11 +48,12 @@ func NewHandler(devices dmapi.DeviceManagerAPI, config Config) *Handler {
 // String implements controllerapi.EventHandler.
 func (h *Handler) String() string { return "memifwiring" }
 
-// HandlesEvent implements controllerapi.EventHandler: resyncs, AddPod and
-// DeletePod.
+// HandlesEvent implements controllerapi.EventHandler: resyncs, AddPod,
+// DeletePod, and AllocateDevice: the loop asks before any handler runs,
+// and the device manager may take devices over from wired pods in it.
 func (h *Handler) HandlesEvent(event controllerapi.Event) bool {
 	switch event.(type) {
-	case podapi.AddPodEvent, podapi.DeletePodEvent:
+	case podapi.AddPodEvent, podapi.DeletePodEvent, *dmapi.AllocateDevice:
 		return true
 	}
 	return event.Method().IsResync()
@@ -86,16 +86,22 @@ func (h *Handler) Resync(_ controllerapi.Event, _ int, txn controllerapi.EventOp
 
 // Update implements controllerapi.EventHandler.
 func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
+	h.last = &undo{event: event, before: map[podapi.PodID]*wiredPod{}}
 	var change string
 	var err error
-	switch podEvent := event.(type) {
+	switch ev := event.(type) {
+	case *dmapi.AllocateDevice:
+		if len(ev.TakenOver) == 0 {
+			return "", nil
+		}
+		change, err = h.rewireTakenOver(ev.TakenOver, txn)
 	case podapi.AddPodEvent:
-		pod := podEvent.GetAddPod().Pod
-		h.remember(event, pod.ID)
+		pod := ev.GetAddPod().Pod
+		h.remember(pod.ID)
 		change, err = h.wire(pod, txn)
 	case podapi.DeletePodEvent:
-		pod := podEvent.GetDeletePod().Pod
-		h.remember(event, pod.ID)
+		pod := ev.GetDeletePod().Pod
+		h.remember(pod.ID)
 		change = h.unwire(pod, txn)
 	default:
 		return "", fmt.Errorf("memif wiring got event %s it does not handle", event.GetName())
@@ -119,6 +125,28 @@ func (h *Handler) putBridgeDomain(txn controllerapi.Transaction) {
 	txn.Put(vpp_l2.BridgeDomainKey(h.config.BridgeDomain), RenderBridgeDomain(h.config.BridgeDomain, keys))
 }
 
+// rewireTakenOver wires again the pods that held memifs the device manager
+// just released for kubelet's new Allocate: their interfaces on those
+// memifs are deleted before the directories are removed.
+func (h *Handler) rewireTakenOver(takenOver []dmapi.MemifInfo, txn controllerapi.EventOperations) (string, error) {
+	var changes []string
+	for _, memif := range takenOver {
+		if memif.Pod.Name == "" {
+			continue
+		}
+		if _, done := h.last.before[memif.Pod]; done {
+			continue
+		}
+		h.remember(memif.Pod)
+		change, err := h.wire(podapi.Pod{ID: memif.Pod, UID: memif.PodUID}, txn)
+		if err != nil {
+			return "", err
+		}
+		changes = append(changes, fmt.Sprintf("%s: %s", memif.Pod, change))
+	}
+	return strings.Join(changes, "; "), nil
+}
+
 // Revert implements controllerapi.EventHandler: it restores the record of the
 // pod the reverted Update changed. The transaction itself is discarded by
 // the controller.
@@ -126,18 +154,24 @@ func (h *Handler) Revert(event controllerapi.Event) error {
 	if h.last == nil || h.last.event != event {
 		return nil
 	}
-	if h.last.existed {
-		h.wired[h.last.pod] = h.last.before
-	} else {
-		delete(h.wired, h.last.pod)
+	for pod, before := range h.last.before {
+		if before != nil {
+			h.wired[pod] = *before
+		} else {
+			delete(h.wired, pod)
+		}
 	}
 	h.last = nil
 	return nil
 }
 
-func (h *Handler) remember(event controllerapi.Event, pod podapi.PodID) {
-	before, existed := h.wired[pod]
-	h.last = &undo{event: event, pod: pod, before: before, existed: existed}
+// remember records pod's record before the current Update changes it.
+func (h *Handler) remember(pod podapi.PodID) {
+	if before, existed := h.wired[pod]; existed {
+		h.last.before[pod] = &before
+	} else {
+		h.last.before[pod] = nil
+	}
 }
 
 func (h *Handler) wire(pod podapi.Pod, txn controllerapi.EventOperations) (string, error) {

@@ -32,15 +32,7 @@ var watchedActions = []string{"create", "start", "die", "destroy"}
 
 // Listener hears what a Watcher sees. Calls come from the Watcher's goroutine,
 // one at a time, in the order Docker reported the changes.
-type Listener interface {
-	// PodsListed gives every pod in Docker, after each (re)connection.
-	PodsListed(ctx context.Context, pods []podapi.PodState)
-	// PodChanged gives a pod's state after one of its containers changed:
-	// pod is the incarnation the event was about, state the pod's current
-	// incarnation (see GroupPods); exists is false once no container of any
-	// incarnation is left.
-	PodChanged(ctx context.Context, pod podapi.Pod, state podapi.PodState, exists bool)
-}
+type Listener = podapi.RuntimeListener
 
 // Watcher follows Docker's container events and tells a Listener about pod
 // changes, reconnecting with exponential backoff when the stream breaks.

@@ -101,11 +101,13 @@ func (c *Client) ListPods(ctx context.Context) ([]podapi.PodState, error) {
 }
 
 // GetPod returns one pod, or an error matching ErrPodNotFound when kubelet
-// does not know it.
+// does not know it. kubelets without Get (before 1.27), and those where it is
+// off (1.27 to 1.33 unless the KubeletPodResourcesGet gate is on), are asked
+// with List instead, from the first such answer on.
 func (c *Client) GetPod(ctx context.Context, pod podapi.PodID) (podapi.PodState, error) {
 	if !c.getUnimplemented.Load() {
 		state, err := c.get(ctx, pod)
-		if status.Code(err) != codes.Unimplemented {
+		if !getUnavailable(err) {
 			return state, err
 		}
 		c.getUnimplemented.Store(true)
@@ -156,6 +158,15 @@ func retryRateLimited(ctx context.Context, call func() error) error {
 		}
 		backoff = min(2*backoff, rateLimitMaxBackoff)
 	}
+}
+
+// getUnavailable recognises kubelet's answer when it has no Get
+// (Unimplemented) or has it off: "PodResources API Get method disabled", a
+// plain error (codes.Unknown).
+func getUnavailable(err error) bool {
+	st := status.Convert(err)
+	return err != nil && (st.Code() == codes.Unimplemented ||
+		st.Code() == codes.Unknown && strings.Contains(st.Message(), "Get method disabled"))
 }
 
 // isNotFound recognises kubelet's answer for an unknown pod, which (up to

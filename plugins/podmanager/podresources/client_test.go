@@ -55,6 +55,16 @@ func (f *fakeKubeletWithoutGet) List(context.Context, *podresourcesv1.ListPodRes
 	return &podresourcesv1.ListPodResourcesResponse{PodResources: f.pods}, nil
 }
 
+// fakeKubeletGetDisabled is a kubelet 1.27 to 1.33 without the
+// KubeletPodResourcesGet gate: Get answers a plain error.
+type fakeKubeletGetDisabled struct {
+	fakeKubeletWithoutGet
+}
+
+func (f *fakeKubeletGetDisabled) Get(context.Context, *podresourcesv1.GetPodResourcesRequest) (*podresourcesv1.GetPodResourcesResponse, error) {
+	return nil, errors.New("PodResources API Get method disabled")
+}
+
 func kubeletPods() []*podresourcesv1.PodResources {
 	return []*podresourcesv1.PodResources{
 		{Name: "web", Namespace: "default", Containers: []*podresourcesv1.ContainerResources{
@@ -117,6 +127,7 @@ func TestClientAnswers(t *testing.T) {
 	}{
 		{"kubelet with Get", &fakeKubeletPodResources{pods: kubeletPods()}},
 		{"kubelet with List only", &fakeKubeletWithoutGet{pods: kubeletPods()}},
+		{"kubelet with Get disabled", &fakeKubeletGetDisabled{fakeKubeletWithoutGet{pods: kubeletPods()}}},
 	}
 	for _, server := range servers {
 		t.Run(server.name, func(t *testing.T) {

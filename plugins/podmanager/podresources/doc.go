@@ -5,7 +5,9 @@
 // kubelet admits it, before its containers exist.
 //
 // Get is used where kubelet offers it; a kubelet that answers Unimplemented
-// is asked with List from then on. The gRPC connection to the socket is lazy
+// (before 1.27) or "Get method disabled" (1.27 to 1.33, where the
+// KubeletPodResourcesGet gate is off by default) is asked with List from
+// then on. The gRPC connection to the socket is lazy
 // and reconnects by itself when kubelet restarts; every call has a timeout,
 // so a hung kubelet cannot stall the caller. A call kubelet's rate limiter
 // refuses (ResourceExhausted) is retried with backoff within that timeout.

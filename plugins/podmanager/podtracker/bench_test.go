@@ -70,8 +70,8 @@ func BenchmarkResync(b *testing.B) {
 	})
 	b.Run("tracker-list-pods", func(b *testing.B) {
 		for b.Loop() {
-			if pods, err := tracker.ListPods(ctx); err != nil || len(pods) != benchPods {
-				b.Fatalf("listed %d pods, %v", len(pods), err)
+			if live, err := tracker.ListPods(ctx); err != nil || len(live.Pods) != benchPods {
+				b.Fatalf("listed %d pods, %v", len(live.Pods), err)
 			}
 		}
 	})
@@ -101,7 +101,7 @@ func benchTracker(b *testing.B, client *docker.Client, kubelet *fakeKubeletPodRe
 	loop.Start()
 	b.Cleanup(func() { loop.Close() })
 	tracker, err := podtracker.New(podtracker.Config{ReconcilePeriod: time.Hour},
-		podtracker.Deps{Docker: client, Kubelet: kubeletClient, EventLoop: loop, Log: quietLog{}})
+		podtracker.Deps{Runtime: dockerpods.NewSource(client, nil, 0, 0), Kubelet: kubeletClient, EventLoop: loop, Log: quietLog{}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,9 +20,15 @@
 // Docker's event stream drives most changes; after every reconnection the
 // complete listing is compared with what was announced, and a periodic
 // reconciliation does the same with both sources, so a delete missed while
-// Docker's stream was down is still seen. Nothing is deleted on a partial
-// answer: a pod that left Docker is kept while kubelet lists it or cannot be
-// asked.
+// Docker's stream was down is still seen. A source failing alone does not
+// stop the comparison with the other: while Docker cannot be listed, the
+// pods are compared with kubelet's listing every gone-grace, and a pod
+// kubelet has stopped listing for that long is deleted (kubelet is the
+// authority on devices, but lists nothing for a moment after it restarts);
+// while kubelet cannot be asked, Docker's listing adds and updates pods but
+// deletes none, since kubelet may have admitted a pod whose containers do
+// not exist yet. ListPods (api.PodLister) returns what the sources that
+// answered list, and says which did not.
 //
 // kubelet removes a deleted pod's containers first and drops the pod from
 // its active pods (what pod-resources lists) a moment later. So a pod that
@@ -36,10 +42,10 @@
 // One goroutine owns the announced state and the rechecks and pushes
 // events, in order, retrying while the controller's queue is full; Docker's
 // watcher runs in a second one. Close stops both. ListPods (api.PodLister)
-// and ResolvePod (api.PodResolver) ask both sources directly, so they are
-// safe to call from inside the event loop.
+// and ResolvePod (api.PodResolver) ask both sources directly; callers keep
+// them off the event loop, which does no network I/O.
 //
 // Known gap: a pod deleted after the device manager's startup resync but
 // before the tracker's first listing is neither listed nor announced; the
-// device manager's next resync collects its allocation.
+// device manager's next reconciliation collects its allocation.
 package podtracker

@@ -7,17 +7,18 @@ import (
 	"sync"
 	"time"
 
-	docker "github.com/fsouza/go-dockerclient"
-
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
-	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 )
 
 // DefaultReconcilePeriod is how often both sources are compared with what
 // was announced.
 const DefaultReconcilePeriod = 30 * time.Second
+
+// DefaultGoneGrace is how long kubelet must miss a pod, while the runtime
+// cannot be listed, before the pod is deleted.
+const DefaultGoneGrace = 2 * time.Second
 
 // Backoff of a push into a full controller queue.
 const (
@@ -36,15 +37,17 @@ type Logger interface {
 // Config tunes a Tracker; zero values take the defaults.
 type Config struct {
 	ReconcilePeriod time.Duration
-	// DockerMinBackoff and DockerMaxBackoff bound the wait before
-	// reconnecting to Docker's event stream.
-	DockerMinBackoff time.Duration
-	DockerMaxBackoff time.Duration
+	// GoneGrace is how long kubelet must miss a pod before it is deleted
+	// while the runtime cannot be listed (or there is none); the pods are
+	// compared that often meanwhile.
+	GoneGrace time.Duration
 }
 
-// Deps are the tracker's peers.
+// Deps are the tracker's peers; at least one of Runtime and Kubelet.
 type Deps struct {
-	Docker *docker.Client
+	// Runtime is the container runtime (Docker or a CRI runtime); nil
+	// leaves kubelet's pod-resources alone to tell which pods live.
+	Runtime podapi.Runtime
 	// Kubelet is the pod-resources client; nil leaves the runtime alone
 	// to tell which pods live.
 	Kubelet   *podresources.Client
@@ -52,13 +55,15 @@ type Deps struct {
 	Log       Logger
 }
 
+// errNoRuntime is the runtime's answer when none is configured.
+var errNoRuntime = errors.New("no container runtime configured")
+
 // Tracker follows the node's pods; see the package doc. Create it with New,
 // run it with Start, stop it with Close.
 type Tracker struct {
-	cfg       Config
-	deps      Deps
-	inspector *dockerpods.Inspector
-	inputs    chan func(context.Context)
+	cfg    Config
+	deps   Deps
+	inputs chan func(context.Context)
 
 	// Owned by the run goroutine.
 	announced map[podapi.PodID]podapi.PodState
@@ -69,6 +74,12 @@ type Tracker struct {
 	// rechecks are the pods that left Docker while kubelet still listed
 	// them, or could not be asked.
 	rechecks *recheckSchedule
+	// runtimeDown: the last listing of the runtime failed; the pods are
+	// compared every GoneGrace until it answers.
+	runtimeDown bool
+	// missing are the announced pods kubelet stopped listing while the
+	// runtime was down, and since when.
+	missing map[podapi.PodID]time.Time
 
 	// ctx ends when the tracker is closed; cancel ends it.
 	ctx     context.Context
@@ -83,11 +94,14 @@ var (
 
 // New returns a Tracker; it does nothing until Start.
 func New(cfg Config, deps Deps) (*Tracker, error) {
-	if deps.Docker == nil || deps.EventLoop == nil || deps.Log == nil {
-		return nil, errors.New("create pod tracker: Docker client, event loop and logger are required")
+	if deps.Runtime == nil && deps.Kubelet == nil || deps.EventLoop == nil || deps.Log == nil {
+		return nil, errors.New("create pod tracker: a runtime or kubelet, an event loop and a logger are required")
 	}
 	if cfg.ReconcilePeriod <= 0 {
 		cfg.ReconcilePeriod = DefaultReconcilePeriod
+	}
+	if cfg.GoneGrace <= 0 {
+		cfg.GoneGrace = DefaultGoneGrace
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Tracker{
@@ -95,24 +109,26 @@ func New(cfg Config, deps Deps) (*Tracker, error) {
 		cancel:             cancel,
 		cfg:                cfg,
 		deps:               deps,
-		inspector:          dockerpods.NewInspector(deps.Docker, deps.Log.Warnf),
 		inputs:             make(chan func(context.Context)),
 		announced:          map[podapi.PodID]podapi.PodState{},
 		deletedUnannounced: map[podapi.Pod]bool{},
+		missing:            map[podapi.PodID]time.Time{},
 		rechecks:           newRecheckSchedule(cfg.ReconcilePeriod),
+		runtimeDown:        deps.Runtime == nil,
 	}, nil
 }
 
-// Start starts watching Docker and reconciling. Call it once.
+// Start starts watching the runtime and reconciling. Call it once.
 func (t *Tracker) Start() {
 	ctx := t.ctx
-	watcher := dockerpods.NewWatcher(t.deps.Docker, watcherListener{t}, t.deps.Log.Warnf,
-		t.cfg.DockerMinBackoff, t.cfg.DockerMaxBackoff)
-	t.running.Add(2)
-	go func() {
-		defer t.running.Done()
-		watcher.Run(ctx)
-	}()
+	if t.deps.Runtime != nil {
+		t.running.Add(1)
+		go func() {
+			defer t.running.Done()
+			t.deps.Runtime.Watch(ctx, watcherListener{t})
+		}()
+	}
+	t.running.Add(1)
 	go func() {
 		defer t.running.Done()
 		t.run(ctx)
@@ -126,36 +142,45 @@ func (t *Tracker) Close() {
 	t.running.Wait()
 }
 
-// ListPods returns the live pods from Docker and kubelet together; an error
-// when either cannot answer. It implements podapi.PodLister.
-func (t *Tracker) ListPods(ctx context.Context) ([]podapi.PodState, error) {
-	runtime, err := t.inspector.ListPods(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list live pods: %w", err)
+// ListPods returns the live pods as the sources that answer list them; an
+// error only when none does. It implements podapi.PodLister.
+func (t *Tracker) ListPods(ctx context.Context) (podapi.Listing, error) {
+	runtime, runtimeErr := t.runtimePods(ctx)
+	kubelet, kubeletErr := t.kubeletPods(ctx)
+	return Combine(runtime, runtimeErr, kubelet, kubeletErr, t.deps.Kubelet != nil)
+}
+
+// runtimePods lists the runtime's pods; errNoRuntime without one.
+func (t *Tracker) runtimePods(ctx context.Context) ([]podapi.PodState, error) {
+	if t.deps.Runtime == nil {
+		return nil, errNoRuntime
 	}
-	var kubelet []podapi.PodState
-	if t.deps.Kubelet != nil {
-		if kubelet, err = t.deps.Kubelet.ListPods(ctx); err != nil {
-			return nil, fmt.Errorf("list live pods: %w", err)
-		}
+	return t.deps.Runtime.ListPods(ctx)
+}
+
+// kubeletPods lists kubelet's pods; nil without a kubelet.
+func (t *Tracker) kubeletPods(ctx context.Context) ([]podapi.PodState, error) {
+	if t.deps.Kubelet == nil {
+		return nil, nil
 	}
-	return MergeAll(runtime, kubelet), nil
+	return t.deps.Kubelet.ListPods(ctx)
 }
 
 // ResolvePod returns what Docker and kubelet know of one pod now; found is
-// false when neither knows it. It implements podapi.PodResolver.
+// false when neither knows it. A source failing alone leaves the answer to
+// the other. It implements podapi.PodResolver.
 func (t *Tracker) ResolvePod(ctx context.Context, id podapi.PodID) (podapi.PodState, bool, error) {
 	var runtime *podapi.PodState
-	state, exists, err := t.inspector.GetPod(ctx, id)
-	if err != nil {
-		return podapi.PodState{}, false, fmt.Errorf("resolve pod %s: %w", id, err)
+	state, exists, runtimeErr := podapi.PodState{}, false, errNoRuntime
+	if t.deps.Runtime != nil {
+		state, exists, runtimeErr = t.deps.Runtime.GetPod(ctx, id)
 	}
-	if exists {
+	if runtimeErr == nil && exists {
 		runtime = &state
 	}
-	kubelet, err := t.kubeletPod(ctx, id)
-	if err != nil {
-		return podapi.PodState{}, false, fmt.Errorf("resolve pod %s: %w", id, err)
+	kubelet, kubeletErr := t.kubeletPod(ctx, id)
+	if runtimeErr != nil && (kubeletErr != nil || t.deps.Kubelet == nil) {
+		return podapi.PodState{}, false, fmt.Errorf("resolve pod %s: %w", id, errors.Join(runtimeErr, kubeletErr))
 	}
 	live := Merge(runtime, kubelet)
 	if live == nil {
@@ -188,6 +213,8 @@ func (t *Tracker) run(ctx context.Context) {
 	defer ticker.Stop()
 	recheckTimer := time.NewTimer(recheckMaxDelay)
 	defer recheckTimer.Stop()
+	degradedTicker := time.NewTicker(t.cfg.GoneGrace)
+	defer degradedTicker.Stop()
 	for {
 		t.armRecheck(recheckTimer)
 		select {
@@ -197,6 +224,10 @@ func (t *Tracker) run(ctx context.Context) {
 			input(ctx)
 		case <-ticker.C:
 			t.reconcile(ctx)
+		case <-degradedTicker.C:
+			if t.runtimeDown {
+				t.reconcile(ctx)
+			}
 		case <-recheckTimer.C:
 			t.recheckDue(ctx)
 		}
@@ -226,11 +257,17 @@ func (t *Tracker) submit(ctx context.Context, work func(context.Context)) error 
 	}
 }
 
-// reconcile compares both complete listings with what was announced.
+// reconcile compares the listings of the sources that answer with what
+// was announced.
 func (t *Tracker) reconcile(ctx context.Context) {
-	runtime, err := t.inspector.ListPods(ctx)
+	runtime, err := t.runtimePods(ctx)
 	if err != nil {
-		t.deps.Log.Warnf("pod reconciliation skipped: %v", err)
+		first := !t.runtimeDown
+		if first {
+			t.deps.Log.Warnf("comparing pods with kubelet's listing alone until the runtime answers: %v", err)
+		}
+		t.runtimeDown = true
+		t.compareKubeletOnly(ctx, err, first)
 		return
 	}
 	t.compareAll(ctx, runtime)
@@ -239,13 +276,11 @@ func (t *Tracker) reconcile(ctx context.Context) {
 // compareAll compares the runtime's complete listing, and kubelet's, with
 // what was announced. Without kubelet's answer no pod is deleted.
 func (t *Tracker) compareAll(ctx context.Context, runtime []podapi.PodState) {
-	kubelet, kubeletKnown := []podapi.PodState(nil), true
-	if t.deps.Kubelet != nil {
-		var err error
-		if kubelet, err = t.deps.Kubelet.ListPods(ctx); err != nil {
-			t.deps.Log.Warnf("pods that left Docker are kept until kubelet answers: %v", err)
-			kubeletKnown = false
-		}
+	t.runtimeDown = false
+	clear(t.missing)
+	kubelet, err := t.kubeletPods(ctx)
+	if err != nil {
+		t.deps.Log.Warnf("pods that left Docker are kept until kubelet answers: %v", err)
 	}
 	live := map[podapi.PodID]podapi.PodState{}
 	for _, state := range MergeAll(runtime, kubelet) {
@@ -254,7 +289,7 @@ func (t *Tracker) compareAll(ctx context.Context, runtime []podapi.PodState) {
 	for id, state := range live {
 		t.apply(ctx, id, &state)
 	}
-	if !kubeletKnown {
+	if err != nil {
 		return
 	}
 	for id := range t.announced {
@@ -264,6 +299,49 @@ func (t *Tracker) compareAll(ctx context.Context, runtime []podapi.PodState) {
 	}
 	clear(t.deletedUnannounced)
 	t.dropDecidedRechecks(runtime, live)
+}
+
+// compareKubeletOnly compares kubelet's listing alone with what was
+// announced, while the runtime cannot be listed (runtimeErr). kubelet is
+// the authority on devices: a pod it stops listing holds none. But it lists
+// none for a moment after it restarts, so an announced pod is deleted only
+// once kubelet has missed it for goneGrace.
+// first is whether the runtime has just failed: later failures, every
+// gone-grace, are logged at debug level.
+func (t *Tracker) compareKubeletOnly(ctx context.Context, runtimeErr error, first bool) {
+	logf := t.deps.Log.Debugf
+	if first {
+		logf = t.deps.Log.Warnf
+	}
+	if t.deps.Kubelet == nil {
+		logf("pod reconciliation skipped: %v", runtimeErr)
+		return
+	}
+	kubelet, err := t.deps.Kubelet.ListPods(ctx)
+	if err != nil {
+		logf("pod reconciliation skipped, neither source answers: %v; %v", runtimeErr, err)
+		return
+	}
+	live := byPodID(kubelet)
+	for _, state := range kubelet {
+		delete(t.missing, state.Pod.ID)
+		t.apply(ctx, state.Pod.ID, &state)
+	}
+	now := time.Now()
+	for id := range t.announced {
+		if live[id] != nil {
+			continue
+		}
+		since, missed := t.missing[id]
+		if !missed {
+			t.missing[id] = now
+			continue
+		}
+		if now.Sub(since) >= t.cfg.GoneGrace {
+			delete(t.missing, id)
+			t.apply(ctx, id, nil)
+		}
+	}
 }
 
 // dropDecidedRechecks forgets the rechecks that a full comparison made
@@ -322,7 +400,7 @@ func (t *Tracker) recheckDue(ctx context.Context) {
 	}
 	// Failures are logged at debug level: rechecks come often, and the
 	// Docker watcher and podChanged have warned already.
-	runtime, err := t.inspector.ListPods(ctx)
+	runtime, err := t.runtimePods(ctx)
 	if err != nil {
 		t.deps.Log.Debugf("recheck of %d pods that left Docker postponed: %v", len(due), err)
 		t.backOffRechecks(due)

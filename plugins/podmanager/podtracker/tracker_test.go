@@ -21,6 +21,7 @@ import (
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
@@ -180,8 +181,9 @@ func newFixtureReconciling(t *testing.T, queueSize int, startLoop bool, reconcil
 		f.loop.Start()
 	}
 	f.tracker, err = podtracker.New(
-		podtracker.Config{ReconcilePeriod: reconcilePeriod, DockerMinBackoff: 20 * time.Millisecond, DockerMaxBackoff: 200 * time.Millisecond},
-		podtracker.Deps{Docker: f.docker, Kubelet: kubeletClient, EventLoop: f.loop, Log: testLog{t}})
+		podtracker.Config{ReconcilePeriod: reconcilePeriod, GoneGrace: 50 * time.Millisecond},
+		podtracker.Deps{Runtime: dockerpods.NewSource(f.docker, testLog{t}.Warnf, 20*time.Millisecond, 200*time.Millisecond),
+			Kubelet: kubeletClient, EventLoop: f.loop, Log: testLog{t}})
 	if err != nil {
 		t.Fatalf("tracker: %v", err)
 	}
@@ -337,27 +339,35 @@ func (queueFiller) TransactionType() controllerapi.UpdateTransactionType {
 }
 func (queueFiller) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
 
-func TestListPodsNeedsBothSources(t *testing.T) {
+func podNames(live podapi.Listing) []string {
+	var names []string
+	for _, pod := range live.Pods {
+		names = append(names, pod.Pod.ID.Name)
+	}
+	return names
+}
+
+func TestListPodsFromTheSourcesThatAnswer(t *testing.T) {
 	f := newFixture(t, 100, true)
 	dockerd.CreatePod(t, f.docker, dockerd.PodSpec{Namespace: "default", Name: "running", UID: "uid-running", Image: f.image})
 	f.kubelet.set(admitted("admitted", "app", "memif-002"))
 	ctx := context.Background()
 
-	pods, err := f.tracker.ListPods(ctx)
-	if err != nil {
-		t.Fatalf("ListPods: %v", err)
+	live, err := f.tracker.ListPods(ctx)
+	if err != nil || !live.Authoritative || !live.RuntimeAnswered || live.Err != nil {
+		t.Fatalf("ListPods = %+v, %v; want both sources' answer", live, err)
 	}
-	var names []string
-	for _, pod := range pods {
-		names = append(names, pod.Pod.ID.Name)
-	}
-	if !reflect.DeepEqual(names, []string{"admitted", "running"}) {
+	if names := podNames(live); !reflect.DeepEqual(names, []string{"admitted", "running"}) {
 		t.Errorf("ListPods = %v, want [admitted running]", names)
 	}
 
 	f.daemon.Stop(t)
-	if _, err := f.tracker.ListPods(ctx); err == nil || !strings.Contains(err.Error(), "docker") {
-		t.Errorf("ListPods with dockerd down = %v, want an error naming docker", err)
+	live, err = f.tracker.ListPods(ctx)
+	if err != nil || !live.Authoritative || live.RuntimeAnswered || live.Err == nil || !strings.Contains(live.Err.Error(), "docker") {
+		t.Errorf("ListPods with dockerd down = %+v, %v; want kubelet's authoritative answer and Docker's error", live, err)
+	}
+	if names := podNames(live); !reflect.DeepEqual(names, []string{"admitted"}) {
+		t.Errorf("ListPods with dockerd down = %v, want kubelet's [admitted]", names)
 	}
 }
 
@@ -461,4 +471,49 @@ func TestTrackerRechecksPodThatLeftDocker(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Each source failing alone leaves the comparison to the other: kubelet
+// alone deletes the pods it stops listing (after the grace), Docker alone
+// adds pods but deletes none, since kubelet may have admitted them before
+// their containers exist.
+func TestSourceFailingAlone(t *testing.T) {
+	ctx := context.Background()
+	t.Run("Docker down", func(t *testing.T) {
+		f := newFixture(t, 100, true)
+		f.kubelet.set(admitted("web", "app", "memif-001"), admitted("kept", "app", "memif-002"))
+		dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
+		f.handler.WaitFor(t, waitTimeout, "AddPod of web", isAdd("uid-web", func(add *podapi.AddPod) bool { return len(add.Containers) == 1 }))
+
+		f.daemon.Stop(t)
+		f.kubelet.set(admitted("kept", "app", "memif-002"))
+		if err := f.tracker.Reconcile(ctx); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		event := f.handler.WaitFor(t, waitTimeout, "DeletePod of the pod kubelet stopped listing", isDelete("web"))
+		if uid := event.(*podapi.DeletePod).Pod.UID; uid != "uid-web" {
+			t.Errorf("DeletePod uid = %q, want uid-web", uid)
+		}
+		if n := f.handler.Count(isDelete("kept")); n != 0 {
+			t.Errorf("%d DeletePod of the pod kubelet lists, want 0", n)
+		}
+	})
+	t.Run("kubelet down", func(t *testing.T) {
+		f := newFixture(t, 100, true)
+		f.kubelet.fail(true)
+		pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
+		f.handler.WaitFor(t, waitTimeout, "AddPod of web from Docker alone", isAdd("uid-web", func(add *podapi.AddPod) bool { return len(add.Containers) == 1 }))
+		pod.Remove(t, f.docker)
+		if err := f.tracker.Reconcile(ctx); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		if n := f.handler.Count(isDelete("web")); n != 0 {
+			t.Errorf("%d DeletePod while kubelet cannot be asked, want 0", n)
+		}
+		f.kubelet.fail(false)
+		if err := f.tracker.Reconcile(ctx); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		f.handler.WaitFor(t, waitTimeout, "DeletePod of web once kubelet answers", isDelete("web"))
+	})
 }

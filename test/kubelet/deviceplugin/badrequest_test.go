@@ -66,8 +66,6 @@ func TestBadAllocateRequestsAreRefused(t *testing.T) {
 			wantCode: codes.InvalidArgument, wantMessage: "appear more than once"},
 		{name: "more devices than the node has", request: containerRequests(allocation.DeviceIDs(deviceCount + 1)),
 			wantCode: codes.InvalidArgument, wantMessage: fmt.Sprintf("asks for %d devices, the node has %d", deviceCount+1, deviceCount)},
-		{name: "device ID already allocated", request: containerRequests(taken.devices),
-			wantCode: codes.FailedPrecondition, wantMessage: "already held by allocation"},
 		{name: "second container request bad", request: containerRequests([]string{free}, []string{"nope"}),
 			wantCode: codes.InvalidArgument, wantMessage: "container request 2 of 2"},
 	}

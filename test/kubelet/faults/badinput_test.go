@@ -144,7 +144,6 @@ func TestRefusedDeviceRequests(t *testing.T) {
 		{"no container request", nil, codes.InvalidArgument, "no container request"},
 		{"10,000 IDs", [][]string{tenThousand}, codes.InvalidArgument, "asks for 10000 devices"},
 		{"1 MiB ID", [][]string{{deviceID(3), strings.Repeat("memif-", 1<<20/6)}}, codes.InvalidArgument, "holds a device ID of 1048572 bytes"},
-		{"ID held by another allocation", [][]string{{deviceID(1), deviceID(0)}}, codes.FailedPrecondition, "already held"},
 		{"second container refused", [][]string{{deviceID(7)}, {"memif-999"}}, codes.InvalidArgument, "container request 2 of 2"},
 	}
 	for _, tc := range cases {

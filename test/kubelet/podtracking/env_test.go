@@ -18,6 +18,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
@@ -123,8 +124,9 @@ func (e *env) startAgent(tb testing.TB) *agent {
 	}
 	late := &lateLoop{pushed: a.pushed}
 	a.tracker, err = podtracker.New(
-		podtracker.Config{ReconcilePeriod: time.Hour, DockerMinBackoff: 20 * time.Millisecond, DockerMaxBackoff: 500 * time.Millisecond},
-		podtracker.Deps{Docker: e.docker, Kubelet: a.kubelet, EventLoop: late, Log: testLog{tb}})
+		podtracker.Config{ReconcilePeriod: time.Hour},
+		podtracker.Deps{Runtime: dockerpods.NewSource(e.docker, testLog{tb}.Warnf, 20*time.Millisecond, 500*time.Millisecond),
+			Kubelet: a.kubelet, EventLoop: late, Log: testLog{tb}})
 	if err != nil {
 		tb.Fatalf("pod tracker: %v", err)
 	}

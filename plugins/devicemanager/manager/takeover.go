@@ -1,0 +1,147 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// kubelet is the authority on which pod holds which device, and it hands a
+// device to a container only once it has freed it. So an Allocate naming
+// devices an allocation holds is not refused: the holder is released and
+// the new allocation made, in the same blocking event. Only the reason
+// differs, and it is logged and counted: the pod sources are asked off the
+// event loop (prepareAllocate) what became of the holder's pod.
+
+// askTimeout bounds the question to the pod sources before a takeover:
+// kubelet waits for Allocate while admitting a pod.
+const askTimeout = 2 * time.Second
+
+// Takeover kinds, the label of the takeovers metric.
+const (
+	takeoverUnbound      = "unbound"
+	takeoverPodGone      = "pod-gone"
+	takeoverPodRecreated = "pod-recreated"
+	takeoverFreed        = "freed-by-kubelet"
+	takeoverStillListed  = "still-listed"
+	takeoverNotAsked     = "sources-unknown"
+)
+
+// takeover is the release of one allocation whose devices kubelet hands to
+// a new request.
+type takeover struct {
+	holder allocation.Allocation
+	kind   string
+	reason string
+	// deletePod: the holder's pod is gone (or was recreated), so all its
+	// allocations go, through a DeletePod of that incarnation.
+	deletePod bool
+}
+
+// decideTakeover says why kubelet may hand out the devices holder holds,
+// from what the pod sources listed (nil: not asked).
+func decideTakeover(holder allocation.Allocation, resource string, live *podapi.Listing) takeover {
+	t := takeover{holder: holder}
+	switch {
+	case !holder.Bound():
+		t.kind = takeoverUnbound
+		t.reason = "no pod was seen holding it: an init container's devices go on to the app container, or its pod failed admission"
+	case live == nil || !live.Authoritative:
+		t.kind = takeoverNotAsked
+		t.reason = fmt.Sprintf("kubelet frees a device before handing it out again; whether pod %s still runs is not known", holder.Pod)
+		if live != nil && live.Err != nil {
+			t.reason += fmt.Sprintf(" (%v)", live.Err)
+		}
+	default:
+		t.kind, t.reason, t.deletePod = decideBound(holder, resource, live.Find(holder.Pod))
+	}
+	return t
+}
+
+// decideBound decides for an allocation bound to a pod, given what the
+// sources list of that pod (nil: nothing, and the listing is
+// authoritative).
+func decideBound(holder allocation.Allocation, resource string, pod *podapi.PodState) (kind, reason string, deletePod bool) {
+	switch {
+	case pod == nil:
+		return takeoverPodGone, fmt.Sprintf("pod %s (uid %s) is gone from kubelet", holder.Pod, holder.PodUID), true
+	case holder.PodUID != "" && pod.Pod.UID != "" && pod.Pod.UID != holder.PodUID:
+		return takeoverPodRecreated, fmt.Sprintf("pod %s was recreated (uid %s, the allocation's was %s)", holder.Pod, pod.Pod.UID, holder.PodUID), true
+	case podHoldsAny(pod, resource, holder.DeviceIDs):
+		return takeoverStillListed, fmt.Sprintf("kubelet still lists pod %s holding them and hands them out again; kubelet decides", holder.Pod), false
+	}
+	return takeoverFreed, fmt.Sprintf("pod %s is listed without them (its containers completed)", holder.Pod), false
+}
+
+func podHoldsAny(pod *podapi.PodState, resource string, deviceIDs []string) bool {
+	for _, container := range pod.Containers {
+		for _, id := range container.DeviceIDs[resource] {
+			if slices.Contains(deviceIDs, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// prepareAllocate runs off the event loop before an AllocateDevice is
+// pushed: when an allocation holds some of the devices asked for, it asks
+// the pod sources what became of its pod and carries the answer in the
+// event.
+func (m *Manager) prepareAllocate(ctx context.Context, ev *dmapi.AllocateDevice) {
+	if m.opts.PodLister == nil || len(m.state.Holders(ev.DeviceIDs)) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(askTimeout, m.opts.PodListTimeout))
+	defer cancel()
+	live, err := m.opts.PodLister.ListPods(ctx)
+	if err != nil {
+		live = podapi.Listing{Err: err}
+	}
+	ev.Live = &live
+}
+
+// takeOver releases the allocations holding devices of ev that kubelet
+// hands out again. Their vswitch side is removed in ev's transaction (see
+// dmapi.AllocateDevice.TakenOver), their directories in follow-ups once it
+// is committed, and a gone holder pod's other allocations through a
+// DeletePod follow-up. A request with unknown or repeated device IDs is
+// left for newAllocation to refuse.
+func (m *Manager) takeOver(ev *dmapi.AllocateDevice, ops controllerapi.EventOperations) error {
+	if ev.ResourceName != m.cfg.ResourceName || !errors.Is(m.state.CheckRequest(ev.DeviceIDs), dmapi.ErrDeviceInUse) {
+		return nil
+	}
+	deleted := map[podapi.Pod]bool{}
+	for _, holder := range m.state.Holders(ev.DeviceIDs) {
+		t := decideTakeover(holder, m.cfg.ResourceName, ev.Live)
+		if _, err := m.state.Remove(holder.ID); err != nil {
+			return err
+		}
+		ev.TakenOver = append(ev.TakenOver, holder.Info())
+		m.metrics.countTakeover(t.kind)
+		logf := m.log.Infof
+		if t.kind == takeoverStillListed {
+			logf = m.log.Warnf
+		}
+		logf("took over %s for kubelet's Allocate of %v: %s", holder, ev.DeviceIDs, t.reason)
+		release := &ReleaseAllocation{AllocationID: holder.ID, Reason: "taken over: " + t.reason, removed: &t.holder}
+		if err := ops.PushFollowUp(release); err != nil {
+			m.log.Warnf("directory %s of taken over %s stays until the next start: %v", holder.HostDir, holder.ID, err)
+		}
+		pod := podapi.Pod{ID: holder.Pod, UID: holder.PodUID}
+		if t.deletePod && !deleted[pod] {
+			deleted[pod] = true
+			if err := ops.PushFollowUp(&podapi.DeletePod{Pod: pod}); err != nil {
+				m.log.Warnf("gone pod %s is released at the next collection: %v", pod, err)
+			}
+		}
+	}
+	return nil
+}
