@@ -3,6 +3,7 @@ package podmanager
 import (
 	"net/url"
 	"path/filepath"
+	"strings"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
@@ -10,8 +11,25 @@ import (
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 )
 
+// Runtimes podmanager.conf's runtime key takes.
+const (
+	RuntimeAuto   = "auto"
+	RuntimeCRI    = "cri"
+	RuntimeDocker = "docker"
+	RuntimeNone   = "none"
+)
+
 // Config is podmanager.conf.
 type Config struct {
+	// Runtime is where containers are read from: cri (containerd, CRI-O),
+	// docker (cri-dockerd nodes), none (kubelet's pod-resources alone) or
+	// auto: the CRI when cri-endpoint is set, Docker when docker-endpoint
+	// is, else the CRI when a default CRI socket exists, else Docker when
+	// its socket exists, else none.
+	Runtime string `json:"runtime"`
+	// CRIEndpoint is the CRI runtime's socket; empty: the first of the
+	// default sockets (containerd's, CRI-O's) that exists.
+	CRIEndpoint string `json:"cri-endpoint"`
 	// DockerEndpoint is Docker's API; empty follows DOCKER_HOST (and
 	// Docker's default socket without it).
 	DockerEndpoint string `json:"docker-endpoint"`
@@ -32,6 +50,7 @@ type Config struct {
 // DefaultConfig returns the defaults podmanager.conf documents.
 func DefaultConfig() Config {
 	return Config{
+		Runtime:                   RuntimeAuto,
 		DockerReconnectMinBackoff: configfile.Duration(dockerpods.DefaultMinBackoff),
 		DockerReconnectMaxBackoff: configfile.Duration(dockerpods.DefaultMaxBackoff),
 		PodResourcesSocket:        podresources.DefaultSocket,
@@ -44,6 +63,14 @@ func DefaultConfig() Config {
 // *configfile.KeyError.
 func (c Config) Validate() error {
 	var problems configfile.Problems
+	switch c.Runtime {
+	case RuntimeAuto, RuntimeCRI, RuntimeDocker, RuntimeNone:
+	default:
+		problems.Addf("runtime", "must be auto, cri, docker or none, got %q", c.Runtime)
+	}
+	if path := strings.TrimPrefix(c.CRIEndpoint, "unix://"); c.CRIEndpoint != "" && !filepath.IsAbs(path) {
+		problems.Addf("cri-endpoint", "must be an absolute socket path or unix:///path, or empty for the default sockets, got %q", c.CRIEndpoint)
+	}
 	if c.DockerEndpoint != "" {
 		endpoint, err := url.Parse(c.DockerEndpoint)
 		if err != nil || (endpoint.Scheme != "unix" && endpoint.Scheme != "tcp" && endpoint.Scheme != "http" && endpoint.Scheme != "https") {

@@ -10,7 +10,6 @@ import (
 	"github.com/contivpp/memif-agent/internal/configfile"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
-	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 )
@@ -21,6 +20,8 @@ type Plugin struct {
 	Deps
 	kubelet *podresources.Client
 	tracker *podtracker.Tracker
+	// closeRuntime closes the runtime's connection; nil when none is kept.
+	closeRuntime func() error
 }
 
 // Deps are the plugin's dependencies; EventLoop is required.
@@ -44,30 +45,37 @@ func (p *Plugin) Init() error {
 	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
 		return fmt.Errorf("podmanager plugin: %w", err)
 	}
-	client, err := dockerpods.NewClient(cfg.DockerEndpoint)
+	choice, err := chooseRuntime(cfg, p.Log.Warnf)
 	if err != nil {
 		return fmt.Errorf("podmanager plugin: %w", err)
 	}
+	p.closeRuntime = choice.close
 	if cfg.PodResourcesSocket != "" {
 		p.kubelet, err = podresources.New(cfg.PodResourcesSocket, cfg.PodResourcesTimeout.Duration())
 		if err != nil {
 			return fmt.Errorf("podmanager plugin: %w", err)
 		}
 	} else {
-		p.Log.Warnf("pod-resources disabled: Docker alone tells which pods live")
+		p.Log.Warnf("pod-resources disabled: the runtime alone tells which pods live")
 	}
-	runtime := dockerpods.NewSource(client, p.Log.Warnf, cfg.DockerReconnectMinBackoff.Duration(), cfg.DockerReconnectMaxBackoff.Duration())
+	if choice.runtime == nil && p.kubelet == nil {
+		return fmt.Errorf("podmanager plugin: no pod source (%s, and pod-resources-socket is empty): set runtime or pod-resources-socket", choice.reason)
+	}
 	p.tracker, err = podtracker.New(podtracker.Config{ReconcilePeriod: cfg.ReconcilePeriod.Duration()},
-		podtracker.Deps{Runtime: runtime, Kubelet: p.kubelet, EventLoop: p.EventLoop, Log: p.Log})
+		podtracker.Deps{Runtime: choice.runtime, Kubelet: p.kubelet, EventLoop: p.EventLoop, Log: p.Log})
 	if err != nil {
 		return fmt.Errorf("podmanager plugin: %w", err)
 	}
-	p.Log.Infof("watching Docker at %s, pod-resources at %q, reconciling every %s",
-		client.Endpoint(), cfg.PodResourcesSocket, cfg.ReconcilePeriod.Duration())
+	runtime := "no runtime: kubelet's pod-resources alone tells which pods live"
+	if choice.runtime != nil {
+		runtime = "watching " + choice.runtime.String()
+	}
+	p.Log.Infof("%s (%s), pod-resources at %q, reconciling every %s",
+		runtime, choice.reason, cfg.PodResourcesSocket, cfg.ReconcilePeriod.Duration())
 	return nil
 }
 
-// AfterInit starts watching Docker and reconciling.
+// AfterInit starts watching the runtime and reconciling.
 func (p *Plugin) AfterInit() error {
 	p.tracker.Start()
 	return nil
@@ -77,6 +85,11 @@ func (p *Plugin) AfterInit() error {
 func (p *Plugin) Close() error {
 	if p.tracker != nil {
 		p.tracker.Close()
+	}
+	if p.closeRuntime != nil {
+		if err := p.closeRuntime(); err != nil {
+			return err
+		}
 	}
 	if p.kubelet != nil {
 		return p.kubelet.Close()

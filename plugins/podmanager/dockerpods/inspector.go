@@ -100,39 +100,7 @@ func GroupPods(containers []docker.APIContainers, warnf Warnf) []podapi.PodState
 			pod.Containers = append(pod.Containers, podContainer(container, labels))
 		}
 	}
-	return latestIncarnations(byUID, newest)
-}
-
-func latestIncarnations(byUID map[string]*podapi.PodState, newest map[string]int64) []podapi.PodState {
-	byID := map[podapi.PodID]*podapi.PodState{}
-	for uid, pod := range byUID {
-		current, found := byID[pod.Pod.ID]
-		if !found || newerIncarnation(uid, newest[uid], current.Pod.UID, newest[current.Pod.UID]) {
-			byID[pod.Pod.ID] = pod
-		}
-	}
-	pods := make([]podapi.PodState, 0, len(byID))
-	for _, pod := range byID {
-		sort.Slice(pod.Containers, func(a, b int) bool {
-			left, right := pod.Containers[a], pod.Containers[b]
-			if left.Name != right.Name {
-				return left.Name < right.Name
-			}
-			return left.RuntimeID < right.RuntimeID
-		})
-		pods = append(pods, *pod)
-	}
-	sort.Slice(pods, func(a, b int) bool { return pods[a].Pod.ID.String() < pods[b].Pod.ID.String() })
-	return pods
-}
-
-// newerIncarnation orders incarnations by their newest container, then by
-// UID so that the choice does not depend on map order.
-func newerIncarnation(uid string, created int64, otherUID string, otherCreated int64) bool {
-	if created != otherCreated {
-		return created > otherCreated
-	}
-	return uid > otherUID
+	return podapi.LatestIncarnations(byUID, newest)
 }
 
 func podContainer(container docker.APIContainers, labels ContainerLabels) podapi.PodContainer {

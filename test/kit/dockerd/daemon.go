@@ -263,14 +263,15 @@ func (d *Daemon) cleanup(tb testing.TB) {
 	if err := d.stop(); err != nil {
 		tb.Logf("stop dockerd in %s: %v", d.dir, err)
 	}
-	unmountUnder(tb, d.dir)
+	UnmountUnder(tb, d.dir)
 	if err := os.RemoveAll(d.dir); err != nil {
 		tb.Logf("remove dockerd directory %s: %v", d.dir, err)
 	}
 }
 
-// unmountUnder lazily unmounts every mount point below dir, deepest first.
-func unmountUnder(tb testing.TB, dir string) {
+// UnmountUnder lazily unmounts every mount point below dir, deepest first:
+// what a runtime left mounted in its private directory.
+func UnmountUnder(tb testing.TB, dir string) {
 	data, err := os.ReadFile("/proc/self/mounts")
 	if err != nil {
 		tb.Logf("read mounts: %v", err)

@@ -78,6 +78,17 @@ func (p *Pod) StartContainers(tb testing.TB, client *docker.Client) {
 	}
 }
 
+// StopContainers stops every app container of the pod and leaves it in
+// Docker, exited, as the containers of a completed pod (a Job) are kept.
+func (p *Pod) StopContainers(tb testing.TB, client *docker.Client) {
+	tb.Helper()
+	for _, name := range p.containerNames() {
+		if err := client.StopContainer(p.ContainerIDs[name], 0); err != nil {
+			tb.Fatalf("stop container %s of pod %s/%s: %v", name, p.Spec.Namespace, p.Spec.Name, err)
+		}
+	}
+}
+
 // Remove force-removes the pod's app containers, then its sandbox, the way
 // kubelet does when a pod is deleted. Containers already gone are fine.
 func (p *Pod) Remove(tb testing.TB, client *docker.Client) {

@@ -47,13 +47,16 @@ type env struct {
 	podResourcesSocket string
 	socketRoot         string
 	checkpointPath     string
+	// devices is how many devices the agent serves; fewer than the pods
+	// makes kubelet hand a freed device to the next pod.
+	devices int
 }
 
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	e := &env{ctx: ctx, daemon: dockerd.Start(tb)}
+	e := &env{ctx: ctx, daemon: dockerd.Start(tb), devices: deviceCount}
 	e.docker = e.daemon.Client(tb)
 	e.image = dockerd.ImportSleeperImage(tb, e.docker)
 	// Short paths: unix sockets must fit in 108 bytes.
@@ -105,11 +108,11 @@ func (l *lateLoop) PushEvent(event controllerapi.Event) error {
 	return err
 }
 
-// testLog passes warnings and errors to the test log.
+// testLog passes what the agent logs, but debug lines, to the test log.
 type testLog struct{ tb testing.TB }
 
 func (testLog) Debugf(string, ...any)               {}
-func (testLog) Infof(string, ...any)                {}
+func (l testLog) Infof(format string, args ...any)  { l.tb.Logf("INFO "+format, args...) }
 func (l testLog) Warnf(format string, args ...any)  { l.tb.Logf("WARN "+format, args...) }
 func (l testLog) Errorf(format string, args ...any) { l.tb.Logf("ERROR "+format, args...) }
 
@@ -131,7 +134,7 @@ func (e *env) startAgent(tb testing.TB) *agent {
 		tb.Fatalf("pod tracker: %v", err)
 	}
 	cfg := config.Default()
-	cfg.DeviceCount = deviceCount
+	cfg.DeviceCount = e.devices
 	cfg.SocketRoot = e.socketRoot
 	cfg.CheckpointPath = e.checkpointPath
 	a.dm, err = manager.New(cfg, manager.Options{Log: testLog{tb}, PodLister: a.tracker, PodResolver: a.tracker})
@@ -154,7 +157,7 @@ func (e *env) startAgent(tb testing.TB) *agent {
 	tb.Cleanup(a.stop)
 	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
 	defer cancel()
-	if err := e.kubelet.WaitForCapacity(ctx, resource, deviceCount); err != nil {
+	if err := e.kubelet.WaitForCapacity(ctx, resource, int64(e.devices)); err != nil {
 		tb.Fatalf("agent did not register with kubelet: %v", err)
 	}
 	return a
