@@ -31,7 +31,9 @@ lint: deps
 
 test: deps test-unit test-e2e fuzz
 
+# The CRI source's suite runs containerd 2.x from the peers cache.
 test-unit:
+	scripts/peers.sh containerd >/dev/null
 	$(GO) test -race -count=1 ./...
 
 # The suites that run the agent binary take it from bin/ (MEMIF_AGENT_BIN)

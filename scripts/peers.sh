@@ -14,6 +14,8 @@
 #   scripts/peers.sh          build what is missing, then print one line
 #                             NAME=DIR per peer (kubernetes, etcd, containerd)
 #   scripts/peers.sh --dir    print the cache dir only
+#   scripts/peers.sh NAME...  build only the peers named (for example
+#                             containerd, which the unit suites run)
 #
 # Environment: PEERS_CACHE (default /var/cache/memif-agent/peers).
 set -euo pipefail
@@ -32,11 +34,15 @@ version() {
 }
 
 # build NAME VERSION LDFLAGS TAGS PKG... builds every main package PKG into
-# $cache/NAME-VERSION unless that directory is complete; PKG given as
-# BIN=PKG names the binary BIN.
+# $cache/NAME-VERSION unless that directory is complete or NAME is not
+# among the peers asked for; PKG given as BIN=PKG names the binary BIN.
+wanted=("$@")
 build() {
 	local name=$1 ver=$2 ldflags=$3 tags=$4
 	shift 4
+	if [ ${#wanted[@]} -gt 0 ] && [[ " ${wanted[*]} " != *" $name "* ]]; then
+		return
+	fi
 	local dir="$cache/$name-$ver"
 	if [ -e "$dir/.done" ]; then
 		echo "peers: $name $ver cached in $dir" >&2

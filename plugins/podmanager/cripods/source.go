@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	runtimev1 "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/contivpp/memif-agent/internal/unixgrpc"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -26,11 +25,6 @@ const (
 	// DefaultRelistPeriod is how often a runtime that streams no events is
 	// listed again.
 	DefaultRelistPeriod = time.Second
-	// maxReconnectDelay keeps reconnection quick after a runtime restart;
-	// gRPC's default grows to two minutes.
-	maxReconnectDelay = 2 * time.Second
-	// maxMessageSize matches kubelet's CRI client.
-	maxMessageSize = 16 * 1024 * 1024
 )
 
 // kubelet's labels on sandboxes and containers.
@@ -82,15 +76,9 @@ func New(endpoint string, callTimeout, relistPeriod time.Duration, warnf Warnf) 
 	if relistPeriod <= 0 {
 		relistPeriod = DefaultRelistPeriod
 	}
-	backoffConfig := backoff.DefaultConfig
-	backoffConfig.MaxDelay = maxReconnectDelay
-	conn, err := grpc.NewClient("unix://"+path,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoffConfig, MinConnectTimeout: time.Second}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize)),
-	)
+	conn, err := unixgrpc.NewClient("CRI", path)
 	if err != nil {
-		return nil, fmt.Errorf("create CRI client for %s: %w", path, err)
+		return nil, err
 	}
 	return &Source{
 		endpoint: path, callTimeout: callTimeout, relistPeriod: relistPeriod, warnf: warnf,

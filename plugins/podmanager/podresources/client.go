@@ -10,12 +10,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
+	"github.com/contivpp/memif-agent/internal/unixgrpc"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -24,11 +23,6 @@ const (
 	DefaultSocket = "/var/lib/kubelet/pod-resources/kubelet.sock"
 	// DefaultCallTimeout bounds one call to kubelet.
 	DefaultCallTimeout = 5 * time.Second
-	// maxMessageSize matches kubelet's own pod-resources client.
-	maxMessageSize = 16 * 1024 * 1024
-	// maxReconnectDelay keeps reconnection quick after a kubelet restart;
-	// gRPC's default grows to two minutes.
-	maxReconnectDelay = 2 * time.Second
 	// Backoff while kubelet's rate limiter refuses calls: one token comes
 	// every 10 ms.
 	rateLimitMinBackoff = 10 * time.Millisecond
@@ -58,15 +52,9 @@ func New(socketPath string, callTimeout time.Duration) (*Client, error) {
 	if callTimeout <= 0 {
 		callTimeout = DefaultCallTimeout
 	}
-	backoffConfig := backoff.DefaultConfig
-	backoffConfig.MaxDelay = maxReconnectDelay
-	conn, err := grpc.NewClient("unix://"+socketPath,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoffConfig, MinConnectTimeout: time.Second}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize)),
-	)
+	conn, err := unixgrpc.NewClient("pod-resources", socketPath)
 	if err != nil {
-		return nil, fmt.Errorf("create pod-resources client for socket %s: %w", socketPath, err)
+		return nil, err
 	}
 	return &Client{
 		socket:      socketPath,

@@ -1,7 +1,6 @@
 package containerd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -254,17 +253,7 @@ func (d *Daemon) importPause(tb testing.TB) {
 	}
 }
 
-func (d *Daemon) logTail() string {
-	data, err := os.ReadFile(d.LogPath())
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
-	if len(lines) > 15 {
-		lines = lines[len(lines)-15:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
+func (d *Daemon) logTail() string { return dockerd.LogTail(d.LogPath()) }
 
 // cleanup removes every pod (which ends their shims), stops the daemon,
 // unmounts what it left and removes its directory. Failures are logged:

@@ -245,8 +245,12 @@ func readPID(path string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(data)))
 }
 
-func (d *Daemon) logTail() string {
-	data, err := os.ReadFile(d.LogPath())
+func (d *Daemon) logTail() string { return LogTail(d.LogPath()) }
+
+// LogTail returns the last 15 lines of a peer's log file, for an error
+// saying why the peer did not start.
+func LogTail(path string) string {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
