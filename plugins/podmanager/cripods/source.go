@@ -303,24 +303,42 @@ func (s *Source) follow(ctx context.Context, listener podapi.RuntimeListener) er
 		return err
 	}
 	listener.PodsListed(ctx, pods)
+	// emptied are the pods an event left with a sandbox and no container:
+	// a runtime may send no event when the sandbox goes (containerd 2.x),
+	// so they are read again every relist period until they are gone or
+	// have containers.
+	emptied := map[podapi.PodID]podapi.Pod{}
+	ticker := time.NewTicker(s.relistPeriod)
+	defer ticker.Stop()
 	for {
 		select {
 		case event, open := <-events:
 			if !open {
-				return <-errs
+				select {
+				case err := <-errs:
+					return err
+				default:
+					return ctx.Err()
+				}
 			}
-			if err := s.handle(ctx, event, listener); err != nil {
+			if err := s.handle(ctx, event, listener, emptied); err != nil {
 				return err
 			}
 		case err := <-errs:
 			return err
+		case <-ticker.C:
+			for _, pod := range emptied {
+				if err := s.reread(ctx, pod, listener, emptied); err != nil {
+					return err
+				}
+			}
 		}
 	}
 }
 
 // handle re-reads the pod an event is about; an event that names no pod
 // (a runtime that leaves the sandbox status out) lists every pod.
-func (s *Source) handle(ctx context.Context, event *runtimev1.ContainerEventResponse, listener podapi.RuntimeListener) error {
+func (s *Source) handle(ctx context.Context, event *runtimev1.ContainerEventResponse, listener podapi.RuntimeListener, emptied map[podapi.PodID]podapi.Pod) error {
 	pod, err := sandboxPod(event.GetPodSandboxStatus().GetMetadata())
 	if err != nil {
 		pods, err := s.ListPods(ctx)
@@ -330,11 +348,22 @@ func (s *Source) handle(ctx context.Context, event *runtimev1.ContainerEventResp
 		listener.PodsListed(ctx, pods)
 		return nil
 	}
+	return s.reread(ctx, pod, listener, emptied)
+}
+
+// reread tells the listener the pod's state now and keeps emptied up to
+// date.
+func (s *Source) reread(ctx context.Context, pod podapi.Pod, listener podapi.RuntimeListener, emptied map[podapi.PodID]podapi.Pod) error {
 	state, exists, err := s.GetPod(ctx, pod.ID)
 	if err != nil {
-		return fmt.Errorf("read pod %s after a %s event: %w", pod, event.GetContainerEventType(), err)
+		return fmt.Errorf("read pod %s after an event: %w", pod, err)
 	}
 	listener.PodChanged(ctx, pod, state, exists)
+	if exists && len(state.Containers) == 0 {
+		emptied[pod.ID] = pod
+	} else {
+		delete(emptied, pod.ID)
+	}
 	return nil
 }
 

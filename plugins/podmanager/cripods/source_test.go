@@ -40,14 +40,14 @@ func (l *recordingListener) PodsListed(_ context.Context, pods []podapi.PodState
 	}
 }
 
-func (l *recordingListener) PodChanged(_ context.Context, _ podapi.Pod, state podapi.PodState, exists bool) {
+func (l *recordingListener) PodChanged(_ context.Context, pod podapi.Pod, state podapi.PodState, exists bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.changes++
 	if exists {
 		l.pods[state.Pod.ID] = state
 	} else {
-		delete(l.pods, state.Pod.ID)
+		delete(l.pods, pod.ID)
 	}
 }
 
