@@ -18,10 +18,19 @@
 // must be the agent's own (owned by its user, writable by no one else;
 // one the Writer makes is 0700), and every file in it is opened through
 // the directory's descriptor without following links (internal/securedir),
-// so that no other user can redirect a secret into a file of theirs. A missing
-// snapshot is an empty checkpoint; an empty, truncated, foreign or tampered
-// snapshot or journal is a *CorruptError, and MoveAside keeps both files
-// for the operator under new names.
+// so that no other user can redirect a secret into a file of theirs.
+//
+// Damage loses only what it covers. A missing checkpoint is an empty one.
+// An empty, truncated, foreign or tampered snapshot loses the snapshot,
+// and its journal's records still apply; a journal record that does not
+// check out is skipped up to the next one that does; an unusable journal
+// loses the journal, not the snapshot. Load then returns what survived
+// with a *DamageError counting and naming each loss (*CorruptError); a
+// torn last record alone is a *TornTailError. MoveAside keeps both files
+// for the operator under new names before the next save replaces them. A
+// journal cut exactly at a record boundary cannot be told from a shorter
+// one: what such a cut loses, the device manager finds as directories no
+// allocation explains.
 //
 // The package owns the file formats only; it knows nothing of kubelet, pods
 // or socket directories.

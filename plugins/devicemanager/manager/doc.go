@@ -37,6 +37,15 @@
 // first. A listing from kubelet alone must miss a pod twice. A DeletePod for
 // a pod already released changes nothing.
 //
+// A directory under the socket root that no allocation explains (an
+// Allocate a crash cut short, or an allocation lost with a damaged
+// checkpoint, which a pod may still use) is never removed on the
+// checkpoint's word: the first resync reports it, and a collection removes
+// it once the PodLister, reading kubelet's pod-resources
+// (ListsKubeletDevices), shows no pod holding its device nor mounting it.
+// A damaged checkpoint loses only what the damage covers; every loss is
+// logged with its count and counted.
+//
 // The handler runs on the controller event loop; allocation state is
 // behind the allocation package's lock, so the DeviceManagerAPI methods are
 // safe from any goroutine. Every change is in the checkpoint, durably,
