@@ -117,11 +117,11 @@ func TestCorruptCheckpointIsSurvived(t *testing.T) {
 			journalPath := n.cfg.CheckpointPath + ".journal"
 			agent := n.startAgent(t, n.cfg)
 			f := checkpointFiles{a: n.admitOne(t, "a")}
-			agent.stop()
+			n.stopAgent(t, agent)
 			agent = n.startAgent(t, n.cfg)
 			f.b = n.admitOne(t, "b")
 			f.c = n.admitOne(t, "c")
-			agent.stop()
+			n.stopAgent(t, agent)
 			var err error
 			if f.snapshot, err = os.ReadFile(n.cfg.CheckpointPath); err != nil {
 				t.Fatal(err)

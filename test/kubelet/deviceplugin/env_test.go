@@ -156,6 +156,16 @@ func (a *agent) stop() {
 	a.loop = nil
 }
 
+// stopAgent stops a and waits until kubelet has seen its plugin go (no
+// device allocatable), as it has long before a restarted agent process
+// registers again. Without the wait, kubelet could handle the old plugin's
+// end after the new one's registration and hold the devices unhealthy.
+func (n *node) stopAgent(tb testing.TB, a *agent) {
+	tb.Helper()
+	a.stop()
+	n.waitForCapacity(tb, 0)
+}
+
 func (n *node) waitForCapacity(tb testing.TB, want int64) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(n.ctx, waitTimeout)

@@ -140,7 +140,7 @@ func TestPluginRestartKeepsAllocations(t *testing.T) {
 	for i := range 3 {
 		pods = append(pods, n.admitOne(t, fmt.Sprintf("pod-%d", i)))
 	}
-	a.stop()
+	n.stopAgent(t, a)
 	a = n.startAgent(t, n.cfg)
 	n.checkKept(t, a, "after the plugin restarted", pods)
 	// kubelet hands out only free devices; the restarted agent must agree
