@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -119,6 +120,21 @@ func (m *Manager) Start(loop controllerapi.EventLoop) error {
 	}
 	hooks := m.metrics.hooks()
 	hooks.Prepare = m.prepareAllocate
+	registration := &registrationLog{log: m.log}
+	kubeletSocket := filepath.Join(m.cfg.PluginDir, m.cfg.KubeletSocket)
+	registered, registrationFailed := hooks.Registered, hooks.RegistrationFailed
+	hooks.Registered = func(again bool) {
+		registration.succeeded(kubeletSocket)
+		if registered != nil {
+			registered(again)
+		}
+	}
+	hooks.RegistrationFailed = func(err error) {
+		registration.failed(kubeletSocket, err)
+		if registrationFailed != nil {
+			registrationFailed(err)
+		}
+	}
 	hooks.Abandoned = func(allocationID, reason string) {
 		if err := loop.PushEvent(&ReleaseAllocation{AllocationID: allocationID, Reason: reason}); err != nil {
 			m.log.Warnf("release abandoned allocation %s later, at collection: %v", allocationID, err)
