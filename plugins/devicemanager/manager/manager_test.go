@@ -116,6 +116,14 @@ func startAgentWith(t testing.TB, cfg config.Config, opts manager.Options, extra
 	case <-time.After(waitLimit):
 		t.Fatal("the device manager did not register")
 	}
+	// The startup resync, which restores the checkpoint, runs on the loop
+	// on its own; registration does not wait for it.
+	poll.Until(t, waitLimit, "the startup resync", func() error {
+		if state := loop.Health().State; state == eventloop.Starting {
+			return errors.New("the loop is still starting")
+		}
+		return nil
+	})
 	return a
 }
 
