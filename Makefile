@@ -9,7 +9,7 @@ E2E_MODULE := test/kubelet
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')
 FUZZTIME  ?= 10s
 
-.PHONY: all build lint test test-unit test-e2e fuzz bench demo image generate deps clean
+.PHONY: all build lint test test-unit test-e2e fuzz bench demo image generate deps peers clean
 
 all: build
 
@@ -18,6 +18,11 @@ all: build
 deps:
 	@scripts/install-deps.sh
 	@scripts/vpp.sh >/dev/null
+
+# Kubernetes, etcd and containerd for the cluster suites and the demo, built
+# once per version into a cache (scripts/peers.sh; PEERS_CACHE moves it).
+peers:
+	@scripts/peers.sh >/dev/null
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
@@ -29,7 +34,7 @@ lint: deps
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	scripts/generate.sh --check
 
-test: deps test-unit test-e2e fuzz
+test: deps peers test-unit test-e2e fuzz
 
 # The CRI source's suite runs containerd 2.x from the peers cache.
 test-unit:
@@ -38,7 +43,7 @@ test-unit:
 
 # The suites that run the agent binary take it from bin/ (MEMIF_AGENT_BIN)
 # rather than building their own copies.
-test-e2e: build
+test-e2e: build peers
 	cd $(E2E_MODULE) && MEMIF_AGENT_BIN=$(BIN) $(GO) test -race -count=1 -timeout 40m ./...
 
 # Each fuzz target runs for FUZZTIME on top of its committed seed corpus.
@@ -47,10 +52,10 @@ fuzz:
 
 # Every benchmark of both modules, each with its baseline in the same run;
 # raw output under _out/bench/ (see BENCHMARKS.md).
-bench: deps build
+bench: deps build peers
 	scripts/bench.sh
 
-demo: deps build
+demo: deps build peers
 	cd $(E2E_MODULE) && $(GO) run ./cmd/demo --bin $(BIN)
 
 image: build

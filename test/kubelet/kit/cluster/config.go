@@ -1,0 +1,144 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"text/template"
+)
+
+// The peers' configuration files. Each value is what this harness needs,
+// not a recommendation for a node: everything listens on loopback, and
+// kubelet trusts any client certificate of the cluster's CA.
+
+var kubeconfigTemplate = template.Must(template.New("kubeconfig").Parse(`apiVersion: v1
+kind: Config
+clusters:
+- name: memif-test
+  cluster:
+    server: {{.Server}}
+    certificate-authority: {{.CA}}
+users:
+- name: {{.User}}
+  user:
+    client-certificate: {{.Cert}}
+    client-key: {{.Key}}
+contexts:
+- name: memif-test
+  context:
+    cluster: memif-test
+    user: {{.User}}
+current-context: memif-test
+`))
+
+// containerdTemplate is a version 2 configuration: containerd 1.6 reads it
+// as is and 2.x migrates it. restrict_oom_score_adj keeps the CRI from
+// asking for a negative oom_score_adj, which some VMs forbid (runc then
+// fails with "can't get final child's PID from pipe"). NRI is off because
+// its socket path is fixed.
+var containerdTemplate = template.Must(template.New("containerd").Parse(`version = 2
+root = "{{.Root}}"
+state = "{{.State}}"
+disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
+
+[grpc]
+  address = "{{.Socket}}"
+
+[ttrpc]
+  address = "{{.Socket}}.ttrpc"
+
+[debug]
+  level = "warn"
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "{{.Root}}/opt"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "{{.PauseImage}}"
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "{{.CNIBinDir}}"
+    conf_dir = "{{.CNIConfDir}}"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        BinaryName = "{{.Runc}}"
+        SystemdCgroup = false
+`))
+
+// cniTemplate gives each pod an interface on a bridge of its own cluster.
+// The bridge has no address and no route, so pods reach nothing but each
+// other; the agent's pods use the host network anyway.
+var cniTemplate = template.Must(template.New("cni").Parse(`{
+  "cniVersion": "0.4.0",
+  "name": "memif-test",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "{{.Bridge}}",
+      "isGateway": false,
+      "ipMasq": false,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{"subnet": "10.244.0.0/24"}]]
+      }
+    }
+  ]
+}
+`))
+
+// kubeletTemplate: listening on the node's address only (see
+// createBridge); cgroupfs on the cgroup v1 hybrid hierarchy (failCgroupV1
+// false), under a cgroup root of its own; eviction and image GC thresholds
+// low, so a full disk of a shared machine does not evict the test pods.
+var kubeletTemplate = template.Must(template.New("kubelet").Parse(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: {{.Address}}
+port: {{.Port}}
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: {{.HealthzPort}}
+tlsCertFile: {{.Cert}}
+tlsPrivateKeyFile: {{.Key}}
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: false
+  x509:
+    clientCAFile: {{.CA}}
+authorization:
+  mode: AlwaysAllow
+containerRuntimeEndpoint: unix://{{.RuntimeSocket}}
+cgroupDriver: cgroupfs
+cgroupRoot: {{.CgroupRoot}}
+failCgroupV1: false
+failSwapOn: false
+serializeImagePulls: false
+evictionHard:
+  memory.available: "1Mi"
+  nodefs.available: "1%"
+  nodefs.inodesFree: "1%"
+  imagefs.available: "1%"
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+`))
+
+func writeTemplate(path string, t *template.Template, data any, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := t.Execute(f, data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

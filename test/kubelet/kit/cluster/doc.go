@@ -1,0 +1,48 @@
+// Package cluster runs a real single-node Kubernetes cluster on this
+// machine, for the suites and the demo that must see what users run:
+// etcd, kube-apiserver, kube-controller-manager, kube-scheduler, containerd
+// (2.x built by scripts/peers.sh, or Debian's 1.6) with Debian's runc and
+// CNI plugins, and kubelet, whose node becomes Ready.
+//
+// Everything belongs to one work dir (Dir) and loopback ports picked free:
+// TLS is made here (a CA, serving and client certificates, the service
+// account key); containerd and kubelet run in a private mount namespace in
+// which the node's fixed paths (/var/lib/kubelet with its device-plugin
+// and pod-resources sockets, /var/log/pods, /run/containerd, /run/netns,
+// /var/lib/cni, and the agent's /run/contiv, /run/memif-agent and
+// /var/lib/memif-agent) are fresh directories of the work dir; kubelet's
+// pods live under a cgroup root of their own and on a bridge of their own
+// with no address. So clusters of several test runs, and a kubelet on the
+// host, do not meet. HostPath maps a node path to where this process sees
+// it (a memif socket the agent made, for a host-side testpmd).
+//
+// Stop stops kubelet, kills what is left of the pods, stops containerd and
+// its shims and the control plane, and removes the namespace, the cgroups,
+// the bridge, the mount points it created and the work dir. A SIGINT or
+// SIGTERM to the process does the same, then exits. kubelet itself changes
+// a few kernel settings at start (vm.overcommit_memory, kernel.panic,
+// kernel.panic_on_oops), as on any node; those stay.
+//
+// Facts of these machines it handles: a negative oom_score_adj is
+// forbidden (containerd's CRI runs with restrict_oom_score_adj), and the
+// cgroup hierarchy is v1 hybrid (kubelet with failCgroupV1 false and the
+// cgroupfs driver).
+//
+// Use:
+//
+//	c := cluster.StartForTest(t, cluster.Options{})      // or cluster.Start(ctx, opts) and c.Stop()
+//	client, err := c.Clientset()                          // cluster-admin client-go clientset
+//	out, err := c.Kubectl(ctx, "apply", "-k", "k8s/")     // kubectl --kubeconfig c.Kubeconfig()
+//	err = c.ImportImage(ctx, "_out/memif-agent-image.tar") // ctr -n k8s.io images import
+//	err = c.ImportOCIImage(ctx, img)                      // an ociimage.Image, written and imported
+//	out, err := c.Ctr(ctx, "tasks", "ls")                 // ctr in the node's mount namespace
+//	err = c.RestartKubelet(ctx)                           // pods keep running
+//	err = c.RestartContainerd(ctx)                        // containers keep running
+//	sock := c.HostPath("/run/contiv/memif/<id>/memif.sock")
+//
+// Pods need no registry: PauseImage is imported before kubelet starts, and
+// other images come from ImportImage with imagePullPolicy Never or
+// IfNotPresent. Options.Runtime = DebianContainerd runs the old runtime.
+// The peers come from scripts/peers.sh (BuildPeers), which builds what is
+// not cached; run `make peers` first on a fresh machine.
+package cluster

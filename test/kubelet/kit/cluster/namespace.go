@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// nodePaths are the node's fixed paths that containerd, kubelet, the agent
+// and the pods use, each replaced in the node's private mount namespace by
+// a directory under the cluster's work dir: kubelet's device-plugin and
+// pod-resources sockets, pod logs, CNI state, network namespaces, the
+// runtime's shim sockets, and the agent's host paths (k8s/daemonset.yaml).
+// Nothing of two clusters, or of the host, meets there.
+var nodePaths = []string{
+	"/var/lib/kubelet",
+	"/var/log/pods",
+	"/var/log/containers",
+	"/var/lib/cni",
+	"/run/netns",
+	"/run/containerd",
+	"/run/contiv",
+	"/run/memif-agent",
+	"/var/lib/memif-agent",
+}
+
+// mountNamespace is the node's private mount namespace, held open by a
+// sleeping process; it ends, and every mount made in it with it, when the
+// last process in it exits.
+type mountNamespace struct {
+	holder *process
+	// root holds one directory per node path.
+	root string
+	// created are mount points that did not exist on the host and are
+	// removed again.
+	created []string
+}
+
+func newMountNamespace(logDir, root string) (*mountNamespace, error) {
+	ns := &mountNamespace{root: root}
+	holder, err := startProcess(logDir, "mount-namespace", nil, "unshare", "--mount", "--propagation", "private", "sleep", "infinity")
+	if err != nil {
+		return nil, err
+	}
+	ns.holder = holder
+	if err := ns.waitUnshared(); err != nil {
+		ns.close()
+		return nil, err
+	}
+	for _, p := range nodePaths {
+		if err := ns.bind(p); err != nil {
+			ns.close()
+			return nil, err
+		}
+	}
+	return ns, nil
+}
+
+// waitUnshared waits until the holder runs sleep in its own namespace
+// (unshare execs it once the namespace exists).
+func (ns *mountNamespace) waitUnshared() error {
+	self, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return fmt.Errorf("read this process's mount namespace: %w", err)
+	}
+	for {
+		if err := ns.holder.running(); err != nil {
+			return fmt.Errorf("create the node's mount namespace (needs root and util-linux's unshare): %w", err)
+		}
+		theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", ns.holder.cmd.Process.Pid))
+		if err == nil && theirs != self {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// bind mounts a fresh directory of the work dir over nodePath inside the
+// namespace, creating the mount point on the host if it is missing.
+func (ns *mountNamespace) bind(nodePath string) error {
+	source := ns.hostPath(nodePath)
+	if err := os.MkdirAll(source, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", source, err)
+	}
+	if _, err := os.Stat(nodePath); errors.Is(err, os.ErrNotExist) {
+		if err := ns.mkdirAllRecorded(nodePath); err != nil {
+			return err
+		}
+	}
+	if out, err := ns.command("mount", "--bind", source, nodePath).CombinedOutput(); err != nil {
+		return fmt.Errorf("bind %s over %s in the node's mount namespace: %w: %s", source, nodePath, err, out)
+	}
+	return nil
+}
+
+func (ns *mountNamespace) mkdirAllRecorded(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := ns.mkdirAllRecorded(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("create the mount point %s: %w", dir, err)
+	}
+	ns.created = append(ns.created, dir)
+	return nil
+}
+
+// hostPath is where the host sees what the node has at nodePath (a path
+// under one of nodePaths); other paths are the same on both.
+func (ns *mountNamespace) hostPath(nodePath string) string {
+	// /var/run is a symlink to /run on the node as on the host.
+	if rest, ok := strings.CutPrefix(nodePath, "/var/run/"); ok {
+		nodePath = "/run/" + rest
+	}
+	for _, p := range nodePaths {
+		if nodePath == p || strings.HasPrefix(nodePath, p+"/") {
+			return filepath.Join(ns.root, strings.TrimPrefix(p, "/"), strings.TrimPrefix(nodePath, p))
+		}
+	}
+	return nodePath
+}
+
+// argv returns the command line that runs argv inside the namespace;
+// nsenter execs it, so the pid is argv's own.
+func (ns *mountNamespace) argv(argv ...string) []string {
+	return append([]string{"nsenter", "--mount=/proc/" + strconv.Itoa(ns.holder.cmd.Process.Pid) + "/ns/mnt", "--"}, argv...)
+}
+
+func (ns *mountNamespace) command(argv ...string) *exec.Cmd {
+	full := ns.argv(argv...)
+	return exec.Command(full[0], full[1:]...)
+}
+
+// close ends the namespace (its mounts go with it) and removes the mount
+// points it created on the host, deepest first; one that someone else
+// started to use meanwhile stays.
+func (ns *mountNamespace) close() {
+	_ = ns.holder.stop()
+	sort.Sort(sort.Reverse(sort.StringSlice(ns.created)))
+	for _, dir := range ns.created {
+		_ = os.Remove(dir)
+	}
+	ns.created = nil
+}
