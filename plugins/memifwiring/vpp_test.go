@@ -349,7 +349,7 @@ func TestAgentRestartChangesNothingInVPP(t *testing.T) {
 
 func TestVPPRestartGetsEveryInterfaceBack(t *testing.T) {
 	v := vpp.Start(t)
-	a := startVPPAgent(t, v, vppAgentDir(t), nil, "")
+	a := startVPPAgent(t, v, vppAgentDir(t), nil, "rx-mode: interrupt\n")
 	_, app, _ := a.addWebPod(t)
 	waitVPPMemifs(t, v, webInterfaces)
 
@@ -360,8 +360,17 @@ func TestVPPRestartGetsEveryInterfaceBack(t *testing.T) {
 	}
 	appSide := startPodSide(t, app.Annotations[dmapi.AnnotationSocketHost], app.Envs[dmapi.EnvMemifSecret], "txonly")
 	if err := waitLinkUp(t, appSide); err != nil {
-		t.Errorf("pod side after the VPP restart: %v", err)
+		t.Fatalf("pod side after the VPP restart: %v", err)
 	}
+	// The connected memif's queues (only the app's are: a master's queues
+	// exist while its peer is connected) take memifwiring.conf's rx mode,
+	// where VPP's default is polling.
+	poll.Until(t, vppWaitLimit, "the app memif's queue is in interrupt mode", func() error {
+		if placement := v.CLI(t, "show", "interface", "rx-placement"); !strings.Contains(placement, "queue 0 (interrupt)") {
+			return fmt.Errorf("show interface rx-placement:\n%s", placement)
+		}
+		return nil
+	})
 }
 
 func TestVPPDownHoldsNoAllocationBack(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ligato/cn-infra/logging"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
@@ -13,15 +14,17 @@ import (
 
 // linkWatcher reads the memifs' links from VPP and logs each change: a
 // link that comes up, goes down, or is refused (a wrong secret shows as
-// VPP's "incorrect secret").
+// VPP's "incorrect secret"). When a link comes up it applies the model's rx
+// modes to the new queues.
 type linkWatcher struct {
-	conn  descriptor.ConnFunc
-	log   logging.Logger
-	known map[string]descriptor.Link
+	conn    descriptor.ConnFunc
+	rxModes func(name string) []*vpp_interfaces.Interface_RxMode
+	log     logging.Logger
+	known   map[string]descriptor.Link
 }
 
-func newLinkWatcher(conn descriptor.ConnFunc, log logging.Logger) *linkWatcher {
-	return &linkWatcher{conn: conn, log: log, known: map[string]descriptor.Link{}}
+func newLinkWatcher(conn descriptor.ConnFunc, rxModes func(string) []*vpp_interfaces.Interface_RxMode, log logging.Logger) *linkWatcher {
+	return &linkWatcher{conn: conn, rxModes: rxModes, log: log, known: map[string]descriptor.Link{}}
 }
 
 func (w *linkWatcher) run(ctx context.Context, period time.Duration) {
@@ -57,6 +60,9 @@ func (w *linkWatcher) check(ctx context.Context) {
 		switch {
 		case link.Up:
 			w.log.Infof("memif %s (VPP %s) link up: the pod side connected on %s", name, link.VPPName, link.Socket)
+			if err := descriptor.SetRxModes(ctx, conn, link.Index, w.rxModes(name)); err != nil {
+				w.log.Warnf("memif %s (VPP %s): %v", name, link.VPPName, err)
+			}
 		case link.DownReason == "incorrect secret":
 			w.log.Warnf("memif %s (VPP %s) link down: VPP refused the pod side on %s: incorrect secret; the pod must use the MEMIF_SECRET of its current allocation (memifctl get)", name, link.VPPName, link.Socket)
 		case link.DownReason != "":

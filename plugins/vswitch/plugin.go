@@ -8,6 +8,7 @@ import (
 
 	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/infra"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
@@ -72,7 +73,7 @@ func (p *Plugin) Init() error {
 		OnConnect:    p.connected,
 		OnDisconnect: p.disconnected,
 	})
-	p.links = newLinkWatcher(p.client.Conn, p.Log)
+	p.links = newLinkWatcher(p.client.Conn, p.rxModes, p.Log)
 	memifs := descriptor.NewMemifInterfaces(p.client.Conn)
 	bridgeDomains := descriptor.NewBridgeDomains(p.client.Conn)
 	for _, d := range []*kvs.KVDescriptor{memifs.Descriptor(), bridgeDomains.Descriptor(), bridgeDomains.InterfaceDescriptor()} {
@@ -108,6 +109,21 @@ func (p *Plugin) Close() error {
 	if p.stop != nil {
 		p.stop()
 		p.done.Wait()
+	}
+	return nil
+}
+
+// rxModes returns the rx modes the KV scheduler holds for interface name.
+func (p *Plugin) rxModes(name string) []*vpp_interfaces.Interface_RxMode {
+	values, err := p.KVScheduler.DumpValuesByDescriptor(descriptor.MemifDescriptorName, kvs.CachedView)
+	if err != nil {
+		p.Log.Warnf("read the rx modes of memif %s from the KV scheduler: %v", name, err)
+		return nil
+	}
+	for _, kv := range values {
+		if iface, ok := kv.Value.(*vpp_interfaces.Interface); ok && iface.Name == name {
+			return iface.RxModes
+		}
 	}
 	return nil
 }

@@ -21,8 +21,9 @@
 // socket and ID match, because a host socket belongs to one allocation and
 // so to one secret (a new allocation has a new directory). VPP applies a
 // memif's rx mode per queue, and a master's queues exist only while a pod
-// side is connected, so the rx modes of the model are not sent to VPP and
-// are reported back as they are.
+// side is connected (each new connection resets them to VPP's default), so
+// the descriptor does not send the model's rx modes and reports them back
+// as they are: SetRxModes applies them once a link comes up.
 //
 // Every call fails at once with vppapi.ErrNotConnected while VPP is away;
 // the agent's resync on reconnection makes VPP whole again.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 )
@@ -15,6 +17,8 @@ type Link struct {
 	Name string
 	// VPPName is VPP's own name, e.g. memif1/0.
 	VPPName string
+	// Index is VPP's interface index.
+	Index vppmsg.InterfaceIndex
 	// Socket is the memif's socket filename.
 	Socket string
 	// Up is true while a peer is connected with the right ID and secret.
@@ -36,7 +40,7 @@ func ReadLinks(ctx context.Context, conn *vppapi.Conn) (map[string]Link, error) 
 		if details == nil || details.Tag == "" {
 			continue
 		}
-		link := Link{Name: details.Tag, VPPName: details.InterfaceName, Socket: state.sockets[memif.SocketID],
+		link := Link{Name: details.Tag, VPPName: details.InterfaceName, Index: index, Socket: state.sockets[memif.SocketID],
 			Up: memif.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}
 		if !link.Up {
 			if link.DownReason, err = downReason(ctx, conn, link.VPPName); err != nil {
@@ -73,4 +77,20 @@ func parseDownReason(show string) string {
 		return "the pod side said: " + match[2]
 	}
 	return match[2]
+}
+
+// SetRxModes applies a model's rx modes to a connected memif's queues. VPP
+// makes a memif master's queues when its peer connects, each in VPP's
+// default mode, so the modes are applied again after every connection.
+func SetRxModes(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, modes []*vpp_interfaces.Interface_RxMode) error {
+	for _, mode := range modes {
+		req := &vppmsg.SwInterfaceSetRxMode{SwIfIndex: index, Mode: vppmsg.RxMode(mode.Mode)}
+		if !mode.DefaultMode {
+			req.QueueIDValid, req.QueueID = true, mode.Queue
+		}
+		if err := request(ctx, conn, req, &vppmsg.SwInterfaceSetRxModeReply{}); err != nil {
+			return fmt.Errorf("set rx mode %s: %w", mode.Mode, err)
+		}
+	}
+	return nil
 }
