@@ -22,6 +22,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
+	"github.com/contivpp/memif-agent/plugins/dradriver"
 	"github.com/contivpp/memif-agent/plugins/health"
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
@@ -92,6 +93,7 @@ type memifAgent struct {
 	// controller's startup resync in AfterInit.
 	VSwitch    *vswitch.Plugin
 	Controller *controller.Plugin
+	DRADriver  *dradriver.Plugin
 	NodeAPI    *nodeapi.Plugin
 	// HTTPStart must stay last: it starts the HTTP server once every
 	// plugin has registered its routes.
@@ -155,6 +157,11 @@ func newMemifAgent() *memifAgent {
 	podManager.EventLoop = eventLoop
 	deviceManager.EventLoop = eventLoop
 	vswitchPlugin.EventLoop = eventLoop
+	draDriver := dradriver.NewPlugin(dradriver.UseDeps(func(deps *dradriver.Deps) {
+		deps.Cfg = forPlugin(dradriver.PluginName)
+		deps.EventLoop = eventLoop
+		deps.DeviceManager = deviceManager
+	}))
 	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
 		deps.Cfg = forPlugin(nodeapi.PluginName)
 		deps.DeviceManager = deviceManager
@@ -172,6 +179,7 @@ func newMemifAgent() *memifAgent {
 		MemifWiring:   memifWiring,
 		VSwitch:       vswitchPlugin,
 		Controller:    eventLoop,
+		DRADriver:     draDriver,
 		NodeAPI:       nodeAPI,
 		HTTPStart:     &httpStarter{http: httpServer},
 	}

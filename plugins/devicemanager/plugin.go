@@ -105,6 +105,9 @@ func (p *Plugin) GetPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
 	return p.dm.GetPodMemifs(pod)
 }
 
+// ClaimPool returns the devices the DRA driver publishes.
+func (p *Plugin) ClaimPool() dmapi.ClaimPool { return p.dm.ClaimPool() }
+
 // ListAllocations implements dmapi.DeviceManagerAPI.
 func (p *Plugin) ListAllocations() []dmapi.MemifInfo { return p.dm.ListAllocations() }
 

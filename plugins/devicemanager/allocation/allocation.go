@@ -31,6 +31,12 @@ type Allocation struct {
 	Pod           podapi.PodID
 	PodUID        string
 	ContainerName string
+	// ClaimUID and Request name the ResourceClaim request the allocation
+	// was prepared for; empty for kubelet's Allocate. kubelet releases a
+	// claim's allocations (NodeUnprepareResources), so collection leaves
+	// them alone.
+	ClaimUID string
+	Request  string
 }
 
 // Bound tells whether the allocation's pod is known.
@@ -74,6 +80,20 @@ func deviceID(number, count int) string {
 	return fmt.Sprintf("memif-%0*d", width, number)
 }
 
+// ClaimDeviceIDs returns the IDs of count devices handed out through
+// ResourceClaims (see the package doc). They differ from DeviceIDs' so that
+// kubelet's device plugin and the DRA driver never hand out the same device.
+func ClaimDeviceIDs(count int) []string {
+	ids := make([]string, count)
+	width := max(3, len(fmt.Sprint(count-1)))
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s%0*d", claimDevicePrefix, width, i)
+	}
+	return ids
+}
+
+const claimDevicePrefix = "memif-dra-"
+
 // secretBytes random bytes (136 bits) encode to 23 base64url characters:
 // the longest secret memif carries (its 24-byte field ends with a NUL, in
 // VPP's API and in the memif protocol), and printable so that it survives
@@ -105,7 +125,7 @@ func NewID(deviceIDs []string) (string, error) {
 }
 
 // idPattern matches what NewID returns.
-var idPattern = regexp.MustCompile(`^(memif(-[0-9]+)?)-[0-9a-f]{8}$`)
+var idPattern = regexp.MustCompile(`^(memif(-dra)?(-[0-9]+)?)-[0-9a-f]{8}$`)
 
 // DeviceOfID returns the first device ID of the allocation id names
 // (NewID), and whether id has the form of an allocation ID.
@@ -125,6 +145,7 @@ func ToCheckpoint(allocations []Allocation) checkpoint.Data {
 			ID: a.ID, DeviceIDs: slices.Clone(a.DeviceIDs), HostDir: a.HostDir, HostSocket: a.HostSocket,
 			ContainerSocket: a.ContainerSocket, Secret: a.Secret, AllocatedAt: a.AllocatedAt,
 			PodNamespace: a.Pod.Namespace, PodName: a.Pod.Name, PodUID: a.PodUID, ContainerName: a.ContainerName,
+			ClaimUID: a.ClaimUID, Request: a.Request,
 		})
 	}
 	return data
@@ -138,6 +159,7 @@ func FromCheckpoint(data checkpoint.Data) []Allocation {
 			ID: a.ID, DeviceIDs: slices.Clone(a.DeviceIDs), HostDir: a.HostDir, HostSocket: a.HostSocket,
 			ContainerSocket: a.ContainerSocket, Secret: a.Secret, AllocatedAt: a.AllocatedAt,
 			Pod: podapi.PodID{Namespace: a.PodNamespace, Name: a.PodName}, PodUID: a.PodUID, ContainerName: a.ContainerName,
+			ClaimUID: a.ClaimUID, Request: a.Request,
 		})
 	}
 	return allocations

@@ -181,6 +181,11 @@ func sortedGonePods(reasons map[podapi.Pod]string) []GonePod {
 
 // collectReason says why a must be released given the live pods, or "".
 func collectReason(a Allocation, live []podapi.PodState, now time.Time, grace time.Duration) string {
+	if a.ClaimUID != "" {
+		// kubelet unprepares the claim when its pod is done, also after
+		// its own restart; the runtime may not show the pod at all.
+		return ""
+	}
 	if !a.Bound() {
 		if age := now.Sub(a.AllocatedAt); age > grace {
 			return fmt.Sprintf("no pod has been seen holding it for %s (grace period %s)", age.Round(time.Second), grace)

@@ -10,6 +10,9 @@
 // Device IDs are "memif-" and the device number zero-padded to at least three
 // digits (memif-000 .. memif-255 for 256 devices; memif-00000 .. for more
 // than 1000), so they sort in number order and stay short in kubelet's logs.
+// Devices handed out through ResourceClaims (the DRA driver) are
+// "memif-dra-" and a number the same way, a pool of their own: kubelet's
+// device plugin and the scheduler's claims never compete for a device.
 //
 // Locking: one RWMutex guards the allocations; a second guards the watchers.
 // Every method copies what it returns under the lock and notifies watchers

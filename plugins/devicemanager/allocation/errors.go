@@ -36,6 +36,8 @@ type RequestError struct {
 	// Resource and DeviceCount describe the node's devices.
 	Resource    string
 	DeviceCount int
+	// DeviceRange names the node's first and last device ("none").
+	DeviceRange string
 	// Holders are the allocations holding DevicesInUse IDs.
 	Holders []string
 }
@@ -53,7 +55,7 @@ func (e *RequestError) Error() string {
 		return fmt.Sprintf("device request for %s asks for %d devices, the node has %d", e.Resource, len(e.DeviceIDs), e.DeviceCount)
 	case UnknownDevices:
 		return fmt.Sprintf("device IDs %s are not devices of %s (the node has %d, %s)",
-			listIDs(e.DeviceIDs), e.Resource, e.DeviceCount, rangeText(e.DeviceCount))
+			listIDs(e.DeviceIDs), e.Resource, e.DeviceCount, e.DeviceRange)
 	case DuplicateDevices:
 		return fmt.Sprintf("device IDs %s appear more than once in one request for %s", listIDs(e.DeviceIDs), e.Resource)
 	case DevicesInUse:
@@ -76,11 +78,4 @@ func listIDs(ids []string) string {
 		return "[" + strings.Join(ids, " ") + "]"
 	}
 	return fmt.Sprintf("[%s ... and %d more]", strings.Join(ids[:maxListedIDs], " "), len(ids)-maxListedIDs)
-}
-
-func rangeText(count int) string {
-	if count < 1 {
-		return "none"
-	}
-	return deviceID(0, count) + ".." + deviceID(count-1, count)
 }

@@ -36,3 +36,21 @@ func sortByContainer(infos []dmapi.MemifInfo) {
 		return strings.Compare(x.AllocationID, y.AllocationID)
 	})
 }
+
+// ClaimAllocations returns the allocations prepared for the ResourceClaim
+// with the given UID, ordered by request name.
+func (s *State) ClaimAllocations(claimUID string) []Allocation {
+	if claimUID == "" {
+		return nil
+	}
+	s.mu.RLock()
+	var held []Allocation
+	for _, a := range s.allocations {
+		if a.ClaimUID == claimUID {
+			held = append(held, a.clone())
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(held, func(x, y Allocation) int { return strings.Compare(x.Request, y.Request) })
+	return held
+}

@@ -12,8 +12,9 @@ import (
 // State holds the devices and allocations. Create it with NewState.
 type State struct {
 	resource string
-	devices  []string
-	known    map[string]bool
+	devices  pool
+	// claimDevices are the devices handed out through ResourceClaims.
+	claimDevices pool
 
 	mu          sync.RWMutex
 	allocations map[string]Allocation // by allocation ID
@@ -22,47 +23,82 @@ type State struct {
 	watchers watchers
 }
 
-// NewState returns an empty state over the given devices of resource.
-func NewState(resource string, devices []string) *State {
-	known := make(map[string]bool, len(devices))
-	for _, id := range devices {
+// pool is a fixed set of device IDs.
+type pool struct {
+	ids   []string
+	known map[string]bool
+}
+
+func newPool(ids []string) pool {
+	known := make(map[string]bool, len(ids))
+	for _, id := range ids {
 		known[id] = true
 	}
+	return pool{ids: slices.Clone(ids), known: known}
+}
+
+// rangeText names the pool's first and last device.
+func (p pool) rangeText() string {
+	if len(p.ids) == 0 {
+		return "none"
+	}
+	return p.ids[0] + ".." + p.ids[len(p.ids)-1]
+}
+
+// NewState returns an empty state over the given devices of resource (kubelet's
+// device plugin) and claimDevices (ResourceClaims; may be empty).
+func NewState(resource string, devices, claimDevices []string) *State {
 	return &State{
-		resource:    resource,
-		devices:     slices.Clone(devices),
-		known:       known,
-		allocations: map[string]Allocation{},
-		holders:     map[string]string{},
+		resource:     resource,
+		devices:      newPool(devices),
+		claimDevices: newPool(claimDevices),
+		allocations:  map[string]Allocation{},
+		holders:      map[string]string{},
 	}
 }
 
-// Devices returns every device ID, in order.
-func (s *State) Devices() []string { return slices.Clone(s.devices) }
+// Devices returns every device ID of kubelet's device plugin, in order.
+func (s *State) Devices() []string { return slices.Clone(s.devices.ids) }
 
-// CheckRequest tells whether deviceIDs can be allocated now; the error is a
-// *RequestError.
+// ClaimDevices returns every device ID handed out through ResourceClaims,
+// in order.
+func (s *State) ClaimDevices() []string { return slices.Clone(s.claimDevices.ids) }
+
+// CheckRequest tells whether deviceIDs can be allocated now for kubelet's
+// device plugin; the error is a *RequestError.
 func (s *State) CheckRequest(deviceIDs []string) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.checkRequestLocked(deviceIDs)
+	return s.checkRequestLocked(deviceIDs, s.devices, s.resource)
 }
 
-func (s *State) checkRequestLocked(deviceIDs []string) error {
+// CheckClaimRequest tells whether deviceIDs can be allocated now for a
+// ResourceClaim; the error is a *RequestError.
+func (s *State) CheckClaimRequest(deviceIDs []string) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.checkRequestLocked(deviceIDs, s.claimDevices, claimResource)
+}
+
+// claimResource names the claim devices in errors.
+const claimResource = "ResourceClaims"
+
+func (s *State) checkRequestLocked(deviceIDs []string, devices pool, resource string) error {
 	refuse := func(problem RequestProblem, ids []string, holders []string) error {
-		return &RequestError{Problem: problem, DeviceIDs: ids, Resource: s.resource, DeviceCount: len(s.devices), Holders: holders}
+		return &RequestError{Problem: problem, DeviceIDs: ids, Resource: resource, DeviceCount: len(devices.ids),
+			DeviceRange: devices.rangeText(), Holders: holders}
 	}
 	if len(deviceIDs) == 0 {
 		return refuse(EmptyRequest, nil, nil)
 	}
-	if len(deviceIDs) > len(s.devices) {
+	if len(deviceIDs) > len(devices.ids) {
 		return refuse(TooManyDevices, slices.Clone(deviceIDs), nil)
 	}
 	var unknown, duplicate, inUse, holders []string
 	seen := make(map[string]bool, len(deviceIDs))
 	for _, id := range deviceIDs {
 		switch {
-		case !s.known[id]:
+		case !devices.known[id]:
 			unknown = append(unknown, id)
 		case seen[id]:
 			duplicate = append(duplicate, id)
@@ -106,7 +142,11 @@ func (s *State) addLocked(a Allocation) error {
 	if _, exists := s.allocations[a.ID]; exists {
 		return fmt.Errorf("add allocation %s: the ID is already in use", a.ID)
 	}
-	if err := s.checkRequestLocked(a.DeviceIDs); err != nil {
+	devices, resource := s.devices, s.resource
+	if a.ClaimUID != "" {
+		devices, resource = s.claimDevices, claimResource
+	}
+	if err := s.checkRequestLocked(a.DeviceIDs, devices, resource); err != nil {
 		return err
 	}
 	s.allocations[a.ID] = a

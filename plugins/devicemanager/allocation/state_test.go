@@ -26,7 +26,7 @@ func newAllocation(id string, devices ...string) Allocation {
 
 func newTestState(t *testing.T, count int, allocations ...Allocation) *State {
 	t.Helper()
-	s := NewState(resource, DeviceIDs(count))
+	s := NewState(resource, DeviceIDs(count), nil)
 	for _, a := range allocations {
 		if err := s.Add(a); err != nil {
 			t.Fatalf("Add(%s): %v", a.ID, err)

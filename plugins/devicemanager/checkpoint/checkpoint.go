@@ -29,6 +29,8 @@ type Allocation struct {
 	PodName         string    `json:"podName,omitempty"`
 	PodUID          string    `json:"podUID,omitempty"`
 	ContainerName   string    `json:"containerName,omitempty"`
+	ClaimUID        string    `json:"claimUID,omitempty"`
+	Request         string    `json:"request,omitempty"`
 }
 
 // Data is the content of a checkpoint.

@@ -34,10 +34,16 @@ const (
 // Config is the device manager's configuration. The JSON names are the keys
 // of the YAML config file.
 type Config struct {
+	// DevicePlugin switches kubelet's device plugin (the extended
+	// resource) on or off.
+	DevicePlugin bool `json:"device-plugin"`
 	// ResourceName is the extended resource pods request.
 	ResourceName string `json:"resource-name"`
 	// DeviceCount is how many memif devices the node advertises.
 	DeviceCount int `json:"device-count"`
+	// ClaimDeviceCount is how many memif devices the DRA driver publishes
+	// in ResourceSlices (a pool apart from DeviceCount's); 0 when it is off.
+	ClaimDeviceCount int `json:"claim-device-count"`
 	// PluginDir is kubelet's device-plugin directory; our socket and
 	// kubelet's registration socket live there.
 	PluginDir string `json:"plugin-dir"`
@@ -74,6 +80,7 @@ type Config struct {
 // Default returns the configuration with every default applied.
 func Default() Config {
 	return Config{
+		DevicePlugin:       true,
 		ResourceName:       dmapi.DefaultResourceName,
 		DeviceCount:        DefaultDeviceCount,
 		PluginDir:          DefaultPluginDir,
@@ -108,6 +115,9 @@ func (c Config) Validate() error {
 	problems.Check("resource-name", checkResourceName(c.ResourceName))
 	if c.DeviceCount < 1 || c.DeviceCount > MaxDeviceCount {
 		problems.Addf("device-count", "must be 1..%d, got %d", MaxDeviceCount, c.DeviceCount)
+	}
+	if c.ClaimDeviceCount < 0 || c.ClaimDeviceCount > MaxDeviceCount {
+		problems.Addf("claim-device-count", "must be 0..%d, got %d", MaxDeviceCount, c.ClaimDeviceCount)
 	}
 	problems.Check("plugin-dir", checkAbsDir(c.PluginDir))
 	problems.Check("plugin-socket", checkFileName(c.PluginSocket))

@@ -26,8 +26,10 @@ func TestParseDefaults(t *testing.T) {
 
 func TestParseEveryKey(t *testing.T) {
 	content := `
+device-plugin: false
 resource-name: example.com/memif
 device-count: 8
+claim-device-count: 16
 plugin-dir: /tmp/dp
 plugin-socket: other.sock
 kubelet-socket: k.sock
@@ -45,7 +47,7 @@ reconcile-period: 30s
 		t.Fatalf("Parse: %v", err)
 	}
 	want := Config{
-		ResourceName: "example.com/memif", DeviceCount: 8, PluginDir: "/tmp/dp",
+		ResourceName: "example.com/memif", DeviceCount: 8, ClaimDeviceCount: 16, PluginDir: "/tmp/dp",
 		PluginSocket: "other.sock", KubeletSocket: "k.sock", SocketRoot: "/tmp/memif",
 		ContainerDir: "/memif", SocketName: "s.sock", CheckpointPath: "/tmp/state/cp.json",
 		DirMode: 0o750, DirGroup: "1234", UnboundGracePeriod: configfile.Duration(90 * time.Second),

@@ -23,7 +23,8 @@ func (m *Manager) HandlesEvent(event controllerapi.Event) bool {
 		return true
 	}
 	switch event.(type) {
-	case *dmapi.AllocateDevice, *podapi.AddPod, *podapi.DeletePod, *ReleaseAllocation, *ReconcileAllocations:
+	case *dmapi.AllocateDevice, *podapi.AddPod, *podapi.DeletePod, *ReleaseAllocation, *ReconcileAllocations,
+		*dmapi.PrepareClaim, *dmapi.UnprepareClaim:
 		return true
 	}
 	return false
@@ -42,13 +43,20 @@ func (m *Manager) Update(event controllerapi.Event, ops controllerapi.EventOpera
 		return m.release(ev)
 	case *ReconcileAllocations:
 		return m.collect(ev.Live, ops)
+	case *dmapi.PrepareClaim:
+		return m.prepareClaim(ev, ops)
+	case *dmapi.UnprepareClaim:
+		return m.unprepareClaim(ev, ops)
 	}
 	return "", nil
 }
 
-// Revert implements controllerapi.EventHandler: a reverted AllocateDevice
-// leaves no directory and no allocation behind.
+// Revert implements controllerapi.EventHandler: a reverted AllocateDevice or
+// PrepareClaim leaves no directory and no allocation behind.
 func (m *Manager) Revert(event controllerapi.Event) error {
+	if claim, ok := event.(*dmapi.PrepareClaim); ok {
+		return m.revertPrepareClaim(claim)
+	}
 	ev, ok := event.(*dmapi.AllocateDevice)
 	if !ok || ev.AllocationID == "" {
 		return nil
@@ -95,17 +103,23 @@ func (m *Manager) newAllocation(resource string, deviceIDs []string) (allocation
 	if err != nil {
 		return allocation.Allocation{}, err
 	}
+	return a, m.record(a)
+}
+
+// record makes a's directory, adds it to the state and persists it; on
+// failure nothing of it remains.
+func (m *Manager) record(a allocation.Allocation) error {
 	if err := m.makeDir(a); err != nil {
-		return allocation.Allocation{}, err
+		return err
 	}
 	if err := m.state.Add(a); err != nil {
-		return allocation.Allocation{}, errors.Join(err, m.removeDir(a))
+		return errors.Join(err, m.removeDir(a))
 	}
 	if err := m.persist(); err != nil {
 		_, removeErr := m.state.Remove(a.ID)
-		return allocation.Allocation{}, errors.Join(err, removeErr, m.removeDir(a))
+		return errors.Join(err, removeErr, m.removeDir(a))
 	}
-	return a, nil
+	return nil
 }
 
 func (m *Manager) prepareAllocation(deviceIDs []string) (allocation.Allocation, error) {

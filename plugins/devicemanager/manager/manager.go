@@ -12,6 +12,7 @@ import (
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
@@ -66,7 +67,9 @@ type Manager struct {
 	// reconcileNow asks the reconciliation goroutine to list the pods now.
 	reconcileNow chan struct{}
 
+	// serverMu guards started, server and the reconciliation goroutine.
 	serverMu sync.Mutex
+	started  bool
 	server   *deviceplugin.Server
 	// stopReconcile ends the reconciliation goroutine; reconcileDone is
 	// closed when it has ended.
@@ -98,7 +101,7 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 		gid:   gid,
 		opts:  opts,
 		log:   opts.Log,
-		state: allocation.NewState(cfg.ResourceName, allocation.DeviceIDs(cfg.DeviceCount)),
+		state: allocation.NewState(cfg.ResourceName, allocation.DeviceIDs(cfg.DeviceCount), allocation.ClaimDeviceIDs(cfg.ClaimDeviceCount)),
 
 		checkpoint:   checkpoint.NewWriter(cfg.CheckpointPath),
 		missing:      map[podapi.Pod]bool{},
@@ -115,8 +118,22 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 func (m *Manager) Start(loop controllerapi.EventLoop) error {
 	m.serverMu.Lock()
 	defer m.serverMu.Unlock()
-	if m.server != nil {
+	if m.started {
 		return errors.New("start device manager: already started")
+	}
+	if err := m.serveKubelet(loop); err != nil {
+		return err
+	}
+	m.started = true
+	m.startReconciling(loop)
+	return nil
+}
+
+// serveKubelet serves the device plugin, unless device-plugin is off.
+func (m *Manager) serveKubelet(loop controllerapi.EventLoop) error {
+	if !m.cfg.DevicePlugin {
+		m.log.Infof("device plugin off (device-plugin: false): not registering %s with kubelet", m.cfg.ResourceName)
+		return nil
 	}
 	hooks := m.metrics.hooks()
 	hooks.Prepare = m.prepareAllocate
@@ -154,7 +171,6 @@ func (m *Manager) Start(loop controllerapi.EventLoop) error {
 		return err
 	}
 	m.server = server
-	m.startReconciling(loop)
 	return nil
 }
 
@@ -211,15 +227,26 @@ func (m *Manager) reconcileSoon() {
 func (m *Manager) Stop() {
 	m.serverMu.Lock()
 	defer m.serverMu.Unlock()
+	m.stopReconciling()
+	m.started = false
+	if m.server != nil {
+		m.server.Stop()
+		m.server = nil
+	}
+}
+
+func (m *Manager) stopReconciling() {
 	if m.stopReconcile != nil {
 		m.stopReconcile()
 		<-m.reconcileDone
 		m.stopReconcile = nil
 	}
-	if m.server != nil {
-		m.server.Stop()
-		m.server = nil
-	}
+}
+
+// ClaimPool returns the devices handed out through ResourceClaims
+// (claim-device-count of them), for the DRA driver to publish.
+func (m *Manager) ClaimPool() dmapi.ClaimPool {
+	return dmapi.ClaimPool{Devices: m.state.ClaimDevices(), SocketRoot: m.cfg.SocketRoot, ContainerDir: m.cfg.ContainerDir}
 }
 
 // SocketPath is the device plugin socket's path.

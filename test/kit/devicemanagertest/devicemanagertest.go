@@ -18,8 +18,12 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
-// DeviceCount is how many devices the manager offers.
-const DeviceCount = 100
+// DeviceCount is how many devices the manager offers kubelet's device
+// plugin; ClaimDeviceCount how many it offers ResourceClaims.
+const (
+	DeviceCount      = 100
+	ClaimDeviceCount = 8
+)
 
 // waitLimit only bounds waits for what should happen; nothing asserts time.
 const waitLimit = 20 * time.Second
@@ -31,6 +35,7 @@ func New(t testing.TB, now func() time.Time) *manager.Manager {
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.DeviceCount = DeviceCount
+	cfg.ClaimDeviceCount = ClaimDeviceCount
 	cfg.PluginDir = filepath.Join(dir, "device-plugins")
 	cfg.SocketRoot = filepath.Join(dir, "memif")
 	cfg.CheckpointPath = filepath.Join(dir, "checkpoint.json")
@@ -77,6 +82,33 @@ func Allocate(t testing.TB, loop controllerapi.EventLoop, deviceIDs ...string) *
 		t.Fatalf("%s: %v", event, err)
 	}
 	return event
+}
+
+// PrepareClaim pushes the PrepareClaim event kubelet's NodePrepareResources
+// of a claim would push and returns it once processed, or the error it
+// failed with.
+func PrepareClaim(t testing.TB, loop controllerapi.EventLoop, claimUID string, pod podapi.Pod, requests ...dmapi.ClaimRequest) (*dmapi.PrepareClaim, error) {
+	t.Helper()
+	event := dmapi.NewPrepareClaim(claimUID, pod.ID.Namespace, "claim-"+claimUID, pod, requests)
+	return event, push(t, loop, event, event.Result)
+}
+
+// UnprepareClaim pushes the UnprepareClaim event of a claim and returns the
+// error it failed with.
+func UnprepareClaim(t testing.TB, loop controllerapi.EventLoop, claimUID string) error {
+	t.Helper()
+	event := dmapi.NewUnprepareClaim(claimUID, "default", "claim-"+claimUID)
+	return push(t, loop, event, event.Result)
+}
+
+func push(t testing.TB, loop controllerapi.EventLoop, event controllerapi.Event, result *controllerapi.Result) error {
+	t.Helper()
+	if err := loop.PushEvent(event); err != nil {
+		t.Fatalf("push %s: %v", event, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	return result.Wait(ctx)
 }
 
 // Container is a container of a pod and the allocation kubelet gave it.
@@ -150,3 +182,7 @@ func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a.
 func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
 func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
 func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
+
+// Logger returns a logger writing to t's log, for the manager and the
+// plugins around it.
+func Logger(t testing.TB) manager.Logger { return testLogger{t} }

@@ -1,0 +1,135 @@
+package api
+
+import (
+	"fmt"
+
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// ClaimRequest is one request of a ResourceClaim and the devices the
+// scheduler allocated to it on this node. Each request becomes one
+// allocation: one socket directory, one secret, one memif per device.
+type ClaimRequest struct {
+	// Name is the request's name in the claim.
+	Name string
+	// DeviceIDs are the devices allocated to it, in the claim's order.
+	DeviceIDs []string
+}
+
+// PreparedRequest is what PrepareClaim made for one request.
+type PreparedRequest struct {
+	Request string
+	Memif   MemifInfo
+}
+
+// PrepareClaim is the event kubelet's NodePrepareResources becomes for one
+// ResourceClaim: the device manager creates one allocation per request,
+// keyed by the claim's UID and bound to the pod the claim is reserved for,
+// exactly as AllocateDevice creates one for kubelet's Allocate. Preparing a
+// claim already prepared returns what it holds. It is blocking,
+// RevertOnFailure and Forward: on failure no allocation of the claim is left.
+type PrepareClaim struct {
+	*controllerapi.Result
+
+	// ClaimUID, Namespace and Name identify the claim.
+	ClaimUID  string
+	Namespace string
+	Name      string
+	// Pod is the pod the claim is reserved for (its namespace is the
+	// claim's); empty when the claim names none.
+	Pod podapi.Pod
+	// Requests are the claim's requests this driver allocated.
+	Requests []ClaimRequest
+
+	// Prepared is filled in by the device manager, ordered by request
+	// name; Created tells whether this event made them (false: the claim
+	// was prepared before).
+	Prepared []PreparedRequest
+	Created  bool
+}
+
+// NewPrepareClaim returns an event ready to push and wait for.
+func NewPrepareClaim(claimUID, namespace, name string, pod podapi.Pod, requests []ClaimRequest) *PrepareClaim {
+	return &PrepareClaim{
+		Result:   controllerapi.NewResult(),
+		ClaimUID: claimUID, Namespace: namespace, Name: name,
+		Pod: pod, Requests: requests,
+	}
+}
+
+// GetName implements controllerapi.Event.
+func (e *PrepareClaim) GetName() string { return "PrepareClaim" }
+
+// String implements controllerapi.Event; secrets are never part of it.
+func (e *PrepareClaim) String() string {
+	names := make([]string, len(e.Requests))
+	for i, r := range e.Requests {
+		names[i] = fmt.Sprintf("%s=%v", r.Name, r.DeviceIDs)
+	}
+	return fmt.Sprintf("PrepareClaim %s/%s (uid %s) for pod %s requests %v", e.Namespace, e.Name, e.ClaimUID, e.Pod, names)
+}
+
+// Method implements controllerapi.Event.
+func (e *PrepareClaim) Method() controllerapi.EventMethodType { return controllerapi.Update }
+
+// IsBlocking implements controllerapi.Event.
+func (e *PrepareClaim) IsBlocking() bool { return true }
+
+// TransactionType implements controllerapi.UpdateEvent.
+func (e *PrepareClaim) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.RevertOnFailure
+}
+
+// Direction implements controllerapi.UpdateEvent.
+func (e *PrepareClaim) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
+
+// UnprepareClaim is the event kubelet's NodeUnprepareResources becomes for
+// one claim. The device manager releases the claim's allocations after the
+// vswitch side of its pod is removed; a claim holding none (never prepared
+// or already released) is not an error.
+type UnprepareClaim struct {
+	*controllerapi.Result
+
+	ClaimUID  string
+	Namespace string
+	Name      string
+}
+
+// NewUnprepareClaim returns an event ready to push and wait for.
+func NewUnprepareClaim(claimUID, namespace, name string) *UnprepareClaim {
+	return &UnprepareClaim{Result: controllerapi.NewResult(), ClaimUID: claimUID, Namespace: namespace, Name: name}
+}
+
+// GetName implements controllerapi.Event.
+func (e *UnprepareClaim) GetName() string { return "UnprepareClaim" }
+
+// String implements controllerapi.Event.
+func (e *UnprepareClaim) String() string {
+	return fmt.Sprintf("UnprepareClaim %s/%s (uid %s)", e.Namespace, e.Name, e.ClaimUID)
+}
+
+// Method implements controllerapi.Event.
+func (e *UnprepareClaim) Method() controllerapi.EventMethodType { return controllerapi.Update }
+
+// IsBlocking implements controllerapi.Event.
+func (e *UnprepareClaim) IsBlocking() bool { return true }
+
+// TransactionType implements controllerapi.UpdateEvent.
+func (e *UnprepareClaim) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.BestEffort
+}
+
+// Direction implements controllerapi.UpdateEvent: removal, vswitch side first.
+func (e *UnprepareClaim) Direction() controllerapi.UpdateDirectionType { return controllerapi.Reverse }
+
+// ClaimPool is what the DRA driver publishes: the devices handed out
+// through ResourceClaims and where their socket directories live.
+type ClaimPool struct {
+	// Devices are the claim device IDs (claim-device-count of them).
+	Devices []string
+	// SocketRoot is the host directory holding the allocation directories;
+	// ContainerDir is where a container sees its own.
+	SocketRoot   string
+	ContainerDir string
+}

@@ -1,0 +1,119 @@
+package manager
+
+import (
+	"errors"
+	"fmt"
+
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// prepareClaim makes one allocation per request of the claim, bound to the
+// claim's pod, as allocate does for kubelet's Allocate. A claim already
+// prepared (kubelet retries, and prepares again after its restart) gets what
+// it holds. On failure no allocation of the claim is left. A follow-up AddPod
+// wires the vswitch side.
+func (m *Manager) prepareClaim(ev *dmapi.PrepareClaim, ops controllerapi.EventOperations) (string, error) {
+	if ev.ClaimUID == "" {
+		return "", fmt.Errorf("prepare claim %s/%s: no claim UID: %w", ev.Namespace, ev.Name, dmapi.ErrInvalidRequest)
+	}
+	if held := m.state.ClaimAllocations(ev.ClaimUID); len(held) > 0 {
+		ev.Prepared = prepared(held)
+		return "", nil
+	}
+	var made []allocation.Allocation
+	for _, request := range ev.Requests {
+		a, err := m.newClaimAllocation(ev, request)
+		if err != nil {
+			m.metrics.countError(errorKind(err))
+			return "", errors.Join(fmt.Errorf("prepare request %q of claim %s/%s: %w", request.Name, ev.Namespace, ev.Name, err),
+				m.removeAllocations(made))
+		}
+		made = append(made, a)
+	}
+	ev.Prepared, ev.Created = prepared(m.state.ClaimAllocations(ev.ClaimUID)), true
+	if ev.Pod.ID != (podapi.PodID{}) {
+		if err := ops.PushFollowUp(&podapi.AddPod{Pod: ev.Pod}); err != nil {
+			m.log.Warnf("wire the vswitch side of pod %s at the next resync: %v", ev.Pod, err)
+		}
+	}
+	return fmt.Sprintf("prepared claim %s/%s: %d allocations for %s", ev.Namespace, ev.Name, len(made), ev.Pod), nil
+}
+
+func (m *Manager) newClaimAllocation(ev *dmapi.PrepareClaim, request dmapi.ClaimRequest) (allocation.Allocation, error) {
+	if err := m.state.CheckClaimRequest(request.DeviceIDs); err != nil {
+		return allocation.Allocation{}, err
+	}
+	a, err := m.prepareAllocation(request.DeviceIDs)
+	if err != nil {
+		return allocation.Allocation{}, err
+	}
+	a.ClaimUID, a.Request = ev.ClaimUID, request.Name
+	a.Pod, a.PodUID = ev.Pod.ID, ev.Pod.UID
+	return a, m.record(a)
+}
+
+func prepared(held []allocation.Allocation) []dmapi.PreparedRequest {
+	list := make([]dmapi.PreparedRequest, len(held))
+	for i, a := range held {
+		list[i] = dmapi.PreparedRequest{Request: a.Request, Memif: a.Info()}
+	}
+	return list
+}
+
+// removeAllocations undoes allocations this event made: state, directory,
+// checkpoint.
+func (m *Manager) removeAllocations(made []allocation.Allocation) error {
+	if len(made) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, a := range made {
+		if _, err := m.state.Remove(a.ID); err != nil {
+			errs = append(errs, err)
+		}
+		errs = append(errs, m.removeDir(a))
+	}
+	return errors.Join(append(errs, m.persist())...)
+}
+
+// revertPrepareClaim removes what a reverted PrepareClaim made; a claim it
+// found already prepared keeps its allocations.
+func (m *Manager) revertPrepareClaim(ev *dmapi.PrepareClaim) error {
+	if !ev.Created {
+		return nil
+	}
+	ev.Prepared, ev.Created = nil, false
+	return m.removeAllocations(m.state.ClaimAllocations(ev.ClaimUID))
+}
+
+// unprepareClaim releases the claim's allocations once the vswitch side is
+// removed: for a claim bound to a pod, a DeletePod follow-up (kubelet
+// unprepares a claim only when no container of the pod runs any more);
+// otherwise a ReleaseAllocation follow-up for each. A claim holding none is
+// not an error.
+func (m *Manager) unprepareClaim(ev *dmapi.UnprepareClaim, ops controllerapi.EventOperations) (string, error) {
+	held := m.state.ClaimAllocations(ev.ClaimUID)
+	if len(held) == 0 {
+		return "", nil
+	}
+	var errs []error
+	deleted := map[podapi.Pod]bool{}
+	for _, a := range held {
+		var followUp controllerapi.Event = &ReleaseAllocation{AllocationID: a.ID, Reason: fmt.Sprintf("claim %s/%s unprepared", ev.Namespace, ev.Name)}
+		if a.Bound() {
+			pod := podapi.Pod{ID: a.Pod, UID: a.PodUID}
+			if deleted[pod] {
+				continue
+			}
+			deleted[pod] = true
+			followUp = &podapi.DeletePod{Pod: pod}
+		}
+		if err := ops.PushFollowUp(followUp); err != nil {
+			errs = append(errs, fmt.Errorf("release %s of claim %s/%s (kubelet retries the unprepare): %w", a.ID, ev.Namespace, ev.Name, err))
+		}
+	}
+	return fmt.Sprintf("releasing %d allocations of claim %s/%s once the vswitch side is removed", len(held), ev.Namespace, ev.Name), errors.Join(errs...)
+}

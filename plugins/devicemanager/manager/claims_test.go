@@ -1,0 +1,173 @@
+package manager_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+)
+
+func claimConfig(t testing.TB) config.Config {
+	cfg := testConfig(t)
+	cfg.ClaimDeviceCount = 4
+	cfg.DevicePlugin = false
+	return cfg
+}
+
+func startClaims(t testing.TB, cfg config.Config) *manager.Manager {
+	t.Helper()
+	dm, err := manager.New(cfg, manager.Options{Log: testLogger{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dm
+}
+
+var claimPod = podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "dpdk"}, UID: "pod-uid-1"}
+
+func TestPrepareClaimMakesBoundAllocationsAndUnprepareReleasesThem(t *testing.T) {
+	cfg := claimConfig(t)
+	dm := startClaims(t, cfg)
+	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, dm)
+	if err := dm.Start(loop); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dm.Stop)
+
+	event, err := devicemanagertest.PrepareClaim(t, loop, "claim-1", claimPod,
+		dmapi.ClaimRequest{Name: "net", DeviceIDs: []string{"memif-dra-000", "memif-dra-001"}},
+		dmapi.ClaimRequest{Name: "ctl", DeviceIDs: []string{"memif-dra-002"}})
+	if err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	if len(event.Prepared) != 2 || event.Prepared[0].Request != "ctl" || event.Prepared[1].Request != "net" || !event.Created {
+		t.Fatalf("prepared %+v, want ctl and net, made now", event.Prepared)
+	}
+	for _, p := range event.Prepared {
+		if info, err := os.Stat(p.Memif.HostDir); err != nil || !info.IsDir() {
+			t.Errorf("directory of %s: %v, %v", p.Request, info, err)
+		}
+		if p.Memif.Secret == "" || p.Memif.ContainerSocket != filepath.Join(cfg.ContainerDir, cfg.SocketName) {
+			t.Errorf("request %s got %v, want a secret and the container socket", p.Request, p.Memif)
+		}
+	}
+	// The binding is known before any container runs.
+	memifs, err := dm.GetPodMemifs(claimPod.ID)
+	if err != nil || len(memifs) != 2 || memifs[0].PodUID != claimPod.UID {
+		t.Errorf("GetPodMemifs = %v, %v; want both allocations bound to %s", memifs, err, claimPod)
+	}
+	persisted, err := checkpoint.Load(cfg.CheckpointPath)
+	if err != nil || len(persisted.Allocations) != 2 || persisted.Allocations[0].ClaimUID != "claim-1" {
+		t.Errorf("checkpoint = %+v, %v; want both allocations with their claim", persisted, err)
+	}
+
+	again, err := devicemanagertest.PrepareClaim(t, loop, "claim-1", claimPod,
+		dmapi.ClaimRequest{Name: "net", DeviceIDs: []string{"memif-dra-000", "memif-dra-001"}},
+		dmapi.ClaimRequest{Name: "ctl", DeviceIDs: []string{"memif-dra-002"}})
+	if err != nil || again.Created || fmt.Sprint(again.Prepared) != fmt.Sprint(event.Prepared) {
+		t.Errorf("preparing again = %+v (made now: %v), %v; want the same allocations", again.Prepared, again.Created, err)
+	}
+
+	if err := devicemanagertest.UnprepareClaim(t, loop, "claim-1"); err != nil {
+		t.Fatalf("unprepare: %v", err)
+	}
+	poll.Until(t, waitLimit, "claim-1's allocations released", func() error {
+		if list := dm.ListAllocations(); len(list) != 0 {
+			return fmt.Errorf("still held: %v", list)
+		}
+		return nil
+	})
+	for _, p := range event.Prepared {
+		if _, err := os.Stat(p.Memif.HostDir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("directory %s after unprepare: %v, want it gone", p.Memif.HostDir, err)
+		}
+	}
+	if err := devicemanagertest.UnprepareClaim(t, loop, "claim-1"); err != nil {
+		t.Errorf("unprepare of a released claim: %v, want no error", err)
+	}
+	if _, err := devicemanagertest.PrepareClaim(t, loop, "claim-2", claimPod,
+		dmapi.ClaimRequest{Name: "net", DeviceIDs: []string{"memif-dra-000"}}); err != nil {
+		t.Errorf("a released device prepared for another claim: %v", err)
+	}
+}
+
+func TestPrepareClaimRefusalLeavesNothing(t *testing.T) {
+	cases := []struct {
+		name     string
+		requests []dmapi.ClaimRequest
+		want     error
+	}{
+		{"device plugin device", []dmapi.ClaimRequest{{Name: "a", DeviceIDs: []string{"memif-000"}}}, dmapi.ErrInvalidRequest},
+		{"unknown device", []dmapi.ClaimRequest{{Name: "a", DeviceIDs: []string{"memif-dra-999"}}}, dmapi.ErrInvalidRequest},
+		{"second request holds a held device", []dmapi.ClaimRequest{
+			{Name: "a", DeviceIDs: []string{"memif-dra-001"}}, {Name: "b", DeviceIDs: []string{"memif-dra-003"}},
+		}, dmapi.ErrDeviceInUse},
+		{"no devices", []dmapi.ClaimRequest{{Name: "a"}}, dmapi.ErrInvalidRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := claimConfig(t)
+			dm := startClaims(t, cfg)
+			loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, dm)
+			other := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "other"}, UID: "pod-uid-2"}
+			held, err := devicemanagertest.PrepareClaim(t, loop, "held", other, dmapi.ClaimRequest{Name: "x", DeviceIDs: []string{"memif-dra-003"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = devicemanagertest.PrepareClaim(t, loop, "refused", claimPod, tc.requests...)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("prepare = %v, want %v", err, tc.want)
+			}
+			list := dm.ListAllocations()
+			if len(list) != 1 || list[0].AllocationID != held.Prepared[0].Memif.AllocationID {
+				t.Errorf("after the refusal the manager holds %v, want only the earlier claim's", list)
+			}
+			entries, _ := os.ReadDir(cfg.SocketRoot)
+			if len(entries) != 1 {
+				t.Errorf("socket root holds %d directories, want 1", len(entries))
+			}
+		})
+	}
+}
+
+func TestPreparedClaimSurvivesRestartAndCollection(t *testing.T) {
+	cfg := claimConfig(t)
+	lister := &fixedPodLister{} // the runtime shows no pod at all
+	first, err := manager.New(cfg, manager.Options{Log: testLogger{t}, PodLister: lister})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, first)
+	event, err := devicemanagertest.PrepareClaim(t, loop, "claim-1", claimPod, dmapi.ClaimRequest{Name: "net", DeviceIDs: []string{"memif-dra-000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop.Close()
+
+	second, err := manager.New(cfg, manager.Options{Log: testLogger{t}, PodLister: lister})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop = devicemanagertest.StartLoop(t, fakevswitch.Committer{}, second)
+	// The startup resync restores the checkpoint and collects what no live
+	// pod holds; a claim's allocations are kubelet's to release.
+	devicemanagertest.WaitForHistory(t, loop, 1)
+	info, err := second.GetPodMemifInfo(claimPod.ID)
+	if err != nil || info.AllocationID != event.Prepared[0].Memif.AllocationID || info.Secret != event.Prepared[0].Memif.Secret {
+		t.Fatalf("after restart and a resync with no pod alive GetPodMemifInfo = %v, %v; want the claim's allocation", info, err)
+	}
+	again, err := devicemanagertest.PrepareClaim(t, loop, "claim-1", claimPod, dmapi.ClaimRequest{Name: "net", DeviceIDs: []string{"memif-dra-000"}})
+	if err != nil || again.Created || again.Prepared[0].Memif.Secret != event.Prepared[0].Memif.Secret {
+		t.Errorf("kubelet's prepare after the restart = %+v, %v; want the same allocation", again.Prepared, err)
+	}
+}

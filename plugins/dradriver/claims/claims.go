@@ -1,0 +1,66 @@
+package claims
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	resourceapi "k8s.io/api/resource/v1"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// DefaultDriverName is the DRA driver's name: ResourceSlices, DeviceClass
+// selectors and allocation results carry it.
+const DefaultDriverName = "memif.contivpp.io"
+
+// ErrNotAllocated is matched by the error for a claim the scheduler has not
+// allocated.
+var ErrNotAllocated = errors.New("claim is not allocated")
+
+// Requests returns the claim's requests that driver allocated from pool, in
+// the order of the allocation results, each with its device IDs. A
+// subrequest ("req/sub") counts as its request. A claim with none of them
+// gets an empty list.
+func Requests(claim *resourceapi.ResourceClaim, driver, pool string) ([]dmapi.ClaimRequest, error) {
+	if claim.Status.Allocation == nil {
+		return nil, fmt.Errorf("claim %s/%s: %w", claim.Namespace, claim.Name, ErrNotAllocated)
+	}
+	var requests []dmapi.ClaimRequest
+	index := map[string]int{}
+	for _, result := range claim.Status.Allocation.Devices.Results {
+		if result.Driver != driver {
+			continue
+		}
+		if result.Pool != pool {
+			return nil, fmt.Errorf("claim %s/%s: request %q has device %s of pool %q, this node publishes pool %q; it was allocated for another node",
+				claim.Namespace, claim.Name, result.Request, result.Device, result.Pool, pool)
+		}
+		name, _, _ := strings.Cut(result.Request, "/")
+		i, seen := index[name]
+		if !seen {
+			i = len(requests)
+			index[name] = i
+			requests = append(requests, dmapi.ClaimRequest{Name: name})
+		}
+		requests[i].DeviceIDs = append(requests[i].DeviceIDs, result.Device)
+	}
+	return requests, nil
+}
+
+// Pod returns the pod the claim is reserved for, in the claim's namespace.
+// A claim reserved for no pod, or shared by several, binds to none: its
+// allocations are then found by claim only.
+func Pod(claim *resourceapi.ResourceClaim) podapi.Pod {
+	var pods []resourceapi.ResourceClaimConsumerReference
+	for _, consumer := range claim.Status.ReservedFor {
+		if consumer.APIGroup == "" && consumer.Resource == "pods" {
+			pods = append(pods, consumer)
+		}
+	}
+	if len(pods) != 1 {
+		return podapi.Pod{}
+	}
+	return podapi.Pod{ID: podapi.PodID{Namespace: claim.Namespace, Name: pods[0].Name}, UID: string(pods[0].UID)}
+}

@@ -1,0 +1,223 @@
+package kubeletdriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+	"tags.cncf.io/container-device-interface/pkg/cdi"
+
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+)
+
+// Logger is the part of a logger the driver uses; cn-infra's
+// logging.Logger satisfies it.
+type Logger interface {
+	Infof(format string, args ...any)
+	Warnf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
+// Config says where the driver serves and what it publishes.
+type Config struct {
+	// DriverName is the DRA driver's name (claims.DefaultDriverName).
+	DriverName string
+	// NodeName is this node; its pool has the same name.
+	NodeName string
+	// PluginDataDir holds the DRA gRPC socket (dra.sock); RegistrarDir is
+	// kubelet's plugin registration directory.
+	PluginDataDir string
+	RegistrarDir  string
+	// CDIDir is where claim CDI specs are written; created mode 0700.
+	CDIDir string
+	// SocketRoot and ContainerDir are the device manager's, published as
+	// device attributes and used in the CDI mount.
+	SocketRoot   string
+	ContainerDir string
+	// Devices are the claim devices to publish (the device manager's
+	// claim-device-count).
+	Devices []string
+}
+
+// cdiDirMode: the specs hold memif secrets. socketDirMode: kubelet (root)
+// alone calls the sockets.
+const (
+	cdiDirMode    = 0o700
+	socketDirMode = 0o700
+)
+
+// Driver is the DRA driver. Create it with New, then Start.
+type Driver struct {
+	cfg    Config
+	client kubernetes.Interface
+	loop   controllerapi.EventLoop
+	log    Logger
+	specs  *cdi.Cache
+
+	mu     sync.Mutex
+	helper *kubeletplugin.Helper
+}
+
+var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
+
+// New returns a driver that prepares claims through loop and reads them
+// with client.
+func New(cfg Config, client kubernetes.Interface, loop controllerapi.EventLoop, log Logger) (*Driver, error) {
+	if err := os.MkdirAll(cfg.CDIDir, cdiDirMode); err != nil {
+		return nil, fmt.Errorf("create CDI directory %s: %w", cfg.CDIDir, err)
+	}
+	specs, err := cdi.NewCache(cdi.WithSpecDirs(cfg.CDIDir), cdi.WithAutoRefresh(false))
+	if err != nil {
+		return nil, fmt.Errorf("open CDI directory %s: %w", cfg.CDIDir, err)
+	}
+	return &Driver{cfg: cfg, client: client, loop: loop, log: log, specs: specs}, nil
+}
+
+// Start serves kubelet's DRA API, registers with kubelet and publishes the
+// node's devices. kubelet need not be there yet: it finds the registration
+// socket when it starts.
+func (d *Driver) Start(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.helper != nil {
+		return errors.New("start DRA driver: already started")
+	}
+	// kubelet makes its registration directory when it starts; the driver
+	// may start first.
+	for _, dir := range []string{d.cfg.PluginDataDir, d.cfg.RegistrarDir} {
+		if err := os.MkdirAll(dir, socketDirMode); err != nil {
+			return fmt.Errorf("start DRA driver: create %s: %w", dir, err)
+		}
+	}
+	helper, err := kubeletplugin.Start(ctx, d,
+		kubeletplugin.DriverName(d.cfg.DriverName),
+		kubeletplugin.NodeName(d.cfg.NodeName),
+		kubeletplugin.KubeClient(d.client),
+		kubeletplugin.PluginDataDirectoryPath(d.cfg.PluginDataDir),
+		kubeletplugin.RegistrarDirectoryPath(d.cfg.RegistrarDir),
+		kubeletplugin.HealthService(false),
+	)
+	if err != nil {
+		return fmt.Errorf("start DRA driver %s: %w", d.cfg.DriverName, err)
+	}
+	if err := helper.PublishResources(ctx, d.resources()); err != nil {
+		helper.Stop()
+		return fmt.Errorf("publish ResourceSlices of %s: %w", d.cfg.DriverName, err)
+	}
+	d.helper = helper
+	return nil
+}
+
+// resources is the node's one pool.
+func (d *Driver) resources() resourceslice.DriverResources {
+	var pool resourceslice.Pool
+	for _, devices := range claims.SliceDevices(d.cfg.Devices, d.cfg.SocketRoot, d.cfg.ContainerDir) {
+		pool.Slices = append(pool.Slices, resourceslice.Slice{Devices: devices})
+	}
+	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{claims.PoolName(d.cfg.NodeName): pool}}
+}
+
+// Stop stops serving kubelet and publishing. The slices stay: the driver is
+// expected back (use RemoveSlices when it is not). Prepared claims stay in
+// the checkpoint and their CDI specs in place.
+func (d *Driver) Stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.helper.Stop()
+	d.helper = nil
+}
+
+// PluginSocket is the path of the DRA gRPC socket kubelet calls.
+func (d *Driver) PluginSocket() string { return d.cfg.PluginDataDir + "/dra.sock" }
+
+// PrepareResourceClaims implements kubeletplugin.DRAPlugin: one PrepareClaim
+// event per claim, then its CDI spec.
+func (d *Driver) PrepareResourceClaims(ctx context.Context, list []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
+	results := make(map[types.UID]kubeletplugin.PrepareResult, len(list))
+	for _, claim := range list {
+		devices, err := d.prepare(ctx, claim)
+		if err != nil {
+			d.log.Warnf("prepare claim %s/%s (uid %s): %v", claim.Namespace, claim.Name, claim.UID, err)
+		}
+		results[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
+	}
+	return results, nil
+}
+
+func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
+	pool := claims.PoolName(d.cfg.NodeName)
+	requests, err := claims.Requests(claim, d.cfg.DriverName, pool)
+	if err != nil {
+		return nil, err
+	}
+	event := dmapi.NewPrepareClaim(string(claim.UID), claim.Namespace, claim.Name, claims.Pod(claim), requests)
+	if err := d.loop.PushEvent(event); err != nil {
+		return nil, fmt.Errorf("queue the claim for preparation (kubelet retries): %w", err)
+	}
+	if err := event.Wait(ctx); err != nil {
+		return nil, err
+	}
+	spec := claims.CDISpec(string(claim.UID), event.Prepared, d.cfg.ContainerDir)
+	if err := d.specs.WriteSpec(spec, claims.CDISpecName(string(claim.UID))); err != nil {
+		return nil, fmt.Errorf("write CDI spec of claim %s/%s to %s (the allocation stays; kubelet retries): %w", claim.Namespace, claim.Name, d.cfg.CDIDir, err)
+	}
+	var devices []kubeletplugin.Device
+	for _, request := range requests {
+		for _, id := range request.DeviceIDs {
+			devices = append(devices, kubeletplugin.Device{
+				Requests: []string{request.Name}, PoolName: pool, DeviceName: id,
+				CDIDeviceIDs: []string{claims.CDIDeviceID(string(claim.UID), request.Name)},
+			})
+		}
+	}
+	return devices, nil
+}
+
+// UnprepareResourceClaims implements kubeletplugin.DRAPlugin: one
+// UnprepareClaim event per claim, then its CDI spec goes.
+func (d *Driver) UnprepareResourceClaims(ctx context.Context, list []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
+	results := make(map[types.UID]error, len(list))
+	for _, claim := range list {
+		err := d.unprepare(ctx, claim)
+		if err != nil {
+			d.log.Warnf("unprepare claim %s (uid %s): %v", claim.NamespacedName, claim.UID, err)
+		}
+		results[claim.UID] = err
+	}
+	return results, nil
+}
+
+func (d *Driver) unprepare(ctx context.Context, claim kubeletplugin.NamespacedObject) error {
+	event := dmapi.NewUnprepareClaim(string(claim.UID), claim.Namespace, claim.Name)
+	if err := d.loop.PushEvent(event); err != nil {
+		return fmt.Errorf("queue the claim for release (kubelet retries): %w", err)
+	}
+	if err := event.Wait(ctx); err != nil {
+		return err
+	}
+	if err := d.specs.RemoveSpec(claims.CDISpecName(string(claim.UID))); err != nil {
+		return fmt.Errorf("remove CDI spec of claim %s from %s: %w", claim.NamespacedName, d.cfg.CDIDir, err)
+	}
+	return nil
+}
+
+// HandleError implements kubeletplugin.DRAPlugin: publishing errors are
+// logged; the resourceslice controller retries.
+func (d *Driver) HandleError(_ context.Context, err error, msg string) {
+	d.log.Errorf("DRA driver %s: %s: %v", d.cfg.DriverName, msg, err)
+}
+
+// WatchHealthStatus implements kubeletplugin.DRAPlugin; the health service
+// is off (a memif has no health of its own to report).
+func (d *Driver) WatchHealthStatus(context.Context, chan<- kubeletplugin.DeviceHealthReport) error {
+	return kubeletplugin.ErrHealthNotSupported
+}

@@ -1,0 +1,278 @@
+package kubeletdriver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	oci "github.com/opencontainers/runtime-spec/specs-go"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	fakeapiserver "k8s.io/client-go/kubernetes/fake"
+	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+	"tags.cncf.io/container-device-interface/pkg/cdi"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+	"github.com/contivpp/memif-agent/plugins/dradriver/kubeletdriver"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+)
+
+const (
+	nodeName    = "node-1"
+	waitLimit   = 20 * time.Second
+	claimUID    = "6f1c2a4e-1b2c-4d5e-8f90-0123456789ab"
+	podUID      = "0b7e3c1d-2f4a-4b6c-9d8e-abcdefabcdef"
+	claimName   = "dpdk-memif"
+	claimNS     = "default"
+	requestName = "memif"
+)
+
+// node is the real device manager on the real event loop, the driver in
+// front of it, and the API server stood in for by client-go's fake
+// clientset (no API server runs here).
+type node struct {
+	dm          *manager.Manager
+	driver      *kubeletdriver.Driver
+	apiServer   *fakeapiserver.Clientset
+	cfg         kubeletdriver.Config
+	kubelet     drapb.DRAPluginClient
+	registrarIn string
+}
+
+func startNode(t *testing.T) *node {
+	t.Helper()
+	dir := t.TempDir()
+	dm := devicemanagertest.New(t, nil)
+	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, dm)
+	apiServer := fakeapiserver.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName, UID: "node-uid"}})
+	pool := dm.ClaimPool()
+	cfg := kubeletdriver.Config{
+		DriverName: claims.DefaultDriverName, NodeName: nodeName,
+		PluginDataDir: filepath.Join(dir, "plugins", claims.DefaultDriverName), RegistrarDir: filepath.Join(dir, "plugins_registry"),
+		CDIDir: filepath.Join(dir, "cdi"), SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
+	}
+	driver, err := kubeletdriver.New(cfg, apiServer, loop, devicemanagertest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := driver.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { driver.Stop(); cancel() })
+	conn, err := grpc.NewClient("unix://"+driver.PluginSocket(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &node{dm: dm, driver: driver, apiServer: apiServer, cfg: cfg, kubelet: drapb.NewDRAPluginClient(conn),
+		registrarIn: filepath.Join(cfg.RegistrarDir, claims.DefaultDriverName+"-reg.sock")}
+}
+
+// allocate stores the claim as the scheduler leaves it: allocated from
+// this node's pool and reserved for its pod.
+func (n *node) allocate(t *testing.T, uid, name string, devices ...string) *resourceapi.ResourceClaim {
+	t.Helper()
+	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: claimNS, Name: name, UID: types.UID(uid)}}
+	for _, device := range devices {
+		claim.Status.Allocation = &resourceapi.AllocationResult{}
+		claim.Status.Allocation.Devices.Results = append(claim.Status.Allocation.Devices.Results, resourceapi.DeviceRequestAllocationResult{
+			Request: requestName, Driver: claims.DefaultDriverName, Pool: nodeName, Device: device,
+		})
+	}
+	claim.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: "dpdk", UID: podUID}}
+	if _, err := n.apiServer.ResourceV1().ResourceClaims(claimNS).Create(context.Background(), claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return claim
+}
+
+func (n *node) prepare(t *testing.T, uid, name string) *drapb.NodePrepareResourceResponse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	response, err := n.kubelet.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: claimNS, Uid: uid, Name: name}}})
+	if err != nil {
+		t.Fatalf("NodePrepareResources: %v", err)
+	}
+	return response.Claims[uid]
+}
+
+func (n *node) unprepare(t *testing.T, uid, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	response, err := n.kubelet.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: claimNS, Uid: uid, Name: name}}})
+	if err != nil {
+		t.Fatalf("NodeUnprepareResources: %v", err)
+	}
+	return response.Claims[uid].GetError()
+}
+
+func TestPrepareAndUnprepareOverKubeletsSocket(t *testing.T) {
+	n := startNode(t)
+	n.allocate(t, claimUID, claimName, "memif-dra-001")
+
+	prepared := n.prepare(t, claimUID, claimName)
+	wantID := claims.CDIDeviceID(claimUID, requestName)
+	if prepared.GetError() != "" || len(prepared.Devices) != 1 || !slices.Equal(prepared.Devices[0].CdiDeviceIds, []string{wantID}) ||
+		prepared.Devices[0].PoolName != nodeName || prepared.Devices[0].DeviceName != "memif-dra-001" {
+		t.Fatalf("NodePrepareResources = %v, want memif-dra-001 of %s as %s", prepared, nodeName, wantID)
+	}
+	memif, err := n.dm.GetPodMemifInfo(podapi.PodID{Namespace: claimNS, Name: "dpdk"})
+	if err != nil || memif.PodUID != podUID || !slices.Equal(memif.DeviceIDs, []string{"memif-dra-001"}) {
+		t.Fatalf("GetPodMemifInfo before any container = %v, %v; want the claim's memif", memif, err)
+	}
+	specPath := filepath.Join(n.cfg.CDIDir, claims.CDISpecName(claimUID))
+	assertMode(t, specPath, 0o600)
+	assertMode(t, n.cfg.CDIDir, 0o700)
+	env, mounts := inject(t, n.cfg.CDIDir, wantID)
+	if !slices.Contains(env, dmapi.EnvMemifSecret+"="+memif.Secret) || !slices.Contains(env, dmapi.EnvMemifSocket+"="+memif.ContainerSocket) ||
+		len(mounts) != 1 || mounts[0].Source != memif.HostDir || mounts[0].Destination != n.cfg.ContainerDir {
+		t.Errorf("the container gets env %v, mounts %+v; want %s's socket, secret and directory", env, mounts, memif.AllocationID)
+	}
+
+	// kubelet retries, and prepares again after its restart.
+	if again := n.prepare(t, claimUID, claimName); again.GetError() != "" || !slices.Equal(again.Devices[0].CdiDeviceIds, []string{wantID}) {
+		t.Errorf("preparing again = %v", again)
+	}
+	if list := n.dm.ListAllocations(); len(list) != 1 || list[0].Secret != memif.Secret {
+		t.Errorf("after preparing twice the node holds %v, want the one allocation", list)
+	}
+
+	if msg := n.unprepare(t, claimUID, claimName); msg != "" {
+		t.Fatalf("NodeUnprepareResources: %s", msg)
+	}
+	if _, err := os.Stat(specPath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("CDI spec after unprepare: %v, want it gone", err)
+	}
+	poll.Until(t, waitLimit, "the claim's directory released", func() error {
+		if _, err := os.Stat(memif.HostDir); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s: %v", memif.HostDir, err)
+		}
+		if list := n.dm.ListAllocations(); len(list) != 0 {
+			return fmt.Errorf("still held: %v", list)
+		}
+		return nil
+	})
+	if msg := n.unprepare(t, claimUID, claimName); msg != "" {
+		t.Errorf("unpreparing a released claim: %s, want success", msg)
+	}
+}
+
+func TestPrepareRefusesWhatTheNodeCannotGive(t *testing.T) {
+	n := startNode(t)
+	n.allocate(t, claimUID, claimName, "memif-dra-000")
+	if prepared := n.prepare(t, claimUID, claimName); prepared.GetError() != "" {
+		t.Fatal(prepared.GetError())
+	}
+	cases := []struct {
+		name, uid, device, want string
+	}{
+		{"device held by another claim", "11111111-1b2c-4d5e-8f90-0123456789ab", "memif-dra-000", "already held"},
+		{"device this node does not have", "22222222-1b2c-4d5e-8f90-0123456789ab", "memif-dra-999", "not devices of"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n.allocate(t, tc.uid, "claim-"+tc.uid[:8], tc.device)
+			prepared := n.prepare(t, tc.uid, "claim-"+tc.uid[:8])
+			if !strings.Contains(prepared.GetError(), tc.want) {
+				t.Errorf("prepare = %v, want an error saying %q", prepared, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(n.cfg.CDIDir, claims.CDISpecName(tc.uid))); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a refused claim has a CDI spec: %v", err)
+			}
+		})
+	}
+	if list := n.dm.ListAllocations(); len(list) != 1 {
+		t.Errorf("after the refusals the node holds %v, want the first claim's only", list)
+	}
+}
+
+func TestSlicesPublishedWithoutSecrets(t *testing.T) {
+	n := startNode(t)
+	var slice resourceapi.ResourceSlice
+	poll.Until(t, waitLimit, "this node's ResourceSlice", func() error {
+		list, err := n.apiServer.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{})
+		if err != nil || len(list.Items) != 1 {
+			return fmt.Errorf("slices %v, %v", list, err)
+		}
+		slice = list.Items[0]
+		return nil
+	})
+	var names []string
+	for _, device := range slice.Spec.Devices {
+		names = append(names, device.Name)
+	}
+	if slice.Spec.Driver != claims.DefaultDriverName || slice.Spec.Pool.Name != nodeName || slice.Spec.NodeName == nil || *slice.Spec.NodeName != nodeName ||
+		!slices.Equal(names, n.dm.ClaimPool().Devices) || len(names) != devicemanagertest.ClaimDeviceCount || slice.Spec.Pool.ResourceSliceCount != 1 {
+		t.Errorf("slice = %+v, want %s's %d devices of %s", slice.Spec, nodeName, devicemanagertest.ClaimDeviceCount, claims.DefaultDriverName)
+	}
+	n.allocate(t, claimUID, claimName, "memif-dra-002")
+	n.prepare(t, claimUID, claimName)
+	secret := n.dm.ListAllocations()[0].Secret
+	slicesNow, _ := n.apiServer.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{})
+	claimNow, _ := n.apiServer.ResourceV1().ResourceClaims(claimNS).Get(context.Background(), claimName, metav1.GetOptions{})
+	events, _ := n.apiServer.CoreV1().Events("").List(context.Background(), metav1.ListOptions{})
+	for what, object := range map[string]any{"slices": slicesNow, "claim": claimNow, "events": events} {
+		encoded, _ := json.Marshal(object)
+		if strings.Contains(string(encoded), secret) {
+			t.Errorf("the secret is in the API server's %s", what)
+		}
+	}
+}
+
+func TestRegistersWithKubelet(t *testing.T) {
+	n := startNode(t)
+	conn, err := grpc.NewClient("unix://"+n.registrarIn, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	info, err := registerapi.NewRegistrationClient(conn).GetInfo(ctx, &registerapi.InfoRequest{})
+	if err != nil || info.Type != registerapi.DRAPlugin || info.Name != claims.DefaultDriverName || info.Endpoint != n.driver.PluginSocket() {
+		t.Errorf("GetInfo = %v, %v; want a DRA plugin %s at %s", info, err, claims.DefaultDriverName, n.driver.PluginSocket())
+	}
+}
+
+func assertMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().Perm() != want {
+		t.Errorf("%s: %v, %v; want mode %#o", path, info, err, want)
+	}
+}
+
+// inject applies a CDI device to a container spec with the CDI library, as
+// containerd does, and returns the container's env and mounts.
+func inject(t *testing.T, dir, id string) ([]string, []oci.Mount) {
+	t.Helper()
+	cache, err := cdi.NewCache(cdi.WithSpecDirs(dir), cdi.WithAutoRefresh(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &oci.Spec{Process: &oci.Process{}, Linux: &oci.Linux{}}
+	if unresolved, err := cache.InjectDevices(spec, id); err != nil {
+		t.Fatalf("inject %s = %v, %v", id, unresolved, err)
+	}
+	return spec.Process.Env, spec.Mounts
+}

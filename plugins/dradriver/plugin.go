@@ -1,0 +1,115 @@
+package dradriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/ligato/cn-infra/infra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/dradriver/kubeletdriver"
+)
+
+// Plugin is the DRA driver in the agent.
+type Plugin struct {
+	Deps
+	cfg    Config
+	driver *kubeletdriver.Driver
+}
+
+// ClaimPoolSource gives the devices to publish: the device manager.
+type ClaimPoolSource interface {
+	ClaimPool() dmapi.ClaimPool
+}
+
+// Deps are the plugin's dependencies; all are required.
+type Deps struct {
+	infra.PluginDeps
+	EventLoop     controllerapi.EventLoop
+	DeviceManager ClaimPoolSource
+}
+
+// Init reads and validates the config. An invalid config stops the agent
+// with an error naming the key.
+func (p *Plugin) Init() error {
+	if p.EventLoop == nil || p.DeviceManager == nil {
+		return errors.New("dradriver plugin: EventLoop and DeviceManager dependencies are required")
+	}
+	p.cfg = DefaultConfig()
+	if err := configfile.Load(p.Cfg.GetConfigName(), &p.cfg); err != nil {
+		return fmt.Errorf("dradriver plugin: %w", err)
+	}
+	if p.cfg.Enabled && p.cfg.NodeName == "" {
+		p.cfg.NodeName = os.Getenv(NodeNameEnv)
+		if p.cfg.NodeName == "" {
+			return fmt.Errorf("dradriver plugin: %w", &configfile.KeyError{Key: "node-name",
+				Reason: "is empty and $" + NodeNameEnv + " is not set; set either to this node's name"})
+		}
+	}
+	return nil
+}
+
+// AfterInit starts the driver when it is enabled: kubelet's DRA API,
+// registration, and the node's ResourceSlice.
+func (p *Plugin) AfterInit() error {
+	if !p.cfg.Enabled {
+		p.Log.Infof("DRA driver off (dradriver.conf enabled: false)")
+		return nil
+	}
+	pool := p.DeviceManager.ClaimPool()
+	if len(pool.Devices) == 0 {
+		return errors.New("dradriver plugin: enabled, but devicemanager.conf claim-device-count is 0: set it to the number of memifs this node offers through ResourceClaims")
+	}
+	client, err := p.kubeClient()
+	if err != nil {
+		return err
+	}
+	driver, err := kubeletdriver.New(kubeletdriver.Config{
+		DriverName: p.cfg.DriverName, NodeName: p.cfg.NodeName,
+		PluginDataDir: p.cfg.PluginDataDir, RegistrarDir: p.cfg.RegistrarDir, CDIDir: p.cfg.CDIDir,
+		SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
+	}, client, p.EventLoop, p.Log)
+	if err != nil {
+		return fmt.Errorf("dradriver plugin: %w", err)
+	}
+	if err := driver.Start(context.Background()); err != nil {
+		return fmt.Errorf("dradriver plugin: %w", err)
+	}
+	p.driver = driver
+	p.Log.Infof("DRA driver %s serving at %s, publishing %d devices for node %s", p.cfg.DriverName, driver.PluginSocket(), len(pool.Devices), p.cfg.NodeName)
+	return nil
+}
+
+func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
+	var restConfig *rest.Config
+	var err error
+	if p.cfg.Kubeconfig == "" {
+		restConfig, err = rest.InClusterConfig()
+	} else {
+		restConfig, err = clientcmd.BuildConfigFromFlags("", p.cfg.Kubeconfig)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dradriver plugin: API server client (kubeconfig %q; empty means in-cluster): %w", p.cfg.Kubeconfig, err)
+	}
+	client, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("dradriver plugin: API server client: %w", err)
+	}
+	return client, nil
+}
+
+// Close stops serving kubelet and publishing; prepared claims stay in the
+// checkpoint, the slices in the API server for the next start.
+func (p *Plugin) Close() error {
+	if p.driver != nil {
+		p.driver.Stop()
+	}
+	return nil
+}
