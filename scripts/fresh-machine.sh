@@ -5,24 +5,27 @@
 # scripts/install-deps.sh installs there. It shows that the install steps are
 # complete without removing packages from the machine it runs on.
 #
-#   scripts/fresh-machine.sh DIR [REF]
+#   scripts/fresh-machine.sh DIR [REF [COMMAND]]
 #
 # DIR keeps a pristine root made by debootstrap (DIR/base, made once and
 # reused) and a copy of it for this run (DIR/run, made anew each run). REF
 # (default main) is the commit of this repository to clone; shared/ beside
-# the repository, when there, is copied beside the clone as CI has it. The
-# root gets its own mount and PID namespaces: /proc, /sys (with the cgroup
-# file system that dockerd needs) and /dev are mounted into it, and every
-# process left in it ends with the run. The log is DIR/ci.log; the exit code
-# is .ci/run's. Needs root, debootstrap and the Debian mirror of
+# the repository, when there, is copied beside the clone as CI has it.
+# COMMAND (default: CI=true bash .ci/run) runs in the clone, for a quicker
+# check such as scripts/install-deps.sh alone. The root gets its own mount
+# and PID namespaces: /proc, /sys (with the cgroup file system that dockerd
+# needs) and /dev are mounted into it, and every process left in it ends
+# with the run. The log is DIR/ci.log; the exit code
+# is COMMAND's. Needs root, debootstrap and the Debian mirror of
 # /etc/apt/sources.list.d/debian.sources (or MIRROR). Heavy: run it under
 # nice on a shared machine.
 set -euo pipefail
 
-[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 DIR [REF]" >&2; exit 2; }
+[ $# -ge 1 ] && [ $# -le 3 ] || { echo "usage: $0 DIR [REF [COMMAND]]" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "fresh-machine: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
 dir=$(realpath -m "$1")
 ref=${2:-main}
+command=${3:-CI=true bash .ci/run}
 repo=$(cd "$(dirname "$0")/.." && git rev-parse --show-toplevel)
 repo=$(git -C "$repo" rev-parse --path-format=absolute --git-common-dir)/..
 repo=$(realpath "$repo")
@@ -80,11 +83,11 @@ unshare --mount --pid --fork --propagation private -- bash -c '
 	exec chroot "$run" /usr/bin/env -i HOME=/root TERM=dumb \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		SSL_CERT_FILE=/etc/ssl/ca-certificates.crt \
-		bash -c "cd /work/main && CI=true bash .ci/run"
-' fresh-machine "$run" >"$log" 2>&1 </dev/null
+		bash -c "cd /work/main && $2"
+' fresh-machine "$run" "$command" >"$log" 2>&1 </dev/null
 status=$?
 set -e
 elapsed=$(($(date +%s) - start))
-echo "fresh-machine: CI=true bash .ci/run exited $status after ${elapsed}s; log in $log"
+echo "fresh-machine: $command exited $status after ${elapsed}s; log in $log"
 tail -n 5 "$log"
 exit "$status"
