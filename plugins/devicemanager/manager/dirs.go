@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/contivpp/memif-agent/internal/securedir"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -152,11 +154,21 @@ type kubeletDevices interface {
 	ListsKubeletDevices() bool
 }
 
-// removeUnexplainedDirs removes the directories findUnexplainedDirs kept
-// once live, from kubelet's pod-resources, shows that no pod holds their
-// device nor mounts them. Without pod-resources they are kept.
-func (m *Manager) removeUnexplainedDirs(live []podapi.PodState) {
-	if lister, ok := m.opts.PodLister.(kubeletDevices); len(m.unexplained) == 0 || !ok || !lister.ListsKubeletDevices() {
+// settleUnexplainedDirs recovers the allocation of each directory
+// findUnexplainedDirs kept that a live container mounts with the
+// allocation's annotations, and removes the others once live, from
+// kubelet's pod-resources, shows that no pod holds their device nor
+// mounts them. Without pod-resources they are kept.
+func (m *Manager) settleUnexplainedDirs(live []podapi.PodState) {
+	if len(m.unexplained) == 0 {
+		return
+	}
+	if m.recoverAllocations(live) > 0 {
+		if err := m.persist(); err != nil {
+			m.log.Errorf("persist recovered allocations (the next change retries): %v", err)
+		}
+	}
+	if lister, ok := m.opts.PodLister.(kubeletDevices); !ok || !lister.ListsKubeletDevices() {
 		return
 	}
 	inUse := map[string]bool{}
@@ -184,4 +196,55 @@ func (m *Manager) removeUnexplainedDirs(live []podapi.PodState) {
 		delete(m.unexplained, name)
 		m.log.Infof("removed directory %s: no allocation holds it and kubelet shows no pod holding device %s", dir, device)
 	}
+}
+
+// recoverAllocations rebuilds, from the container that mounts it, the
+// allocation of each unexplained directory: kubelet handed the runtime
+// the allocation's mount, socket paths and secret with the container, so
+// the pod keeps its memif although the checkpoint lost it. It returns how
+// many it recovered.
+func (m *Manager) recoverAllocations(live []podapi.PodState) int {
+	recovered := 0
+	for _, pod := range live {
+		for _, c := range pod.Containers {
+			for _, source := range c.MountSources {
+				name := filepath.Base(source)
+				device, unexplained := m.unexplained[name]
+				if !unexplained || source != m.hostDir(name) {
+					continue
+				}
+				a, err := m.recoverAllocation(name, device, pod.Pod, c)
+				if err != nil {
+					m.log.Warnf("cannot recover the allocation of directory %s from container %s of pod %s: %v", source, c.Name, pod.Pod, err)
+					continue
+				}
+				delete(m.unexplained, name)
+				recovered++
+				m.log.Warnf("recovered %s from container %s of pod %s, which mounts its directory", a, c.Name, pod.Pod)
+			}
+		}
+	}
+	return recovered
+}
+
+func (m *Manager) recoverAllocation(name, device string, pod podapi.Pod, c podapi.PodContainer) (allocation.Allocation, error) {
+	dir := m.hostDir(name)
+	hostSocket := c.Annotations[dmapi.AnnotationSocketHost]
+	secret := c.Annotations[dmapi.AnnotationSecret]
+	if hostSocket != m.cfg.HostSocket(dir) || secret == "" {
+		return allocation.Allocation{}, fmt.Errorf("its annotations name socket %q and %d secret bytes, want socket %s and a secret", hostSocket, len(secret), m.cfg.HostSocket(dir))
+	}
+	devices := c.DeviceIDs[m.cfg.ResourceName]
+	if !slices.Contains(devices, device) {
+		devices = []string{device}
+	}
+	containerSocket := c.Annotations[dmapi.AnnotationSocketContainer]
+	if containerSocket == "" {
+		containerSocket = m.cfg.ContainerSocket()
+	}
+	a := allocation.Allocation{
+		ID: name, DeviceIDs: slices.Clone(devices), HostDir: dir, HostSocket: hostSocket, ContainerSocket: containerSocket,
+		Secret: secret, AllocatedAt: m.opts.Now().UTC(), Pod: pod.ID, PodUID: pod.UID, ContainerName: c.Name,
+	}
+	return a, m.state.Add(a)
 }

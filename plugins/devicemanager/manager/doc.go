@@ -40,8 +40,10 @@
 // A directory under the socket root that no allocation explains (an
 // Allocate a crash cut short, or an allocation lost with a damaged
 // checkpoint, which a pod may still use) is never removed on the
-// checkpoint's word: the first resync reports it, and a collection removes
-// it once the PodLister, reading kubelet's pod-resources
+// checkpoint's word: the first resync reports it; a collection recovers
+// its allocation from a live container that mounts it (the annotations
+// kubelet handed the runtime hold the socket paths and the secret), or
+// removes it once the PodLister, reading kubelet's pod-resources
 // (ListsKubeletDevices), shows no pod holding its device nor mounting it.
 // A damaged checkpoint loses only what the damage covers; every loss is
 // logged with its count and counted.

@@ -272,7 +272,7 @@ func (m *Manager) collect(live podapi.Listing, ops controllerapi.EventOperations
 		return fmt.Sprintf("bound %d allocations", bound), m.persist()
 	}
 	bindings, collected, gone := m.state.Collect(live.Pods, m.opts.Now(), m.cfg.UnboundGracePeriod.Duration())
-	m.removeUnexplainedDirs(live.Pods)
+	m.settleUnexplainedDirs(live.Pods)
 	for _, b := range bindings {
 		m.log.Infof("bound %s to pod %s by %s", b.Allocation, b.Allocation.Pod, b.Evidence)
 	}

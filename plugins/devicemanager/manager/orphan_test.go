@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
@@ -87,5 +88,46 @@ func TestUnexplainedDirectories(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnexplainedDirectoryRecovered: the checkpoint lost an allocation
+// whose pod runs. The container that mounts its directory carries what
+// kubelet handed it (the socket paths and the secret), so the allocation
+// is rebuilt from it, bound to the pod, and persisted: the pod keeps its
+// memif and the vswitch side can be wired again with the same secret.
+func TestUnexplainedDirectoryRecovered(t *testing.T) {
+	cfg := testConfig(t)
+	first := startAgent(t, cfg, nil)
+	response, err := allocate(first, []string{"memif-003"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := response.ContainerResponses[0]
+	first.stop()
+	if err := os.Remove(cfg.CheckpointPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(cfg.CheckpointPath + ".journal"); err != nil {
+		t.Fatal(err)
+	}
+	dir := granted.Mounts[0].HostPath
+	pod := podapi.PodState{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "web"}, UID: "u1"},
+		Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{dir}, Annotations: granted.Annotations,
+			DeviceIDs: map[string][]string{cfg.ResourceName: {"memif-003"}}}}}
+	lister := &kubeletPodLister{fixedPodLister{pods: []podapi.PodState{pod}}}
+
+	second := startAgent(t, cfg, lister)
+	live, err := lister.ListPods(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	push(t, second, &manager.ReconcileAllocations{Live: live})
+	list := second.dm.ListAllocations()
+	if len(list) != 1 || list[0].HostDir != dir || list[0].Secret != granted.Envs["MEMIF_SECRET"] || list[0].Pod != pod.Pod.ID {
+		t.Fatalf("after the checkpoint was lost the manager holds %+v; want the allocation of %s recovered from its container, bound to %s", list, dir, pod.Pod)
+	}
+	if persisted, err := checkpoint.Load(cfg.CheckpointPath); err != nil || len(persisted.Allocations) != 1 {
+		t.Errorf("checkpoint after the recovery: %+v, %v; want the recovered allocation", persisted, err)
 	}
 }
