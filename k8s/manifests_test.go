@@ -38,6 +38,9 @@ type kustomization struct {
 		NewName string `json:"newName,omitempty"`
 		NewTag  string `json:"newTag,omitempty"`
 	} `json:"images,omitempty"`
+	Patches []struct {
+		Path string `json:"path"`
+	} `json:"patches,omitempty"`
 }
 
 // manifests are the decoded files of this directory.

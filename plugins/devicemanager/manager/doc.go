@@ -48,6 +48,14 @@
 // A damaged checkpoint loses only what the damage covers; every loss is
 // logged with its count and counted.
 //
+// ResourceClaims (the DRA driver, plugins/dradriver) come as PrepareClaim
+// and UnprepareClaim events: one allocation per claim request from the
+// claim devices (claim-device-count), made exactly as for Allocate and
+// bound at once to the claim's pod; preparing again returns them. kubelet
+// releases them with UnprepareClaim (a DeletePod follow-up, so the vswitch
+// side goes first), also after its own restart, so collection never
+// releases a claim's allocation.
+//
 // The handler runs on the controller event loop; allocation state is
 // behind the allocation package's lock, so the DeviceManagerAPI methods are
 // safe from any goroutine. Every change is in the checkpoint, durably,

@@ -1,0 +1,196 @@
+package k8s_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	resourceapi "k8s.io/api/resource/v1"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/dradriver"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+)
+
+// draManifests are the files of k8s/dra, decoded strictly.
+type draManifests struct {
+	kustomization  kustomization
+	deviceClass    resourceapi.DeviceClass
+	roleAndBinding []byte
+	claimTemplate  resourceapi.ResourceClaimTemplate
+	examplePod     corev1.Pod
+	daemonSetPatch appsv1.DaemonSet
+	configMapPatch corev1.ConfigMap
+	serviceAccount corev1.ServiceAccount
+}
+
+func loadDRAManifests(t *testing.T) *draManifests {
+	t.Helper()
+	m := &draManifests{}
+	type file struct {
+		kind   string
+		target any
+	}
+	files := map[string]file{
+		"kustomization.yaml":         {"Kustomization", &m.kustomization},
+		"deviceclass.yaml":           {"DeviceClass", &m.deviceClass},
+		"resourceclaimtemplate.yaml": {"ResourceClaimTemplate", &m.claimTemplate},
+		"example-pod.yaml":           {"Pod", &m.examplePod},
+		"daemonset-patch.yaml":       {"DaemonSet", &m.daemonSetPatch},
+		"configmap-patch.yaml":       {"ConfigMap", &m.configMapPatch},
+		"serviceaccount-patch.yaml":  {"ServiceAccount", &m.serviceAccount},
+		"rbac.yaml":                  {}, // two documents, decoded in the RBAC test
+	}
+	onDisk, err := filepath.Glob("dra/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range onDisk {
+		f, known := files[filepath.Base(path)]
+		if !known {
+			t.Errorf("%s is not decoded by this test: add it to loadDRAManifests", path)
+			continue
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.target == nil {
+			m.roleAndBinding = content
+			continue
+		}
+		if err := decodeStrict(content, f.kind, f.target); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	return m
+}
+
+func TestDRAKustomizationListsEveryFile(t *testing.T) {
+	m := loadDRAManifests(t)
+	listed := slices.Clone(m.kustomization.Resources)
+	for _, patch := range m.kustomization.Patches {
+		listed = append(listed, patch.Path)
+	}
+	for _, name := range []string{"../", "deviceclass.yaml", "rbac.yaml", "daemonset-patch.yaml", "configmap-patch.yaml", "serviceaccount-patch.yaml"} {
+		if !slices.Contains(listed, name) {
+			t.Errorf("k8s/dra/kustomization.yaml does not apply %s", name)
+		}
+	}
+}
+
+func TestDeviceClassSelectsTheDriver(t *testing.T) {
+	m := loadDRAManifests(t)
+	if m.deviceClass.Name != claims.DefaultDriverName || len(m.deviceClass.Spec.Selectors) != 1 ||
+		m.deviceClass.Spec.Selectors[0].CEL.Expression != `device.driver == "`+claims.DefaultDriverName+`"` {
+		t.Errorf("DeviceClass = %+v, want %s selecting its driver's devices", m.deviceClass, claims.DefaultDriverName)
+	}
+	requests := m.claimTemplate.Spec.Spec.Devices.Requests
+	if len(requests) != 1 || requests[0].Exactly == nil || requests[0].Exactly.DeviceClassName != m.deviceClass.Name || requests[0].Exactly.Count > 1 {
+		t.Errorf("the claim template's requests %+v do not ask for one device of %s", requests, m.deviceClass.Name)
+	}
+}
+
+func TestDRAExamplePodUsesTheTemplate(t *testing.T) {
+	m := loadDRAManifests(t)
+	spec := m.examplePod.Spec
+	if len(spec.ResourceClaims) != 1 || spec.ResourceClaims[0].ResourceClaimTemplateName == nil ||
+		*spec.ResourceClaims[0].ResourceClaimTemplateName != m.claimTemplate.Name || m.examplePod.Namespace != m.claimTemplate.Namespace {
+		t.Fatalf("example pod's claims %+v do not name the template %s/%s", spec.ResourceClaims, m.claimTemplate.Namespace, m.claimTemplate.Name)
+	}
+	container := spec.Containers[0]
+	if len(container.Resources.Claims) != 1 || container.Resources.Claims[0].Name != spec.ResourceClaims[0].Name {
+		t.Errorf("the container's claims %+v do not use the pod's claim %s", container.Resources.Claims, spec.ResourceClaims[0].Name)
+	}
+	if _, asked := container.Resources.Limits[corev1.ResourceName(dmapi.DefaultResourceName)]; asked {
+		t.Errorf("the claim example also asks for the extended resource")
+	}
+	command := strings.Join(append(container.Command, container.Args...), " ")
+	for _, env := range []string{dmapi.EnvMemifSocket, dmapi.EnvMemifSecret} {
+		if !strings.Contains(command, "$"+env) {
+			t.Errorf("example pod's command does not read $%s", env)
+		}
+	}
+}
+
+func TestDRAPatchesGiveTheDriverWhatItNeeds(t *testing.T) {
+	m := loadDRAManifests(t)
+	draCfg, err := dradriver.ParseConfig([]byte(m.configMapPatch.Data["dradriver.conf"]))
+	if err != nil || !draCfg.Enabled {
+		t.Fatalf("patched dradriver.conf = %+v, %v; want the driver enabled", draCfg, err)
+	}
+	dmCfg, err := dmconfig.Parse([]byte(m.configMapPatch.Data["devicemanager.conf"]))
+	if err != nil || dmCfg.ClaimDeviceCount < 1 || !dmCfg.DevicePlugin {
+		t.Fatalf("patched devicemanager.conf = %+v, %v; want claim devices and the device plugin still on", dmCfg, err)
+	}
+	pod := m.daemonSetPatch.Spec.Template.Spec
+	if pod.AutomountServiceAccountToken == nil || !*pod.AutomountServiceAccountToken || m.serviceAccount.AutomountServiceAccountToken == nil || !*m.serviceAccount.AutomountServiceAccountToken {
+		t.Error("the driver gets no service account token")
+	}
+	container := pod.Containers[0]
+	nodeName := slices.IndexFunc(container.Env, func(env corev1.EnvVar) bool {
+		return env.Name == dradriver.NodeNameEnv && env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "spec.nodeName"
+	})
+	if nodeName < 0 {
+		t.Errorf("$%s is not the pod's spec.nodeName: %+v", dradriver.NodeNameEnv, container.Env)
+	}
+	hostPaths := map[string]string{}
+	for _, volume := range pod.Volumes {
+		if volume.HostPath != nil {
+			hostPaths[volume.Name] = volume.HostPath.Path
+		}
+	}
+	mounted := map[string]string{}
+	for _, mount := range container.VolumeMounts {
+		mounted[mount.MountPath] = hostPaths[mount.Name]
+	}
+	for _, dir := range []string{filepath.Dir(draCfg.PluginDataDir), draCfg.RegistrarDir, draCfg.CDIDir} {
+		if mounted[dir] != dir {
+			t.Errorf("%s is not the host's %s in the agent (mounts %v)", dir, dir, mounted)
+		}
+	}
+}
+
+func TestDRARBACCoversTheDriver(t *testing.T) {
+	m := loadDRAManifests(t)
+	documents := documentSeparator.Split(string(m.roleAndBinding), -1)
+	if len(documents) != 2 {
+		t.Fatalf("rbac.yaml holds %d documents, want a ClusterRole and its binding", len(documents))
+	}
+	var role rbacv1.ClusterRole
+	var binding rbacv1.ClusterRoleBinding
+	if err := errors.Join(decodeStrict([]byte(documents[0]), "ClusterRole", &role), decodeStrict([]byte(documents[1]), "ClusterRoleBinding", &binding)); err != nil {
+		t.Fatalf("rbac.yaml: %v", err)
+	}
+	allowed := func(group, resource, verb string) bool {
+		for _, rule := range role.Rules {
+			if slices.Contains(rule.APIGroups, group) && slices.Contains(rule.Resources, resource) && slices.Contains(rule.Verbs, verb) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, verb := range []string{"get", "list", "watch", "create", "update", "delete"} {
+		if !allowed("resource.k8s.io", "resourceslices", verb) {
+			t.Errorf("the driver may not %s resourceslices", verb)
+		}
+	}
+	if !allowed("resource.k8s.io", "resourceclaims", "get") || !allowed("", "nodes", "get") {
+		t.Error("the driver may not read claims or its node")
+	}
+	for _, verb := range []string{"update", "patch"} {
+		if allowed("resource.k8s.io", "resourceclaims", verb) || allowed("resource.k8s.io", "resourceclaims/status", verb) {
+			t.Errorf("the driver may %s claims: it must never write them (secrets stay out of claim status)", verb)
+		}
+	}
+	if binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != "memif-agent" || binding.Subjects[0].Namespace != "memif-agent" {
+		t.Errorf("binding %+v does not give %s to the agent's service account", binding, role.Name)
+	}
+}
