@@ -132,6 +132,7 @@ func newMemifAgent() *memifAgent {
 		deps.PodLister = podManager
 		deps.PodResolver = podManager
 		deps.Prometheus = metrics
+		deps.StatusCheck = agentHealth
 	}))
 	memifWiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
 		deps.Cfg = forPlugin(memifwiring.PluginName)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
+	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/procnet"
@@ -53,12 +55,80 @@ type runningAgent struct {
 	exitErr error
 }
 
+// standIns serves, under root, the kubelet the agent is not ready without:
+// the fake registration server in device-plugins/ and the fake
+// pod-resources API at pod-resources/kubelet.sock.
+func standIns(t *testing.T, root string) {
+	t.Helper()
+	for _, dir := range []string{"device-plugins", "pod-resources"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	registry, err := fakekubelet.Start(filepath.Join(root, "device-plugins"), "kubelet.sock")
+	if err != nil {
+		t.Fatalf("fake kubelet registration server: %v", err)
+	}
+	t.Cleanup(registry.Stop)
+	fakepodresources.Serve(t, filepath.Join(root, "pod-resources", "kubelet.sock"))
+}
+
+// TestAgentNotReadyUntilKubeletServes: an agent whose kubelet is not there
+// is alive but not ready, says why in /readiness and once in its log at the
+// default level, and becomes ready when kubelet comes.
+func TestAgentNotReadyUntilKubeletServes(t *testing.T) {
+	configDir := agentConfigDir(t, nil)
+	root := filepath.Dir(configDir)
+	// agentConfigDir's kubelet goes away before the agent starts.
+	for _, path := range []string{filepath.Join(root, "device-plugins", "kubelet.sock"), filepath.Join(root, "pod-resources", "kubelet.sock")} {
+		if err := os.Rename(path, path+".away"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agent := startAgent(t, configDir)
+	url := "http://" + net.JoinHostPort("127.0.0.1", agent.httpPort) + "/readiness"
+	poll.Until(t, 60*time.Second, "readiness naming kubelet", func() error {
+		response, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		defer response.Body.Close()
+		body, err := io.ReadAll(response.Body)
+		if err != nil {
+			return err
+		}
+		if response.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "not registered with kubelet") {
+			return fmt.Errorf("readiness answers %s %s", response.Status, body)
+		}
+		return nil
+	})
+	for _, path := range []string{filepath.Join(root, "device-plugins", "kubelet.sock"), filepath.Join(root, "pod-resources", "kubelet.sock")} {
+		if err := os.Rename(path+".away", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agent.waitReady(t)
+	if err := agent.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-agent.exited
+	if n := strings.Count(agent.log.String(), "cannot register with kubelet"); n != 1 {
+		t.Errorf("the agent said %d times at the default level that it cannot register, want once", n)
+	}
+}
+
 // agentConfigDir returns a config dir whose files keep every path the agent
 // touches (kubelet's plugin dir, socket root, checkpoint, API socket, Docker
 // and pod-resources endpoints) inside a temp dir; extra files are added.
 func agentConfigDir(t *testing.T, extra map[string]string) string {
 	t.Helper()
-	root := t.TempDir()
+	// Short: unix socket paths must fit in 108 bytes.
+	root, err := os.MkdirTemp("", "ma")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	standIns(t, root)
 	files := map[string]string{
 		"devicemanager.conf": fmt.Sprintf("plugin-dir: %[1]s/device-plugins\nsocket-root: %[1]s/memif\ncheckpoint-path: %[1]s/state/checkpoint.json\n", root),
 		"podmanager.conf":    fmt.Sprintf("docker-endpoint: unix://%[1]s/docker.sock\npod-resources-socket: %[1]s/pod-resources/kubelet.sock\n", root),

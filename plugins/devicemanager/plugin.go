@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/infra"
 	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
 
@@ -25,7 +26,7 @@ type Plugin struct {
 }
 
 // Deps are the plugin's dependencies. EventLoop is required; PodLister,
-// PodResolver and Prometheus are optional.
+// PodResolver, Prometheus and StatusCheck are optional.
 type Deps struct {
 	infra.PluginDeps
 	EventLoop controllerapi.EventLoop
@@ -34,6 +35,10 @@ type Deps struct {
 	// admitted; optional.
 	PodResolver podapi.PodResolver
 	Prometheus  cnprometheus.API
+	// StatusCheck hears whether the device manager can work (manager.Ready):
+	// the agent is not ready until its device plugin is registered with
+	// kubelet and a pod source answers.
+	StatusCheck statuscheck.PluginStatusWriter
 }
 
 var (
@@ -60,7 +65,23 @@ func (p *Plugin) Init() error {
 		return fmt.Errorf("devicemanager plugin: %w", err)
 	}
 	p.dm = dm
+	if p.StatusCheck != nil {
+		p.StatusCheck.Register(p.PluginName, p.probe)
+	}
 	return nil
+}
+
+// probe tells the status check whether the device manager can work, and
+// why not: INIT until it first can, ERROR when it no longer can.
+func (p *Plugin) probe() (statuscheck.PluginState, error) {
+	err := p.dm.Ready()
+	switch {
+	case err == nil:
+		return statuscheck.OK, nil
+	case p.dm.WasReady():
+		return statuscheck.Error, err
+	}
+	return statuscheck.Init, err
 }
 
 // AfterInit serves the device plugin and registers it with kubelet.

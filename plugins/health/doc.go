@@ -4,7 +4,10 @@
 //
 //   - /readiness answers 200 when every plugin is OK, 503 otherwise (still
 //     starting, or a plugin in error such as a failed healing resync), with
-//     the agent's and each plugin's state and error as JSON.
+//     the agent's and each plugin's state and error as JSON. Readiness
+//     means working: the device manager reports INIT until its device
+//     plugin is registered with kubelet and a pod source answers, and ERROR
+//     with the reason when either is lost.
 //   - /liveness answers 200 while the agent serves HTTP. It does not follow
 //     the plugins' states on purpose: an agent whose vswitch or kubelet is
 //     failing is not fixed by a restart, and restarting it would only make

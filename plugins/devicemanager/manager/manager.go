@@ -66,6 +66,7 @@ type Manager struct {
 
 	// reconcileNow asks the reconciliation goroutine to list the pods now.
 	reconcileNow chan struct{}
+	readiness    *readiness
 
 	// serverMu guards started, server and the reconciliation goroutine.
 	serverMu sync.Mutex
@@ -105,6 +106,7 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 
 		checkpoint:   checkpoint.NewWriter(cfg.CheckpointPath),
 		missing:      map[podapi.Pod]bool{},
+		readiness:    newReadiness(opts.Log, opts.PodLister != nil),
 		reconcileNow: make(chan struct{}, 1),
 	}
 	if m.metrics, err = newMetrics(opts.Metrics, m.state); err != nil {
@@ -137,17 +139,16 @@ func (m *Manager) serveKubelet(loop controllerapi.EventLoop) error {
 	}
 	hooks := m.metrics.hooks()
 	hooks.Prepare = m.prepareAllocate
-	registration := &registrationLog{log: m.log}
 	kubeletSocket := filepath.Join(m.cfg.PluginDir, m.cfg.KubeletSocket)
 	registered, registrationFailed := hooks.Registered, hooks.RegistrationFailed
 	hooks.Registered = func(again bool) {
-		registration.succeeded(kubeletSocket)
+		m.readiness.registeredAt(kubeletSocket)
 		if registered != nil {
 			registered(again)
 		}
 	}
 	hooks.RegistrationFailed = func(err error) {
-		registration.failed(kubeletSocket, err)
+		m.readiness.registrationFailed(kubeletSocket, err)
 		if registrationFailed != nil {
 			registrationFailed(err)
 		}
@@ -176,7 +177,9 @@ func (m *Manager) serveKubelet(loop controllerapi.EventLoop) error {
 
 // startReconciling lists the pods off the event loop and pushes
 // ReconcileAllocations with them every reconcile-period and whenever a
-// resync asks (reconcileSoon), when there is a pod lister.
+// resync asks (reconcileSoon), when there is a pod lister. While no pod
+// source answers it lists again every podRetryPeriod, so that readiness
+// follows the sources closely.
 func (m *Manager) startReconciling(loop controllerapi.EventLoop) {
 	if m.opts.PodLister == nil {
 		return
@@ -187,31 +190,55 @@ func (m *Manager) startReconciling(loop controllerapi.EventLoop) {
 		defer close(m.reconcileDone)
 		ticker := time.NewTicker(m.cfg.ReconcilePeriod.Duration())
 		defer ticker.Stop()
+		retry := time.NewTimer(podRetryPeriod)
+		retry.Stop()
+		defer retry.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-ticker.C:
 			case <-m.reconcileNow:
+			case <-retry.C:
 			}
-			m.reconcile(ctx, loop)
+			if !m.reconcile(ctx, loop) {
+				retry.Reset(podRetryPeriod)
+			}
 		}
 	}()
 }
 
-// reconcile lists the live pods and pushes them to the event loop.
-func (m *Manager) reconcile(ctx context.Context, loop controllerapi.EventLoop) {
+// podRetryPeriod is how often the pods are listed while no source answers.
+const podRetryPeriod = time.Second
+
+// reconcile lists the live pods and pushes them to the event loop; false
+// when no pod source answered.
+func (m *Manager) reconcile(ctx context.Context, loop controllerapi.EventLoop) bool {
 	listCtx, cancel := context.WithTimeout(ctx, m.opts.PodListTimeout)
 	live, err := m.opts.PodLister.ListPods(listCtx)
 	cancel()
+	if ctx.Err() != nil {
+		return true
+	}
+	m.readiness.podsListed(err)
 	if err != nil {
-		m.log.Warnf("skip this allocation reconciliation, no pod source answered: %v", err)
-		return
+		return false
 	}
 	if err := loop.PushEvent(&ReconcileAllocations{Live: live}); err != nil {
 		m.log.Warnf("skip this allocation reconciliation: %v", err)
 	}
+	return true
 }
+
+// Ready says why the device manager cannot do its work yet: its device
+// plugin is not registered with kubelet, or (with a pod lister) no pod
+// source answered the last listing; nil when it can. It is safe from any
+// goroutine.
+func (m *Manager) Ready() error { return m.readiness.err() }
+
+// WasReady tells whether the device manager has been ready at least once
+// since it started.
+func (m *Manager) WasReady() bool { return m.readiness.wasReady() }
 
 // reconcileSoon asks for a reconciliation without waiting; one already
 // asked for is enough.

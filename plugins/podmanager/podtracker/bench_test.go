@@ -15,6 +15,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
@@ -36,7 +37,6 @@ func BenchmarkResync(b *testing.B) {
 	daemon := dockerd.Start(b)
 	client := daemon.Client(b)
 	image := dockerd.ImportSleeperImage(b, client)
-	kubelet := &fakeKubeletPodResources{}
 	var admittedPods []*podresourcesv1.PodResources
 	for i := range benchPods {
 		name := fmt.Sprintf("pod-%03d", i)
@@ -46,8 +46,7 @@ func BenchmarkResync(b *testing.B) {
 		})
 		admittedPods = append(admittedPods, admitted(name, "app", fmt.Sprintf("memif-%03d", i)))
 	}
-	kubelet.set(admittedPods...)
-	tracker := benchTracker(b, client, kubelet)
+	tracker := benchTracker(b, client, admittedPods)
 	ctx := context.Background()
 
 	b.Run("docker-list-baseline", func(b *testing.B) {
@@ -86,9 +85,10 @@ func BenchmarkResync(b *testing.B) {
 
 // benchTracker runs a tracker whose events go through a real event loop
 // with no handler.
-func benchTracker(b *testing.B, client *docker.Client, kubelet *fakeKubeletPodResources) *podtracker.Tracker {
+// kubelet lists admitted.
+func benchTracker(b *testing.B, client *docker.Client, admitted []*podresourcesv1.PodResources) *podtracker.Tracker {
 	socket := b.TempDir() + "/kubelet.sock"
-	serveKubelet(b, socket, kubelet)
+	fakepodresources.Serve(b, socket).Set(admitted...)
 	kubeletClient, err := podresources.New(socket, 5*time.Second)
 	if err != nil {
 		b.Fatal(err)

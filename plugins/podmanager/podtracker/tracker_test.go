@@ -4,18 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -26,6 +21,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 	"github.com/contivpp/memif-agent/test/kit/eventlog"
+	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
@@ -33,53 +29,6 @@ const (
 	memif       = "contivpp.io/memif"
 	waitTimeout = 60 * time.Second
 )
-
-// fakeKubeletPodResources serves kubelet's pod-resources API from a list the
-// test changes; the real kubelet server is driven in the test/kubelet module.
-type fakeKubeletPodResources struct {
-	podresourcesv1.UnimplementedPodResourcesListerServer
-	mu   sync.Mutex
-	pods []*podresourcesv1.PodResources
-	// failing makes every call fail as a kubelet that is restarting.
-	failing bool
-}
-
-var errKubeletRestarting = status.Error(codes.Unavailable, "kubelet is restarting")
-
-func (f *fakeKubeletPodResources) fail(failing bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.failing = failing
-}
-
-func (f *fakeKubeletPodResources) set(pods ...*podresourcesv1.PodResources) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.pods = pods
-}
-
-func (f *fakeKubeletPodResources) List(context.Context, *podresourcesv1.ListPodResourcesRequest) (*podresourcesv1.ListPodResourcesResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.failing {
-		return nil, errKubeletRestarting
-	}
-	return &podresourcesv1.ListPodResourcesResponse{PodResources: f.pods}, nil
-}
-
-func (f *fakeKubeletPodResources) Get(_ context.Context, request *podresourcesv1.GetPodResourcesRequest) (*podresourcesv1.GetPodResourcesResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.failing {
-		return nil, errKubeletRestarting
-	}
-	for _, pod := range f.pods {
-		if pod.Name == request.PodName && pod.Namespace == request.PodNamespace {
-			return &podresourcesv1.GetPodResourcesResponse{PodResources: pod}, nil
-		}
-	}
-	return nil, fmt.Errorf("pod %s in namespace %s not found", request.PodName, request.PodNamespace)
-}
 
 func admitted(name, container string, deviceIDs ...string) *podresourcesv1.PodResources {
 	return &podresourcesv1.PodResources{Name: name, Namespace: "default", Containers: []*podresourcesv1.ContainerResources{{
@@ -142,7 +91,7 @@ type fixture struct {
 	docker  *docker.Client
 	daemon  *dockerd.Daemon
 	image   string
-	kubelet *fakeKubeletPodResources
+	kubelet *fakepodresources.Server
 	handler *recordingHandler
 	loop    *eventloop.Loop
 	tracker *podtracker.Tracker
@@ -159,11 +108,11 @@ func newFixture(t *testing.T, queueSize int, startLoop bool) *fixture {
 // newFixtureReconciling is newFixture with a reconcile period.
 func newFixtureReconciling(t *testing.T, queueSize int, startLoop bool, reconcilePeriod time.Duration) *fixture {
 	t.Helper()
-	f := &fixture{daemon: dockerd.Start(t), kubelet: &fakeKubeletPodResources{}, handler: newRecordingHandler()}
+	f := &fixture{daemon: dockerd.Start(t), handler: newRecordingHandler()}
 	f.docker = f.daemon.Client(t)
 	f.image = dockerd.ImportSleeperImage(t, f.docker)
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	serveKubelet(t, socket, f.kubelet)
+	f.kubelet = fakepodresources.Serve(t, socket)
 	kubeletClient, err := podresources.New(socket, 5*time.Second)
 	if err != nil {
 		t.Fatalf("pod-resources client: %v", err)
@@ -192,25 +141,6 @@ func newFixtureReconciling(t *testing.T, queueSize int, startLoop bool, reconcil
 	return f
 }
 
-func serveKubelet(t testing.TB, socket string, server podresourcesv1.PodResourcesListerServer) {
-	t.Helper()
-	listener, err := net.Listen("unix", socket)
-	if err != nil {
-		t.Fatalf("listen on %s: %v", socket, err)
-	}
-	grpcServer := grpc.NewServer()
-	podresourcesv1.RegisterPodResourcesListerServer(grpcServer, server)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = grpcServer.Serve(listener)
-	}()
-	t.Cleanup(func() {
-		grpcServer.Stop()
-		<-done
-	})
-}
-
 func memifSpec(image, name, uid, hostDir string, autoRemove bool) dockerd.PodSpec {
 	return dockerd.PodSpec{
 		Namespace: "default", Name: name, UID: uid, Image: image, AutoRemove: autoRemove,
@@ -224,7 +154,7 @@ func memifSpec(image, name, uid, hostDir string, autoRemove bool) dockerd.PodSpe
 func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 	f := newFixture(t, 100, true)
 	ctx := context.Background()
-	f.kubelet.set(admitted("web", "app", "memif-001"))
+	f.kubelet.Set(admitted("web", "app", "memif-001"))
 
 	if err := f.tracker.Reconcile(ctx); err != nil {
 		t.Fatalf("Reconcile: %v", err)
@@ -256,7 +186,7 @@ func TestTrackerFollowsPodFromAdmissionToDeletion(t *testing.T) {
 		}
 	})
 	t.Run("pod gone from both is deleted", func(t *testing.T) {
-		f.kubelet.set()
+		f.kubelet.Set()
 		if err := f.tracker.Reconcile(ctx); err != nil {
 			t.Fatalf("Reconcile: %v", err)
 		}
@@ -350,7 +280,7 @@ func podNames(live podapi.Listing) []string {
 func TestListPodsFromTheSourcesThatAnswer(t *testing.T) {
 	f := newFixture(t, 100, true)
 	dockerd.CreatePod(t, f.docker, dockerd.PodSpec{Namespace: "default", Name: "running", UID: "uid-running", Image: f.image})
-	f.kubelet.set(admitted("admitted", "app", "memif-002"))
+	f.kubelet.Set(admitted("admitted", "app", "memif-002"))
 	ctx := context.Background()
 
 	live, err := f.tracker.ListPods(ctx)
@@ -375,7 +305,7 @@ func TestResolvePod(t *testing.T) {
 	f := newFixture(t, 100, true)
 	hostDir := t.TempDir()
 	dockerd.CreatePod(t, f.docker, memifSpec(f.image, "running", "uid-running", hostDir, false))
-	f.kubelet.set(admitted("admitted", "app", "memif-002"), admitted("running", "app", "memif-003"))
+	f.kubelet.Set(admitted("admitted", "app", "memif-002"), admitted("running", "app", "memif-003"))
 	tests := []struct {
 		name      string
 		pod       string
@@ -408,12 +338,12 @@ func TestResolvePod(t *testing.T) {
 // Docker event reports: the periodic reconciliation must see both changes.
 func TestPeriodicReconciliation(t *testing.T) {
 	f := newFixtureReconciling(t, 100, true, 50*time.Millisecond)
-	f.kubelet.set(admitted("admitted", "app", "memif-004"))
+	f.kubelet.Set(admitted("admitted", "app", "memif-004"))
 	f.handler.WaitFor(t, waitTimeout, "AddPod of the admitted pod", func(event controllerapi.Event) bool {
 		add, ok := event.(*podapi.AddPod)
 		return ok && add.Pod.ID.Name == "admitted"
 	})
-	f.kubelet.set()
+	f.kubelet.Set()
 	f.handler.WaitFor(t, waitTimeout, "DeletePod of the pod kubelet dropped", isDelete("admitted"))
 }
 
@@ -433,15 +363,15 @@ func TestTrackerRechecksPodThatLeftDocker(t *testing.T) {
 	tests := []struct {
 		name string
 		// whileContainersGo is kubelet's state while the containers go.
-		whileContainersGo func(*fakeKubeletPodResources)
+		whileContainersGo func(*fakepodresources.Server)
 	}{
-		{name: "kubelet forgets the pod a moment after its containers", whileContainersGo: func(*fakeKubeletPodResources) {}},
-		{name: "kubelet cannot be asked while the containers go", whileContainersGo: func(k *fakeKubeletPodResources) { k.fail(true) }},
+		{name: "kubelet forgets the pod a moment after its containers", whileContainersGo: func(*fakepodresources.Server) {}},
+		{name: "kubelet cannot be asked while the containers go", whileContainersGo: func(k *fakepodresources.Server) { k.Fail(true) }},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
 			f := newFixture(t, 100, true)
-			f.kubelet.set(admitted("web", "app", "memif-001"))
+			f.kubelet.Set(admitted("web", "app", "memif-001"))
 			pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
 			f.handler.WaitFor(t, waitTimeout, "AddPod with the container", isAdd("uid-web", func(add *podapi.AddPod) bool {
 				return len(add.Containers) == 1 && add.Containers[0].RuntimeID != ""
@@ -457,8 +387,8 @@ func TestTrackerRechecksPodThatLeftDocker(t *testing.T) {
 				t.Fatalf("%d DeletePod of web while kubelet may list it, want 0", n)
 			}
 
-			f.kubelet.set()
-			f.kubelet.fail(false)
+			f.kubelet.Set()
+			f.kubelet.Fail(false)
 			event := f.handler.WaitFor(t, waitTimeout, "DeletePod of web once kubelet answers without it", isDelete("web"))
 			if uid := event.(*podapi.DeletePod).Pod.UID; uid != "uid-web" {
 				t.Errorf("DeletePod uid = %q, want uid-web", uid)
@@ -481,12 +411,12 @@ func TestSourceFailingAlone(t *testing.T) {
 	ctx := context.Background()
 	t.Run("Docker down", func(t *testing.T) {
 		f := newFixture(t, 100, true)
-		f.kubelet.set(admitted("web", "app", "memif-001"), admitted("kept", "app", "memif-002"))
+		f.kubelet.Set(admitted("web", "app", "memif-001"), admitted("kept", "app", "memif-002"))
 		dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
 		f.handler.WaitFor(t, waitTimeout, "AddPod of web", isAdd("uid-web", func(add *podapi.AddPod) bool { return len(add.Containers) == 1 }))
 
 		f.daemon.Stop(t)
-		f.kubelet.set(admitted("kept", "app", "memif-002"))
+		f.kubelet.Set(admitted("kept", "app", "memif-002"))
 		if err := f.tracker.Reconcile(ctx); err != nil {
 			t.Fatalf("Reconcile: %v", err)
 		}
@@ -500,7 +430,7 @@ func TestSourceFailingAlone(t *testing.T) {
 	})
 	t.Run("kubelet down", func(t *testing.T) {
 		f := newFixture(t, 100, true)
-		f.kubelet.fail(true)
+		f.kubelet.Fail(true)
 		pod := dockerd.RunPod(t, f.docker, memifSpec(f.image, "web", "uid-web", t.TempDir(), false))
 		f.handler.WaitFor(t, waitTimeout, "AddPod of web from Docker alone", isAdd("uid-web", func(add *podapi.AddPod) bool { return len(add.Containers) == 1 }))
 		pod.Remove(t, f.docker)
@@ -510,7 +440,7 @@ func TestSourceFailingAlone(t *testing.T) {
 		if n := f.handler.Count(isDelete("web")); n != 0 {
 			t.Errorf("%d DeletePod while kubelet cannot be asked, want 0", n)
 		}
-		f.kubelet.fail(false)
+		f.kubelet.Fail(false)
 		if err := f.tracker.Reconcile(ctx); err != nil {
 			t.Fatalf("Reconcile: %v", err)
 		}

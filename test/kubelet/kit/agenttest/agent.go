@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
+	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
 )
 
@@ -80,6 +82,7 @@ func New(tb testing.TB, setup Setup) *Agent {
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
 	a := newPaths(tb, dir, setup)
+	a.standIns(tb, dir, &setup)
 	if setup.DockerEndpoint == "" {
 		setup.DockerEndpoint = "unix://" + filepath.Join(dir, "no-docker.sock")
 	}
@@ -92,6 +95,46 @@ func New(tb testing.TB, setup Setup) *Agent {
 	})
 	tb.Cleanup(a.cleanup)
 	return a
+}
+
+// standIns gives an agent the kubelet a test does not run: the agent is
+// ready only once registered with kubelet and a pod source answers. With
+// no PluginDir the fake registration server (fakekubelet) serves the
+// private plugin directory; with no pod source the fake pod-resources API
+// (fakepodresources) lists no pod.
+func (a *Agent) standIns(tb testing.TB, dir string, setup *Setup) {
+	tb.Helper()
+	if setup.PluginDir == "" {
+		if err := os.MkdirAll(a.PluginDir, 0o750); err != nil {
+			tb.Fatalf("create plugin directory: %v", err)
+		}
+		registry, err := fakekubelet.Start(a.PluginDir, "kubelet.sock")
+		if err != nil {
+			tb.Fatalf("fake kubelet registration server: %v", err)
+		}
+		// Registrations are drained, so that any number of agent
+		// restarts register.
+		stop, drained := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(drained)
+			for {
+				select {
+				case <-registry.Registrations():
+				case <-stop:
+					return
+				}
+			}
+		}()
+		tb.Cleanup(func() {
+			close(stop)
+			<-drained
+			registry.Stop()
+		})
+	}
+	if setup.PodResourcesSocket == "" && setup.DockerEndpoint == "" {
+		setup.PodResourcesSocket = filepath.Join(dir, "pod-resources.sock")
+		fakepodresources.Serve(tb, setup.PodResourcesSocket)
+	}
 }
 
 // newPaths lays the agent's files out under dir.
