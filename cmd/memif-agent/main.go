@@ -89,8 +89,10 @@ type memifAgent struct {
 	PodManager    *podmanager.Plugin
 	DeviceManager *devicemanager.Plugin
 	MemifWiring   *memifwiring.Plugin
-	// VSwitch registers the VPP descriptors in its Init, before the
-	// controller's startup resync in AfterInit.
+	// VSwitch registers the VPP descriptors and makes its first dial to
+	// VPP in its Init, before the controller's startup resync in
+	// AfterInit (the controller is initialised before it, as its
+	// EventLoop dependency).
 	VSwitch    *vswitch.Plugin
 	Controller *controller.Plugin
 	DRADriver  *dradriver.Plugin

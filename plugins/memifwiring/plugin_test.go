@@ -187,16 +187,15 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 		run  func() error
 	}
 	var vswitchPlugin *vswitch.Plugin
-	steps := []step{{"memifwiring Init", wiring.Init}}
+	// The agent's order: the controller first (the vswitch plugin pushes
+	// into its loop), then the vswitch plugin, whose Init registers the
+	// descriptors and connects to VPP, all before the startup resync.
+	steps := []step{{"memifwiring Init", wiring.Init}, {"controller Init", a.controller.Init}}
 	if setup.vswitchConf != "" {
 		vswitchPlugin = newVswitchPlugin(t, a, dir, setup)
-		// Descriptors are registered before the startup resync.
 		steps = append(steps, step{"vswitch Init", vswitchPlugin.Init})
 	}
-	steps = append(steps, step{"controller Init", a.controller.Init}, step{"controller AfterInit", a.controller.AfterInit})
-	if vswitchPlugin != nil {
-		steps = append(steps, step{"vswitch AfterInit", vswitchPlugin.AfterInit})
-	}
+	steps = append(steps, step{"controller AfterInit", a.controller.AfterInit})
 	var once sync.Once
 	a.stop = func() {
 		once.Do(func() {

@@ -77,11 +77,6 @@ type vppAgent struct {
 	log *syncbuffer.Buffer
 	// health is the agent's status check, behind its readiness probe.
 	health *health.Plugin
-	// connectedTxn is the scheduler transaction of the resync the vswitch
-	// plugin pushed once connected to VPP. Transactions before it may run
-	// before the connection, and their VPP changes fail at once ("not
-	// connected to VPP") until it repairs them.
-	connectedTxn uint64
 }
 
 // vppAgentDir is a short state dir: VPP's socket paths hold 108 bytes.
@@ -116,28 +111,7 @@ func startVPPAgent(t testing.TB, v *vpp.VPP, dir string, lister *livePods, wirin
 			t.Logf("vswitch plugin log:\n%s", a.log)
 		}
 	})
-	poll.Until(t, vppWaitLimit, "the agent resyncs with VPP once connected", func() error {
-		for _, txn := range a.scheduler.GetTransactionHistory(time.Time{}, time.Now()) {
-			if strings.Contains(txn.Description, vswitch.ReconnectResyncName) && !txn.PreRecord {
-				a.connectedTxn = txn.SeqNum
-				return nil
-			}
-		}
-		return fmt.Errorf("no %s transaction done yet", vswitch.ReconnectResyncName)
-	})
 	return a
-}
-
-// transactionsSinceConnected are the scheduler's transactions from the
-// resync after the connection to VPP on.
-func (a *vppAgent) transactionsSinceConnected() []*kvs.RecordedTxn {
-	var since []*kvs.RecordedTxn
-	for _, txn := range a.scheduler.GetTransactionHistory(time.Time{}, time.Now()) {
-		if txn.SeqNum >= a.connectedTxn {
-			since = append(since, txn)
-		}
-	}
-	return since
 }
 
 func newVswitchPlugin(t testing.TB, a *testAgent, dir string, setup agentSetup) *vswitch.Plugin {
@@ -327,7 +301,7 @@ func TestVPPHoldsEachPodMemifAsMasterOnItsSocketWithItsSecret(t *testing.T) {
 // wantNoChanges fails t when the scheduler changed anything in VPP.
 func wantNoChanges(t testing.TB, a *vppAgent, what string) {
 	t.Helper()
-	for _, txn := range a.transactionsSinceConnected() {
+	for _, txn := range a.scheduler.GetTransactionHistory(time.Time{}, time.Now()) {
 		for _, op := range txn.Executed {
 			t.Errorf("%s: transaction %d (%s) changed %s: %s", what, txn.SeqNum, txn.Description, op.Key, op.Operation)
 		}
@@ -451,7 +425,7 @@ func TestPodToPodThroughVPPBridgeDomain(t *testing.T) {
 	if members := bridgeDomainMembers(t, v, "pods"); members != 1 {
 		t.Errorf("after the sender's delete VPP's bridge domain has %d interfaces, want the receiver's", members)
 	}
-	for _, txn := range a.transactionsSinceConnected() {
+	for _, txn := range a.scheduler.GetTransactionHistory(time.Time{}, time.Now()) {
 		for _, op := range txn.Executed {
 			if op.NewErr != nil {
 				t.Errorf("transaction %d (%s): %s %s failed: %v", txn.SeqNum, txn.Description, op.Operation, op.Key, op.NewErr)

@@ -17,8 +17,10 @@
 // every interface back, while a resync that finds VPP as it should be
 // changes nothing.
 //
-// Register it with the KV scheduler and the event loop; descriptors are
-// registered in Init, so before the controller's startup resync:
+// Register it with the KV scheduler and the event loop. Init registers the
+// descriptors and waits for the first dial to VPP, so before the
+// controller's startup resync: a VPP that is up is programmed by that
+// resync, not refused with "not connected to VPP":
 //
 //	vswitchPlugin := vswitch.NewPlugin(vswitch.UseDeps(func(deps *vswitch.Deps) {
 //		deps.KVScheduler = scheduler

@@ -43,6 +43,9 @@ type Plugin struct {
 
 	stop context.CancelFunc
 	done sync.WaitGroup
+	// firstDial is closed once the first dial to VPP connected or failed.
+	firstDial     chan struct{}
+	firstDialOnce sync.Once
 
 	mu sync.Mutex
 	// lastErr is the last connection error reported, so that a VPP that
@@ -50,7 +53,8 @@ type Plugin struct {
 	lastErr string
 }
 
-// Init reads vswitch.conf and registers the descriptors.
+// Init reads vswitch.conf, registers the descriptors and starts
+// connecting to VPP (see start).
 func (p *Plugin) Init() error {
 	if p.KVScheduler == nil || p.EventLoop == nil {
 		return errors.New("vswitch plugin: KVScheduler and EventLoop dependencies must be set")
@@ -81,16 +85,20 @@ func (p *Plugin) Init() error {
 			return fmt.Errorf("vswitch plugin: register descriptor %s: %w", d.Name, err)
 		}
 	}
+	p.start()
 	return nil
 }
 
-// AfterInit starts connecting to VPP.
-func (p *Plugin) AfterInit() error {
-	if p.client == nil {
-		return nil
-	}
+// start connects to VPP and waits for the first dial's outcome, so that a
+// VPP that is up is connected before the controller's AfterInit runs the
+// startup resync (the controller is initialised first: this plugin pushes
+// into its loop). Otherwise the startup resync would race the dial and
+// fail with vppapi.ErrNotConnected at nearly every start. A VPP that is
+// away fails the dial at once; a hung one within request-timeout.
+func (p *Plugin) start() {
 	ctx, stop := context.WithCancel(context.Background())
 	p.stop = stop
+	p.firstDial = make(chan struct{})
 	p.done.Add(2)
 	go func() {
 		defer p.done.Done()
@@ -100,7 +108,12 @@ func (p *Plugin) AfterInit() error {
 		defer p.done.Done()
 		p.links.run(ctx, p.config.LinkCheckPeriod.Duration())
 	}()
-	return nil
+	<-p.firstDial
+}
+
+// firstDialDone tells start that the first dial has ended.
+func (p *Plugin) firstDialDone() {
+	p.firstDialOnce.Do(func() { close(p.firstDial) })
 }
 
 // Close disconnects from VPP. VPP keeps the interfaces, so that pods keep
@@ -144,6 +157,7 @@ func (p *Plugin) connected(conn *vppapi.Conn) {
 	if err := p.EventLoop.PushEvent(resync); err != nil {
 		p.Log.Errorf("resync after connecting to VPP: %v", err)
 	}
+	p.firstDialDone()
 }
 
 func (p *Plugin) disconnected(err error) {
@@ -158,4 +172,5 @@ func (p *Plugin) disconnected(err error) {
 	if p.StatusCheck != nil {
 		p.StatusCheck.ReportStateChange(p.PluginName, statuscheck.Error, err)
 	}
+	p.firstDialDone()
 }
