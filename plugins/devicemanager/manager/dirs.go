@@ -116,7 +116,7 @@ func (m *Manager) underSocketRoot(dir string) bool {
 
 // findUnexplainedDirs reports the allocation directories under the socket
 // root that no allocation holds, and keeps them until
-// removeUnexplainedDirs may remove them. Such a directory is either from
+// settleUnexplainedDirs may remove them. Such a directory is either from
 // an Allocate a crash cut short before it was recorded (never handed to
 // kubelet), or from an allocation whose record was lost to checkpoint
 // damage, which a running pod may still use: which one, only kubelet
