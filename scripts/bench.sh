@@ -40,6 +40,9 @@ benchflags() {
 		echo "-bench=PodToPodThroughVPP -benchtime=3x -count=3"
 		echo "-bench=MemifCreate -benchtime=50x -count=3"
 		;;
+	# One cluster per run; each iteration is a pod with a memif and one
+	# without, so 20x gives medians over 20 pods of each.
+	test/kubelet/node) echo "-bench=PodCreateToRunning -benchtime=20x -count=1" ;;
 	*) echo "-bench=. -benchtime=1s -count=$count" ;;
 	esac
 }

@@ -20,7 +20,7 @@ var PodImagePlugins = []string{"librte_bus_vdev.so", "librte_mempool_ring.so", "
 
 // PodImage returns the image of docker/Dockerfile.testpmd (the example
 // pod's memif-testpmd) made from the host's files, without a registry or
-// the Debian mirror: dpdk-testpmd, /bin/sh, PodImagePlugins, libgcc_s, and every
+// the Debian mirror: dpdk-testpmd, /bin/sh, sleep, PodImagePlugins, libgcc_s, and every
 // shared library ldd says they load, with the merged-/usr symlinks of a
 // Debian root. Its entrypoint is dpdk-testpmd, as the Dockerfile's.
 func PodImage(name string) (ociimage.Image, error) {
@@ -38,7 +38,8 @@ func PodImage(name string) (ociimage.Image, error) {
 	if err != nil || len(libgcc) == 0 {
 		return ociimage.Image{}, fmt.Errorf("testpmd: build the pod image: no libgcc_s.so.1 in /usr/lib/*/ (install libgcc-s1)")
 	}
-	programs := []string{testpmd, "/bin/sh", libgcc[0]}
+	// sleep: a pod's shell waits with it for the vswitch's socket.
+	programs := []string{testpmd, "/bin/sh", "/usr/bin/sleep", libgcc[0]}
 	for _, plugin := range PodImagePlugins {
 		programs = append(programs, filepath.Join(pluginDirs[0], plugin))
 	}

@@ -4,7 +4,8 @@
 // hugepages) that the real memif-agent binary programs, and DPDK's testpmd
 // in every pod.
 //
-// Run is the flow behind `make demo` and its end-to-end test:
+// Run is the in-process flow that `make demo` ran before the real node
+// (package nodedemo), kept as a fast end-to-end test:
 //
 //  1. kubelet admits Pods pods that request contivpp.io/memif; their
 //     containers are created in Docker with the envs, mounts and

@@ -1,13 +1,13 @@
-// Command demo is `make demo`: it runs kubelet's real device manager, a
-// private dockerd, the memif-agent binary and DPDK memif traffic on this
-// machine, prints one line per step and a table of the links, deletes a
-// pod, and removes everything it started (also on Ctrl-C or failure).
+// Command demo is `make demo`: memif-agent on a real single-node cluster
+// built here (kubelet on containerd, API server, scheduler, controllers),
+// deployed with `kubectl apply -k k8s/`, pods passing DPDK memif traffic to
+// the host, a pod deleted and its memif released; one line per step, and
+// everything removed at the end (also on Ctrl-C or failure). See package
+// nodedemo.
 //
-// It needs root: kubelet's device manager serves at a fixed path under
-// /var/lib/kubelet, so the command re-executes itself in a private mount
-// namespace with a tmpfs there, leaving any real kubelet alone.
+// It needs root, and the peers of scripts/peers.sh (make demo builds them).
 //
-//	demo --bin ../../bin [--pods 3]
+//	demo --bin ../../bin [--pods 3] [--runtime containerd|debian-containerd]
 package main
 
 import (
@@ -17,12 +17,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/contivpp/memif-agent/test/kubelet/demo"
-	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+	"github.com/contivpp/memif-agent/test/kubelet/nodedemo"
 )
 
 func main() {
@@ -30,38 +29,19 @@ func main() {
 }
 
 func run() int {
-	bin := flag.String("bin", "bin", "directory holding the memif-agent and memifctl binaries (make build)")
-	repo := flag.String("repo", "", "repository root, for scripts/dockerd.sh (default: found above the working directory)")
+	bin := flag.String("bin", "bin", "directory holding memifctl (make build)")
 	pods := flag.Int("pods", 3, "how many pods request a memif")
-	stepTimeout := flag.Duration("step-timeout", 2*time.Minute, "bound on each waiting step")
+	runtime := flag.String("runtime", string(cluster.Containerd), "the node's runtime: containerd (2.x, scripts/peers.sh) or debian-containerd (1.6)")
+	stepTimeout := flag.Duration("step-timeout", 3*time.Minute, "bound on each waiting step")
 	flag.Parse()
-
-	return kubelettest.InPrivateMountNamespace("the demo and its dockerd and DPDK", func() int {
-		// What matters of kubelet's side reaches the demo as errors from
-		// the device manager's calls.
-		if err := kubelettest.ConfigureKlog("FATAL"); err != nil {
-			fmt.Fprintln(os.Stderr, "demo:", err)
-			return 1
-		}
-		return runDemo(*bin, *repo, *pods, *stepTimeout)
-	})
-}
-
-func runDemo(bin, repo string, pods int, stepTimeout time.Duration) int {
-	root, err := repoRoot(repo)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		return 1
-	}
-	binDir, err := filepath.Abs(bin)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		return 1
+	if *pods < 1 || *pods > 26 {
+		fmt.Fprintln(os.Stderr, "demo: --pods must be 1..26")
+		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	result, err := demo.Run(ctx, demo.Options{
-		BinDir: binDir, RepoRoot: root, Pods: pods, StepTimeout: stepTimeout, Out: os.Stdout,
+	err := nodedemo.Run(ctx, nodedemo.Options{
+		BinDir: *bin, Pods: *pods, StepTimeout: *stepTimeout, Runtime: cluster.Runtime(*runtime), Out: os.Stdout,
 	})
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -70,30 +50,6 @@ func runDemo(bin, repo string, pods int, stepTimeout time.Duration) int {
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		return 1
-	case len(result.Leftovers) > 0:
-		return 1
 	}
 	return 0
-}
-
-// repoRoot is flagValue, or the first directory at or above the working
-// directory that holds scripts/dockerd.sh.
-func repoRoot(flagValue string) (string, error) {
-	if flagValue != "" {
-		return filepath.Abs(flagValue)
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("find the repository root: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "scripts", "dockerd.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no scripts/dockerd.sh above the working directory: pass --repo")
-		}
-		dir = parent
-	}
 }

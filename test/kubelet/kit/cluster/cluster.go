@@ -410,6 +410,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--tls-cert-file="+serving, "--tls-private-key-file="+servingKey,
 		"--client-ca-file="+c.pki.caFile(),
 		"--kubelet-client-certificate="+kubeletClient, "--kubelet-client-key="+kubeletClientKey,
+		"--kubelet-preferred-address-types=InternalIP",
 		"--service-account-key-file="+saPub, "--service-account-signing-key-file="+saKey,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-cluster-ip-range=10.96.0.0/24",

@@ -1,0 +1,379 @@
+package memifnode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/contivpp/memif-agent/test/kit/testpmd"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+)
+
+const (
+	// Namespace and DaemonSet are where k8s/ deploys the agent.
+	Namespace = "memif-agent"
+	DaemonSet = "memif-agent"
+	// ResourceName is what memif pods ask for.
+	ResourceName = "contivpp.io/memif"
+	// TestpmdImage is the example pod's image (k8s/example-pod.yaml), as
+	// the node knows it once imported.
+	TestpmdImage = "docker.io/library/memif-testpmd:dev"
+	// APISocket is the agent's node-local API (k8s/configmap.yaml).
+	APISocket = "/run/memif-agent/api.sock"
+	// ContainerName is the memif container of CreateMemifPod's pods.
+	ContainerName = "memif-client"
+)
+
+// Options configure Deploy.
+type Options struct {
+	// BinDir holds memifctl (make build); memifctl runs on the host.
+	BinDir string
+	// Progress gets a line per step; nil discards them.
+	Progress func(format string, args ...any)
+}
+
+// Node is the agent deployed on a cluster's node.
+type Node struct {
+	c       *cluster.Cluster
+	client  *kubernetes.Clientset
+	root    string
+	binDir  string
+	logf    func(format string, args ...any)
+	Options Options
+}
+
+// Deploy builds and imports the images, and applies k8s/ with kubectl. It
+// returns without waiting for the DaemonSet.
+func Deploy(ctx context.Context, c *cluster.Cluster, opts Options) (*Node, error) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	client, err := c.Clientset()
+	if err != nil {
+		return nil, err
+	}
+	binDir, err := filepath.Abs(opts.BinDir)
+	if err != nil {
+		return nil, fmt.Errorf("memifnode: %w", err)
+	}
+	logf := opts.Progress
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	n := &Node{c: c, client: client, root: root, binDir: binDir, logf: logf, Options: opts}
+	if err := n.importAgentImage(ctx); err != nil {
+		return nil, err
+	}
+	img, err := testpmd.PodImage(TestpmdImage)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ImportOCIImage(ctx, img); err != nil {
+		return nil, err
+	}
+	logf("memifnode: imported %s (%d files from the host)", TestpmdImage, len(img.Files))
+	out, err := c.Kubectl(ctx, "apply", "-k", filepath.Join(root, "k8s"))
+	if err != nil {
+		return nil, fmt.Errorf("memifnode: %w", err)
+	}
+	logf("memifnode: kubectl apply -k k8s/:\n%s", strings.TrimSpace(out))
+	return n, nil
+}
+
+// importAgentImage runs scripts/image.sh (make image) into the cluster's
+// work dir and imports the archive it saves.
+func (n *Node) importAgentImage(ctx context.Context) error {
+	out := filepath.Join(n.c.Dir(), "image")
+	cmd := exec.CommandContext(ctx, filepath.Join(n.root, "scripts", "image.sh"))
+	cmd.Env = append(os.Environ(), "OUT_DIR="+out)
+	cmd.Dir = n.root
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("memifnode: make image (scripts/image.sh): %w: %s", err, output)
+	}
+	if err := n.c.ImportImage(ctx, filepath.Join(out, "memif-agent-image.tar")); err != nil {
+		return err
+	}
+	n.logf("memifnode: make image, imported memif-agent:dev")
+	return nil
+}
+
+// Dir is a directory for the caller's files (logs of the vswitch sides),
+// removed with the cluster.
+func (n *Node) Dir() string { return n.c.Dir() }
+
+// Client is the cluster-admin clientset.
+func (n *Node) Client() *kubernetes.Clientset { return n.client }
+
+// DaemonSetReady returns nil once the DaemonSet has its pod on the node,
+// up to date and Ready.
+func (n *Node) DaemonSetReady(ctx context.Context) error {
+	ds, err := n.client.AppsV1().DaemonSets(Namespace).Get(ctx, DaemonSet, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	return daemonSetReady(ds)
+}
+
+func daemonSetReady(ds *appsv1.DaemonSet) error {
+	s := ds.Status
+	if s.DesiredNumberScheduled != 1 || s.NumberReady != 1 || s.UpdatedNumberScheduled != 1 || s.ObservedGeneration < ds.Generation {
+		return fmt.Errorf("daemonset %s/%s: desired %d, ready %d, updated %d", ds.Namespace, ds.Name,
+			s.DesiredNumberScheduled, s.NumberReady, s.UpdatedNumberScheduled)
+	}
+	return nil
+}
+
+// AgentPod returns the DaemonSet's running pod.
+func (n *Node) AgentPod(ctx context.Context) (*v1.Pod, error) {
+	pods, err := n.client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=memif-agent"})
+	if err != nil {
+		return nil, err
+	}
+	for i := range pods.Items {
+		if pods.Items[i].DeletionTimestamp == nil && pods.Items[i].Status.Phase == v1.PodRunning {
+			return &pods.Items[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no running pod of daemonset %s/%s among %d", Namespace, DaemonSet, len(pods.Items))
+}
+
+// Allocatable returns the node's allocatable and capacity of
+// contivpp.io/memif.
+func (n *Node) Allocatable(ctx context.Context) (allocatable, capacity int64, err error) {
+	node, err := n.client.CoreV1().Nodes().Get(ctx, cluster.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return 0, 0, err
+	}
+	a := node.Status.Allocatable[v1.ResourceName(ResourceName)]
+	c := node.Status.Capacity[v1.ResourceName(ResourceName)]
+	return a.Value(), c.Value(), nil
+}
+
+// MemifPod is a pod whose one container asks for a memif, waits for its
+// socket and runs testpmd.PodCommand on it (testpmd as memif client,
+// sending).
+func MemifPod(namespace, name string) *v1.Pod {
+	noToken := false
+	resources := v1.ResourceList{
+		v1.ResourceCPU:    resource.MustParse("100m"),
+		v1.ResourceMemory: resource.MustParse("512Mi"),
+	}
+	limits := resources.DeepCopy()
+	limits[v1.ResourceName(ResourceName)] = resource.MustParse("1")
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{"memifnode": "memif"}},
+		Spec: v1.PodSpec{
+			AutomountServiceAccountToken:  &noToken,
+			TerminationGracePeriodSeconds: new(int64),
+			Containers: []v1.Container{{
+				Name:            ContainerName,
+				Image:           TestpmdImage,
+				ImagePullPolicy: v1.PullNever,
+				Command:         waitForVswitch(testpmd.PodCommand()),
+				Resources:       v1.ResourceRequirements{Requests: resources, Limits: limits},
+			}},
+		},
+	}
+}
+
+// waitForVswitch prefixes a shell command with a wait for the vswitch's
+// end of the memif: DPDK's memif client gives up its port for good when the
+// socket is not there at start, and a pod may well start before its
+// vswitch side listens.
+func waitForVswitch(command []string) []string {
+	script := `until [ -S "$MEMIF_SOCKET" ]; do sleep 0.2; done; ` + command[len(command)-1]
+	return append(append([]string(nil), command[:len(command)-1]...), script)
+}
+
+// CreatePod creates pod.
+func (n *Node) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	created, err := n.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("memifnode: create pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return created, nil
+}
+
+// PodRunning returns the pod once it is Running with every container
+// ready to run (started).
+func (n *Node) PodRunning(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	pod, err := n.client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if pod.Status.Phase != v1.PodRunning {
+		return nil, fmt.Errorf("pod %s/%s is %s: %s", namespace, name, pod.Status.Phase, podReason(pod))
+	}
+	return pod, nil
+}
+
+func podReason(pod *v1.Pod) string {
+	var reasons []string
+	if pod.Status.Reason != "" {
+		reasons = append(reasons, pod.Status.Reason+": "+pod.Status.Message)
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil {
+			reasons = append(reasons, cs.Name+" waiting: "+w.Reason+" "+w.Message)
+		}
+		if t := cs.State.Terminated; t != nil {
+			reasons = append(reasons, fmt.Sprintf("%s terminated: %s (exit %d)", cs.Name, t.Reason, t.ExitCode))
+		}
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Status != v1.ConditionTrue && c.Message != "" {
+			reasons = append(reasons, string(c.Type)+": "+c.Message)
+		}
+	}
+	return strings.Join(reasons, "; ")
+}
+
+// DeletePod deletes the pod at once and returns when the API no longer
+// has it.
+func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
+	zero := int64(0)
+	err := n.client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	if err != nil {
+		return fmt.Errorf("memifnode: delete pod %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+// PodGone returns nil once the API has no pod namespace/name.
+func (n *Node) PodGone(ctx context.Context, namespace, name string) error {
+	_, err := n.client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		return fmt.Errorf("pod %s/%s still exists", namespace, name)
+	}
+	if strings.Contains(err.Error(), "not found") {
+		return nil
+	}
+	return err
+}
+
+// Exec runs argv in a container of a pod through kubectl exec (the API
+// server, kubelet and the runtime's streaming) and returns its output.
+func (n *Node) Exec(ctx context.Context, namespace, pod, container string, argv ...string) (string, error) {
+	args := append([]string{"exec", "-n", namespace, pod, "-c", container, "--"}, argv...)
+	return n.c.Kubectl(ctx, args...)
+}
+
+// Link is what a memif pod's container got, seen from the container (its
+// env and mount) and from the agent (the allocation with that secret).
+type Link struct {
+	Namespace, Pod string
+	// Socket and Secret are the container's MEMIF_SOCKET and MEMIF_SECRET.
+	Socket, Secret string
+	// Mounted says the socket's directory is mounted in the container.
+	Mounted bool
+	// Allocation is the agent's allocation holding Secret.
+	Allocation Allocation
+	// HostSocket is the allocation's socket as this process reaches it.
+	HostSocket string
+}
+
+// PodLink reads the container's env and mount through kubectl exec and
+// finds the agent's allocation with the same secret through memifctl.
+func (n *Node) PodLink(ctx context.Context, namespace, pod string) (Link, error) {
+	// The image has a shell and testpmd only: builtins read the mounts.
+	out, err := n.Exec(ctx, namespace, pod, ContainerName, "/bin/sh", "-c",
+		`echo "$MEMIF_SOCKET"; echo "$MEMIF_SECRET"; d="${MEMIF_SOCKET%/*}"; `+
+			`while read -r _ mnt _; do if [ "$mnt" = "$d" ]; then echo mounted; fi; done < /proc/self/mounts`)
+	if err != nil {
+		return Link{}, err
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 2 || lines[0] == "" || lines[1] == "" {
+		return Link{}, fmt.Errorf("pod %s/%s: container %s has no MEMIF_SOCKET or MEMIF_SECRET: %q", namespace, pod, ContainerName, out)
+	}
+	link := Link{Namespace: namespace, Pod: pod, Socket: lines[0], Secret: lines[1], Mounted: len(lines) > 2 && lines[2] == "mounted"}
+	allocations, err := n.Memifctl(ctx, "--show-secrets", "list")
+	if err != nil {
+		return Link{}, err
+	}
+	for _, a := range allocations {
+		if a.Secret == link.Secret {
+			link.Allocation = a
+			link.HostSocket = n.c.HostPath(a.HostSocket)
+			return link, nil
+		}
+	}
+	return Link{}, fmt.Errorf("pod %s/%s: no allocation of the agent has the container's secret (%d allocations)", namespace, pod, len(allocations))
+}
+
+// Allocation is one allocation in `memifctl -o json` output.
+type Allocation struct {
+	AllocationID    string   `json:"allocationId"`
+	DeviceIDs       []string `json:"deviceIds"`
+	PodNamespace    string   `json:"podNamespace"`
+	PodName         string   `json:"podName"`
+	PodUID          string   `json:"podUid"`
+	ContainerName   string   `json:"containerName"`
+	HostSocket      string   `json:"hostSocket"`
+	ContainerSocket string   `json:"containerSocket"`
+	Secret          string   `json:"secret"`
+}
+
+// Memifctl runs memifctl (BinDir) on the host against the agent's API
+// socket with -o json, and decodes the allocations it prints.
+func (n *Node) Memifctl(ctx context.Context, args ...string) ([]Allocation, error) {
+	out, err := n.MemifctlText(ctx, append([]string{"-o", "json"}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var allocations []Allocation
+	if err := json.Unmarshal([]byte(out), &allocations); err != nil {
+		return nil, fmt.Errorf("decode memifctl %s output %q: %w", strings.Join(args, " "), out, err)
+	}
+	return allocations, nil
+}
+
+// MemifctlText runs memifctl with args and returns what it prints.
+func (n *Node) MemifctlText(ctx context.Context, args ...string) (string, error) {
+	full := append([]string{"-socket", n.c.HostPath(APISocket)}, args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(n.binDir, "memifctl"), full...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("memifctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
+}
+
+// StartVswitch starts the vswitch side of link on the host: testpmd as
+// memif server on the allocation's socket with its secret.
+func (n *Node) StartVswitch(ctx context.Context, link Link, logPath string) (*testpmd.Vswitch, error) {
+	return testpmd.StartVswitch(ctx, testpmd.VswitchConfig{Socket: link.HostSocket, Secret: link.Secret, LogPath: logPath})
+}
+
+// Released returns nil once the agent no longer lists the allocation and
+// its directory is gone from the host.
+func (n *Node) Released(ctx context.Context, a Allocation) error {
+	allocations, err := n.Memifctl(ctx, "list")
+	if err != nil {
+		return err
+	}
+	for _, held := range allocations {
+		if held.AllocationID == a.AllocationID {
+			return fmt.Errorf("allocation %s (devices %v) is still held: pod %q", a.AllocationID, a.DeviceIDs, held.PodName)
+		}
+	}
+	dir := filepath.Dir(a.HostSocket)
+	if _, err := os.Stat(n.c.HostPath(dir)); !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("allocation %s released but its directory %s is still there (%v)", a.AllocationID, dir, err)
+	}
+	return nil
+}

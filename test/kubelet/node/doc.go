@@ -1,0 +1,11 @@
+// Package node is the suite that runs memif-agent as users do: on a real
+// single-node cluster (kit/cluster: kubelet on containerd, API server,
+// scheduler, controllers), deployed with `kubectl apply -k k8s/`, with pods
+// that ask for contivpp.io/memif and pass packets to a DPDK testpmd memif
+// server on the host. It asserts what a user sees through kubectl,
+// memifctl and the pods' own environment.
+//
+// It needs root and the peers of scripts/peers.sh (make peers); make
+// test-e2e provides both. memifctl comes from MEMIF_AGENT_BIN (make build)
+// or is built for the run.
+package node
