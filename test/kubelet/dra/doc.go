@@ -1,0 +1,7 @@
+// Package dra tests the DRA driver memif.contivpp.io on a real single-node
+// cluster (test/kubelet/kit/cluster: kube-apiserver, kube-scheduler,
+// containerd 2.x with CDI, kubelet): the agent's device manager, event loop
+// and driver run in the test process, publish the node's ResourceSlice and
+// prepare the claims kubelet hands them; a testpmd on the host is the
+// vswitch side.
+package dra

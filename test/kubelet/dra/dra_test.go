@@ -1,0 +1,305 @@
+package dra
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+	"github.com/contivpp/memif-agent/plugins/dradriver/kubeletdriver"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testpmd"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+)
+
+const (
+	waitLimit = 3 * time.Minute
+	namespace = "default"
+	podImage  = "memif-testpmd:dra"
+)
+
+// agent is the device manager and the DRA driver on the event loop, as
+// memif-agent runs them with dradriver.conf enabled and the device plugin
+// off, over the node's paths.
+type agent struct {
+	dm     *manager.Manager
+	driver *kubeletdriver.Driver
+	loop   *eventloop.Loop
+}
+
+func startAgent(t *testing.T, c *cluster.Cluster, client kubernetes.Interface, cdiDir string) *agent {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DevicePlugin = false
+	cfg.ClaimDeviceCount = 1
+	cfg.SocketRoot = c.HostPath("/run/contiv/memif")
+	cfg.CheckpointPath = c.HostPath("/var/lib/memif-agent/checkpoint.json")
+	dm, err := manager.New(cfg, manager.Options{Log: devicemanagertest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, dm)
+	pool := dm.ClaimPool()
+	driver, err := kubeletdriver.New(kubeletdriver.Config{
+		DriverName: claims.DefaultDriverName, NodeName: cluster.NodeName,
+		PluginDataDir: c.HostPath("/var/lib/kubelet/plugins/" + claims.DefaultDriverName),
+		RegistrarDir:  c.HostPath("/var/lib/kubelet/plugins_registry"),
+		CDIDir:        cdiDir, SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
+	}, client, loop, devicemanagertest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{dm: dm, driver: driver, loop: loop}
+	t.Cleanup(a.stop)
+	return a
+}
+
+func (a *agent) stop() {
+	if a.driver != nil {
+		a.driver.Stop()
+		a.loop.Close()
+		a.driver = nil
+	}
+}
+
+func claimPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: corev1.PodSpec{
+			ResourceClaims: []corev1.PodResourceClaim{{Name: "memif", ResourceClaimTemplateName: ptr.To("memif")}},
+			Containers: []corev1.Container{{
+				Name: "memif-client", Image: podImage, ImagePullPolicy: corev1.PullNever,
+				Command:   testpmd.PodCommand(),
+				Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "memif"}}},
+			}},
+			TerminationGracePeriodSeconds: ptr.To(int64(2)),
+		},
+	}
+}
+
+// TestClaimOnARealNode: a pod with a ResourceClaimTemplate is scheduled on
+// the slice the driver published, kubelet prepares its claim, containerd
+// applies the CDI device (env and mount), packets reach the vswitch side; a
+// second pod waits Pending with the scheduler's reason while the node's one
+// memif is taken; kubelet's and the agent's restarts lose nothing; deleting
+// the pod unprepares the claim, the directory goes and the second pod gets
+// the device.
+func TestClaimOnARealNode(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{Progress: cluster.TestLog(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	client, err := c.Clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	image, err := testpmd.PodImage("docker.io/library/" + podImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ImportOCIImage(ctx, image); err != nil {
+		t.Fatal(err)
+	}
+	// containerd reads CDI specs from /var/run/cdi (its default); the
+	// spec names carry the claim UID, so other clusters' specs never meet.
+	removeNewCDISpecs(t, "/var/run/cdi")
+	a := startAgent(t, c, client, "/var/run/cdi")
+	if out, err := c.Kubectl(ctx, "apply", "-f", "../../../k8s/dra/deviceclass.yaml", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
+		t.Fatalf("apply the DeviceClass and claim template: %v\n%s", err, out)
+	}
+	poll.Until(t, waitLimit, "the node's ResourceSlice", func() error {
+		slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+		if err != nil || len(slices.Items) != 1 || len(slices.Items[0].Spec.Devices) != 1 {
+			return fmt.Errorf("slices %v, %v", slices, err)
+		}
+		return nil
+	})
+
+	first := createPod(ctx, t, client, "memif-claim-1")
+	memif := podMemif(t, a, "memif-claim-1")
+	vswitch, err := testpmd.StartVswitch(ctx, testpmd.VswitchConfig{Socket: memif.HostSocket, Secret: memif.Secret, LogPath: filepath.Join(t.TempDir(), "vswitch.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { vswitch.Stop() })
+	waitRunning(ctx, t, client, first.Name)
+	env, mounts := containerSpec(ctx, t, c, client, first.Name)
+	for _, want := range []string{dmapi.EnvMemifSocket + "=" + memif.ContainerSocket, dmapi.EnvMemifSecret + "=" + memif.Secret} {
+		if !slices.Contains(env, want) {
+			t.Errorf("containerd gave the container env %q, want %s (from the claim's CDI spec)", env, strings.SplitN(want, "=", 2)[0])
+		}
+	}
+	if !slices.ContainsFunc(mounts, func(m ociMount) bool { return m.Source == memif.HostDir && m.Destination == "/run/vpp" }) {
+		t.Errorf("containerd gave the container mounts %+v, want %s at /run/vpp", mounts, memif.HostDir)
+	}
+	if err := vswitch.WaitLinkUp(ctx); err != nil {
+		t.Fatalf("link: %v\n%s", err, vswitch.LogTail(20))
+	}
+	if rate, err := vswitch.RxRate(ctx, time.Second); err != nil || rate <= 0 {
+		t.Errorf("vswitch receive rate = %v, %v; want packets from the pod", rate, err)
+	}
+
+	second := createPod(ctx, t, client, "memif-claim-2")
+	poll.Until(t, waitLimit, "the second pod unschedulable", func() error {
+		pod, err := client.CoreV1().Pods(namespace).Get(ctx, second.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, condition := range pod.Status.Conditions {
+			if condition.Type == corev1.PodScheduled && condition.Status == corev1.ConditionFalse && condition.Reason == corev1.PodReasonUnschedulable {
+				t.Logf("second pod: %s", condition.Message)
+				return nil
+			}
+		}
+		return fmt.Errorf("phase %s, conditions %v", pod.Status.Phase, pod.Status.Conditions)
+	})
+
+	if err := c.RestartKubelet(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.stop()
+	a = startAgent(t, c, client, "/var/run/cdi")
+	if again := podMemif(t, a, "memif-claim-1"); again.AllocationID != memif.AllocationID || again.Secret != memif.Secret {
+		t.Errorf("after kubelet's and the agent's restart the pod holds %v, want %v", again, memif)
+	}
+	if rate, err := vswitch.RxRate(ctx, time.Second); err != nil || rate <= 0 {
+		t.Errorf("after the restarts the vswitch receives %v, %v; want packets", rate, err)
+	}
+
+	if err := vswitch.Stop(); err != nil {
+		t.Logf("stop vswitch: %v", err)
+	}
+	if err := client.CoreV1().Pods(namespace).Delete(ctx, first.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, waitLimit, "the first claim released", func() error {
+		if _, err := os.Stat(memif.HostDir); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s still there (%v)", memif.HostDir, err)
+		}
+		return nil
+	})
+	waitRunning(ctx, t, client, second.Name)
+	if next := podMemif(t, a, "memif-claim-2"); next.DeviceIDs[0] != memif.DeviceIDs[0] {
+		t.Errorf("second pod holds %v, want the released device %s", next.DeviceIDs, memif.DeviceIDs[0])
+	}
+}
+
+// ociMount is a mount of the container's OCI spec.
+type ociMount struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+}
+
+// containerSpec returns the env and mounts containerd gave the pod's
+// container, from the OCI spec it holds.
+func containerSpec(ctx context.Context, t *testing.T, c *cluster.Cluster, client kubernetes.Interface, podName string) ([]string, []ociMount) {
+	t.Helper()
+	pod, err := client.CoreV1().Pods(namespace).Get(ctx, podName, metav1.GetOptions{})
+	if err != nil || len(pod.Status.ContainerStatuses) != 1 {
+		t.Fatalf("pod %s: %v, %v", podName, pod, err)
+	}
+	id := strings.TrimPrefix(pod.Status.ContainerStatuses[0].ContainerID, "containerd://")
+	out, err := c.Ctr(ctx, "containers", "info", id)
+	if err != nil {
+		t.Fatalf("ctr containers info %s: %v\n%s", id, err, out)
+	}
+	var info struct {
+		Spec struct {
+			Process struct {
+				Env []string `json:"env"`
+			} `json:"process"`
+			Mounts []ociMount `json:"mounts"`
+		} `json:"Spec"`
+	}
+	// ctr's output may start with containerd's warnings (stderr).
+	start := strings.Index(out, "\n{")
+	if err := json.NewDecoder(strings.NewReader(out[start+1:])).Decode(&info); start < 0 || err != nil {
+		t.Fatalf("ctr containers info %s: %v\n%s", id, err, out)
+	}
+	return info.Spec.Process.Env, info.Spec.Mounts
+}
+
+// removeNewCDISpecs removes, when t ends, the memif CDI specs written
+// since it was called: the cluster's stop leaves claims unprepared, and
+// /var/run/cdi is the machine's.
+func removeNewCDISpecs(t *testing.T, dir string) {
+	pattern := filepath.Join(dir, claims.CDISpecName("*"))
+	before, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		after, _ := filepath.Glob(pattern)
+		for _, spec := range after {
+			if !slices.Contains(before, spec) {
+				if err := os.Remove(spec); err != nil && !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("remove CDI spec %s: %v", spec, err)
+				}
+			}
+		}
+	})
+}
+
+func createPod(ctx context.Context, t *testing.T, client kubernetes.Interface, name string) *corev1.Pod {
+	t.Helper()
+	pod, err := client.CoreV1().Pods(namespace).Create(ctx, claimPod(name), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		client.CoreV1().Pods(namespace).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+	})
+	return pod
+}
+
+func podMemif(t *testing.T, a *agent, pod string) dmapi.MemifInfo {
+	t.Helper()
+	var memif dmapi.MemifInfo
+	poll.Until(t, waitLimit, pod+"'s memif prepared", func() error {
+		var err error
+		memif, err = a.dm.GetPodMemifInfo(podapi.PodID{Namespace: namespace, Name: pod})
+		return err
+	})
+	return memif
+}
+
+func waitRunning(ctx context.Context, t *testing.T, client kubernetes.Interface, name string) {
+	t.Helper()
+	poll.Until(t, waitLimit, name+" running", func() error {
+		pod, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pod.Status.Phase != corev1.PodRunning {
+			var waiting []string
+			for _, status := range pod.Status.ContainerStatuses {
+				if status.State.Waiting != nil {
+					waiting = append(waiting, status.State.Waiting.Reason+": "+status.State.Waiting.Message)
+				}
+			}
+			return fmt.Errorf("phase %s %s %v", pod.Status.Phase, strings.Join(waiting, "; "), pod.Status.Conditions)
+		}
+		return nil
+	})
+}
