@@ -31,6 +31,7 @@ benchflags() {
 		echo "-bench=MemifDataPlane -benchtime=6x -count=1"
 		;;
 	test/kubelet/deviceplugin) echo "-bench=. -benchtime=30x -count=3" ;;
+	test/kubelet/dra) echo "-bench=PodCreateToRunning -benchtime=5x -count=1" ;;
 	test/kubelet/podtracking)
 		echo "-bench=GetPodMemifInfo -benchtime=1s -count=1"
 		echo "-bench=PodDeletionToDirectoryReleased -benchtime=10x -count=1"

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -46,11 +47,18 @@ type agent struct {
 	loop   *eventloop.Loop
 }
 
-func startAgent(t *testing.T, c *cluster.Cluster, client kubernetes.Interface, cdiDir string) *agent {
+func startAgent(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, cdiDir string) *agent {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DevicePlugin = false
 	cfg.ClaimDeviceCount = 1
+	return startAgentWith(t, c, client, cdiDir, cfg)
+}
+
+// startAgentWith runs the agent with cfg over the node's paths.
+func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, cdiDir string, cfg config.Config) *agent {
+	t.Helper()
+	cfg.PluginDir = c.HostPath("/var/lib/kubelet/device-plugins")
 	cfg.SocketRoot = c.HostPath("/run/contiv/memif")
 	cfg.CheckpointPath = c.HostPath("/var/lib/memif-agent/checkpoint.json")
 	dm, err := manager.New(cfg, manager.Options{Log: devicemanagertest.Logger(t)})
@@ -71,6 +79,12 @@ func startAgent(t *testing.T, c *cluster.Cluster, client kubernetes.Interface, c
 	if err := driver.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if cfg.DevicePlugin {
+		if err := dm.Start(loop); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(dm.Stop)
+	}
 	a := &agent{dm: dm, driver: driver, loop: loop}
 	t.Cleanup(a.stop)
 	return a
@@ -85,18 +99,28 @@ func (a *agent) stop() {
 }
 
 func claimPod(name string) *corev1.Pod {
-	return &corev1.Pod{
+	return podOf(name, podImage, testpmd.PodCommand(), true)
+}
+
+// podOf is a pod asking for one memif through the claim template or, with
+// claim false, the extended resource.
+func podOf(name, image string, command []string, claim bool) *corev1.Pod {
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: corev1.PodSpec{
-			ResourceClaims: []corev1.PodResourceClaim{{Name: "memif", ResourceClaimTemplateName: ptr.To("memif")}},
 			Containers: []corev1.Container{{
-				Name: "memif-client", Image: podImage, ImagePullPolicy: corev1.PullNever,
-				Command:   testpmd.PodCommand(),
-				Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "memif"}}},
+				Name: "memif-client", Image: image, ImagePullPolicy: corev1.PullNever, Command: command,
 			}},
 			TerminationGracePeriodSeconds: ptr.To(int64(2)),
 		},
 	}
+	if claim {
+		pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "memif", ResourceClaimTemplateName: ptr.To("memif")}}
+		pod.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "memif"}}
+	} else {
+		pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceName(dmapi.DefaultResourceName): resource.MustParse("1")}
+	}
+	return pod
 }
 
 // TestClaimOnARealNode: a pod with a ResourceClaimTemplate is scheduled on
@@ -243,7 +267,7 @@ func containerSpec(ctx context.Context, t *testing.T, c *cluster.Cluster, client
 // removeNewCDISpecs removes, when t ends, the memif CDI specs written
 // since it was called: the cluster's stop leaves claims unprepared, and
 // /var/run/cdi is the machine's.
-func removeNewCDISpecs(t *testing.T, dir string) {
+func removeNewCDISpecs(t testing.TB, dir string) {
 	pattern := filepath.Join(dir, claims.CDISpecName("*"))
 	before, err := filepath.Glob(pattern)
 	if err != nil {
@@ -261,7 +285,7 @@ func removeNewCDISpecs(t *testing.T, dir string) {
 	})
 }
 
-func createPod(ctx context.Context, t *testing.T, client kubernetes.Interface, name string) *corev1.Pod {
+func createPod(ctx context.Context, t testing.TB, client kubernetes.Interface, name string) *corev1.Pod {
 	t.Helper()
 	pod, err := client.CoreV1().Pods(namespace).Create(ctx, claimPod(name), metav1.CreateOptions{})
 	if err != nil {
@@ -273,7 +297,7 @@ func createPod(ctx context.Context, t *testing.T, client kubernetes.Interface, n
 	return pod
 }
 
-func podMemif(t *testing.T, a *agent, pod string) dmapi.MemifInfo {
+func podMemif(t testing.TB, a *agent, pod string) dmapi.MemifInfo {
 	t.Helper()
 	var memif dmapi.MemifInfo
 	poll.Until(t, waitLimit, pod+"'s memif prepared", func() error {
@@ -284,7 +308,7 @@ func podMemif(t *testing.T, a *agent, pod string) dmapi.MemifInfo {
 	return memif
 }
 
-func waitRunning(ctx context.Context, t *testing.T, client kubernetes.Interface, name string) {
+func waitRunning(ctx context.Context, t testing.TB, client kubernetes.Interface, name string) {
 	t.Helper()
 	poll.Until(t, waitLimit, name+" running", func() error {
 		pod, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
