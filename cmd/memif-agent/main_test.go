@@ -87,7 +87,10 @@ func TestAgentNotReadyUntilKubeletServes(t *testing.T) {
 	}
 	agent := startAgent(t, configDir)
 	url := "http://" + net.JoinHostPort("127.0.0.1", agent.httpPort) + "/readiness"
-	poll.Until(t, 60*time.Second, "readiness naming kubelet", func() error {
+	// Waits for a failed registration: before its first attempt the agent
+	// is not ready either, but has nothing to say about kubelet yet.
+	failed := "not registered with kubelet at " + filepath.Join(root, "device-plugins", "kubelet.sock")
+	poll.Until(t, 60*time.Second, "readiness naming the failed registration with kubelet", func() error {
 		response, err := http.Get(url)
 		if err != nil {
 			return err
@@ -97,7 +100,7 @@ func TestAgentNotReadyUntilKubeletServes(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if response.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "not registered with kubelet") {
+		if response.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), failed) {
 			return fmt.Errorf("readiness answers %s %s", response.Status, body)
 		}
 		return nil
