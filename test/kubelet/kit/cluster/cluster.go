@@ -123,14 +123,16 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	// A short path: memif sockets live under it, and a Unix socket's path
 	// has at most 107 bytes.
-	dir, err := os.MkdirTemp("", "mc")
+	reapStale()
+	dir, err := os.MkdirTemp("", workDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create the work dir: %w", err)
 	}
-	c := &Cluster{opts: opts, dir: dir, bridge: "mc" + strings.TrimPrefix(filepath.Base(dir), "mc"), done: make(chan struct{})}
-	if len(c.bridge) > 15 {
-		c.bridge = c.bridge[:15]
+	if err := writeOwner(dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
+	c := &Cluster{opts: opts, dir: dir, bridge: bridgeName(dir), done: make(chan struct{})}
 	if !opts.OwnSignals {
 		c.watchSignals()
 	}

@@ -19,7 +19,10 @@
 // Stop stops kubelet, kills what is left of the pods, stops containerd and
 // its shims and the control plane, and removes the namespace, the cgroups,
 // the bridge, the mount points it created and the work dir. A SIGINT or
-// SIGTERM to the process does the same, then exits. kubelet itself changes
+// SIGTERM to the process does the same, then exits. A process killed
+// without Stop (go test's -timeout panic, SIGKILL) takes its peers along
+// (Pdeathsig), and the next Start reaps what outlives it (containerd's
+// shims, pods, cgroups, bridge, work dir). kubelet itself changes
 // a few kernel settings at start (vm.overcommit_memory, kernel.panic,
 // kernel.panic_on_oops), as on any node; those stay.
 //
