@@ -33,7 +33,10 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 	}
 	removeNewCDISpecs(b, "/var/run/cdi")
 	cfg := config.Default()
-	cfg.DeviceCount, cfg.ClaimDeviceCount = 4, 4
+	// The in-process agent has no pod source, so it never releases a
+	// device plugin allocation (kubelet frees the device, the agent keeps
+	// it): enough devices for every iteration.
+	cfg.DeviceCount, cfg.ClaimDeviceCount = 64, 4
 	a := startAgentWith(b, c, client, "/var/run/cdi", cfg)
 	if out, err := c.Kubectl(ctx, "apply", "-f", "../../../k8s/dra/deviceclass.yaml", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
 		b.Fatalf("apply the DeviceClass and claim template: %v\n%s", err, out)
@@ -76,8 +79,8 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 }
 
 // podToRunning creates a pause pod with one memif, returns how long it took
-// to run, then deletes it and waits until its memif is released (untimed
-// for the caller's purpose: it is the same for both kinds).
+// to run, then deletes it and waits until it is gone and, for a claim, its
+// memif released.
 func podToRunning(ctx context.Context, b *testing.B, client kubernetes.Interface, a *agent, name string, claim bool) time.Duration {
 	b.Helper()
 	pod := podOf(name, cluster.PauseImage, nil, claim)
@@ -87,7 +90,12 @@ func podToRunning(ctx context.Context, b *testing.B, client kubernetes.Interface
 	}
 	waitRunning(ctx, b, client, name)
 	elapsed := time.Since(start)
-	held := a.dm.ListAllocations()
+	var held []string
+	for _, memif := range a.dm.ListAllocations() {
+		if memif.Pod.Name == name {
+			held = append(held, memif.HostDir)
+		}
+	}
 	if err := client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		b.Fatal(err)
 	}
@@ -96,9 +104,9 @@ func podToRunning(ctx context.Context, b *testing.B, client kubernetes.Interface
 			return errors.New("pod still there")
 		}
 		if claim {
-			for _, memif := range held {
-				if _, err := os.Stat(memif.HostDir); !errors.Is(err, os.ErrNotExist) {
-					return fmt.Errorf("%s still there", memif.HostDir)
+			for _, dir := range held {
+				if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("%s still there", dir)
 				}
 			}
 		}
