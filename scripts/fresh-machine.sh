@@ -76,6 +76,9 @@ set +e
 unshare --mount --pid --fork --propagation private -- bash -c '
 	set -e
 	run=$1
+	# The root must be a mount point, as a machine'"'"'s / is: dockerd
+	# remounts / when it unpacks an image.
+	mount --bind "$run" "$run"
 	mount -t proc proc "$run/proc"
 	mount --rbind /sys "$run/sys"
 	mount --rbind /dev "$run/dev"
