@@ -3,6 +3,7 @@
 // containerd 1.6, no Docker) with the real memif-agent binary reading the
 // node through the CRI and kubelet's pod-resources: a memif pod is bound
 // once it runs and the node API answers for it, its deletion releases its
-// directory and device, and pods created and deleted in waves on a node of
-// four devices are all admitted.
+// directory and device, an agent restart keeps the binding, a deletion
+// right after a containerd restart is not lost, and pods created and
+// deleted in waves on a node of four devices are all admitted.
 package nodetracking

@@ -201,6 +201,27 @@ func TestMemifPodsOnARealNode(t *testing.T) {
 				n.deleteAndRelease(t, pod, memif)
 				n.gone(t, pod.Name)
 			})
+			t.Run("an agent restart keeps the binding", func(t *testing.T) {
+				pod := n.run(t, "kept")
+				before := n.bound(t, pod)
+				n.agent.Stop()
+				n.agent.Start()
+				after := n.bound(t, pod)
+				if after.GetAllocationId() != before.GetAllocationId() || after.GetHostSocket() != before.GetHostSocket() {
+					t.Errorf("after the agent restart: %v, before: %v", after, before)
+				}
+				n.deleteAndRelease(t, pod, after)
+				n.gone(t, pod.Name)
+			})
+			t.Run("a containerd restart loses no delete", func(t *testing.T) {
+				pod := n.run(t, "deleted")
+				memif := n.bound(t, pod)
+				if err := n.cluster.RestartContainerd(t.Context()); err != nil {
+					t.Fatalf("restart containerd: %v", err)
+				}
+				n.deleteAndRelease(t, pod, memif)
+				n.gone(t, pod.Name)
+			})
 			t.Run("pods in waves on four devices are all admitted", func(t *testing.T) {
 				const waves = 2
 				for wave := range waves {
