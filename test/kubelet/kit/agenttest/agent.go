@@ -28,15 +28,16 @@ const (
 )
 
 // Setup is what a test chooses about its agent; the zero value is an agent
-// with 64 devices, no kubelet pod-resources and no Docker.
+// with 64 devices registered with a fake kubelet registration server, the
+// fake pod-resources API (no pods) as its pod source and no Docker.
 type Setup struct {
 	DeviceCount int
 	// PluginDir is kubelet's device-plugin directory; empty: a private
 	// directory, for tests that call the plugin's socket themselves.
 	PluginDir string
 	// PodResourcesSocket and DockerEndpoint are the pod manager's sources;
-	// empty: none (pod-resources disabled, Docker at a socket that does not
-	// exist).
+	// both empty: the fake pod-resources API listing no pod, and Docker at a
+	// socket that does not exist.
 	PodResourcesSocket string
 	DockerEndpoint     string
 	// SocketRoot overrides the allocation directories' root.
