@@ -31,8 +31,7 @@ func FuzzCDISpec(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, uid, request, secret, hostDir string) {
 		if !uidPattern.MatchString(uid) || len(validation.IsDNS1123Label(request)) > 0 ||
-			!strings.HasPrefix(hostDir, "/") || strings.ContainsAny(hostDir+secret, "\x00,") || !utf8.ValidString(hostDir+secret) ||
-			strings.ContainsFunc(hostDir+secret, unicode.IsControl) {
+			!strings.HasPrefix(hostDir, "/") || !handedOut(hostDir) || !handedOut(secret) {
 			// Secrets are base64url; the socket root comes from a YAML
 			// config, UTF-8, and the CDI reader (YAML too) refuses control
 			// characters in any spec.
@@ -58,6 +57,12 @@ func FuzzCDISpec(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// handedOut says whether text can be a socket root or a secret: each is
+// checked alone, since two invalid UTF-8 halves can join into a valid whole.
+func handedOut(text string) bool {
+	return utf8.ValidString(text) && !strings.ContainsAny(text, "\x00,") && !strings.ContainsFunc(text, unicode.IsControl)
 }
 
 // FuzzRequests: whatever the allocation results, Requests never panics,
