@@ -15,10 +15,15 @@
 # check such as scripts/install-deps.sh alone. The root gets its own mount
 # and PID namespaces: /proc, /sys (with the cgroup file system that dockerd
 # needs) and /dev are mounted into it, and every process left in it ends
-# with the run. The log is DIR/ci.log; the exit code
-# is COMMAND's. Needs root, debootstrap and the Debian mirror of
+# with the run. The log is DIR/ci.log (DIR/again.log with AGAIN=1); the
+# exit code is COMMAND's. Needs root, debootstrap and the Debian mirror of
 # /etc/apt/sources.list.d/debian.sources (or MIRROR). Heavy: run it under
 # nice on a shared machine.
+#
+# With AGAIN=1 the root of the last run (DIR/run) is kept as that run left
+# it, installed packages and built caches included, and only the clone is
+# made anew: the second command on the same fresh machine, for example
+# `AGAIN=1 scripts/fresh-machine.sh DIR main "make demo"` after a CI run.
 set -euo pipefail
 
 [ $# -ge 1 ] && [ $# -le 3 ] || { echo "usage: $0 DIR [REF [COMMAND]]" >&2; exit 2; }
@@ -32,6 +37,7 @@ repo=$(realpath "$repo")
 base=$dir/base
 run=$dir/run
 log=$dir/ci.log
+[ "${AGAIN:-}" = 1 ] && log=$dir/again.log
 
 if [ ! -e "$base/.debootstrap-complete" ]; then
 	command -v debootstrap >/dev/null || {
@@ -49,20 +55,24 @@ if [ ! -e "$base/.debootstrap-complete" ]; then
 	touch "$base/.debootstrap-complete"
 fi
 
-echo "fresh-machine: copying the pristine root to $run"
-rm -rf "$run"
-cp -a "$base" "$run"
-# What a fresh machine of this kind comes with besides Debian: Go, the
-# machine's trust store, its resolver and apt sources.
-cp -a /usr/local/go "$run/usr/local/go"
-mkdir -p "$run/etc/ssl"
-cp /etc/ssl/certs/ca-certificates.crt "$run/etc/ssl/ca-certificates.crt"
-cp /etc/resolv.conf "$run/etc/resolv.conf"
-if [ -e /etc/apt/sources.list.d/debian.sources ]; then
-	cp /etc/apt/sources.list.d/debian.sources "$run/etc/apt/sources.list.d/"
-	rm -f "$run/etc/apt/sources.list"
+if [ "${AGAIN:-}" = 1 ] && [ -d "$run/work" ]; then
+	echo "fresh-machine: again in the root of the last run, $run"
+	rm -rf "$run/work"
+else
+	echo "fresh-machine: copying the pristine root to $run"
+	rm -rf "$run"
+	cp -a "$base" "$run"
+	# What a fresh machine of this kind comes with besides Debian: Go, the
+	# machine's trust store, its resolver and apt sources.
+	cp -a /usr/local/go "$run/usr/local/go"
+	mkdir -p "$run/etc/ssl"
+	cp /etc/ssl/certs/ca-certificates.crt "$run/etc/ssl/ca-certificates.crt"
+	cp /etc/resolv.conf "$run/etc/resolv.conf"
+	if [ -e /etc/apt/sources.list.d/debian.sources ]; then
+		cp /etc/apt/sources.list.d/debian.sources "$run/etc/apt/sources.list.d/"
+		rm -f "$run/etc/apt/sources.list"
+	fi
 fi
-
 mkdir -p "$run/work"
 git clone --quiet --no-hardlinks "$repo" "$run/work/main"
 git -C "$run/work/main" checkout --quiet --detach "$ref"
