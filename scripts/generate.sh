@@ -70,7 +70,9 @@ vpp_messages="
 	ip_address_dump ip_address_details
 	bridge_domain_add_del_v2 bridge_domain_add_del_v2_reply
 	bridge_domain_dump bridge_domain_details
-	sw_interface_set_l2_bridge sw_interface_set_l2_bridge_reply"
+	sw_interface_set_l2_bridge sw_interface_set_l2_bridge_reply
+	sw_interface_set_l2_xconnect sw_interface_set_l2_xconnect_reply
+	l2_xconnect_dump l2_xconnect_details"
 vppmsg=internal/vppapi/vppmsg
 mkdir -p "$out/$vppmsg"
 # shellcheck disable=SC2086 # one argument per message

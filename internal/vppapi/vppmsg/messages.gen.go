@@ -16,6 +16,8 @@ var Messages = map[string]func() Message{
 	"hw_interface_set_mtu_reply":             func() Message { return new(HwInterfaceSetMTUReply) },
 	"ip_address_details":                     func() Message { return new(IPAddressDetails) },
 	"ip_address_dump":                        func() Message { return new(IPAddressDump) },
+	"l2_xconnect_details":                    func() Message { return new(L2XconnectDetails) },
+	"l2_xconnect_dump":                       func() Message { return new(L2XconnectDump) },
 	"memclnt_keepalive":                      func() Message { return new(MemclntKeepalive) },
 	"memclnt_keepalive_reply":                func() Message { return new(MemclntKeepaliveReply) },
 	"memif_create_v2":                        func() Message { return new(MemifCreateV2) },
@@ -40,6 +42,8 @@ var Messages = map[string]func() Message{
 	"sw_interface_set_flags_reply":           func() Message { return new(SwInterfaceSetFlagsReply) },
 	"sw_interface_set_l2_bridge":             func() Message { return new(SwInterfaceSetL2Bridge) },
 	"sw_interface_set_l2_bridge_reply":       func() Message { return new(SwInterfaceSetL2BridgeReply) },
+	"sw_interface_set_l2_xconnect":           func() Message { return new(SwInterfaceSetL2Xconnect) },
+	"sw_interface_set_l2_xconnect_reply":     func() Message { return new(SwInterfaceSetL2XconnectReply) },
 	"sw_interface_set_rx_mode":               func() Message { return new(SwInterfaceSetRxMode) },
 	"sw_interface_set_rx_mode_reply":         func() Message { return new(SwInterfaceSetRxModeReply) },
 	"sw_interface_tag_add_del":               func() Message { return new(SwInterfaceTagAddDel) },
@@ -550,6 +554,72 @@ func (m *IPAddressDump) Unmarshal(b *Decoder) {
 	m.Context = b.U32()
 	m.SwIfIndex = InterfaceIndex(b.U32())
 	m.IsIPv6 = b.Bool()
+}
+
+// L2XconnectDetails is VPP's l2_xconnect_details (module l2).
+type L2XconnectDetails struct {
+	Context     uint32
+	RxSwIfIndex InterfaceIndex
+	TxSwIfIndex InterfaceIndex
+}
+
+// MessageName implements Message.
+func (*L2XconnectDetails) MessageName() string { return "l2_xconnect_details" }
+
+// CRC implements Message.
+func (*L2XconnectDetails) CRC() string { return "0x472b6b67" }
+
+// SetContext implements Message.
+func (m *L2XconnectDetails) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *L2XconnectDetails) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *L2XconnectDetails) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.U32(uint32(m.RxSwIfIndex))
+	b.U32(uint32(m.TxSwIfIndex))
+}
+
+// Unmarshal implements Message.
+func (m *L2XconnectDetails) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.RxSwIfIndex = InterfaceIndex(b.U32())
+	m.TxSwIfIndex = InterfaceIndex(b.U32())
+}
+
+// L2XconnectDump is VPP's l2_xconnect_dump (module l2).
+type L2XconnectDump struct {
+	ClientIndex uint32
+	Context     uint32
+}
+
+// MessageName implements Message.
+func (*L2XconnectDump) MessageName() string { return "l2_xconnect_dump" }
+
+// CRC implements Message.
+func (*L2XconnectDump) CRC() string { return "0x51077d14" }
+
+// SetClientIndex implements Request.
+func (m *L2XconnectDump) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *L2XconnectDump) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *L2XconnectDump) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *L2XconnectDump) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+}
+
+// Unmarshal implements Message.
+func (m *L2XconnectDump) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
 }
 
 // MemclntKeepalive is VPP's memclnt_keepalive (module memclnt).
@@ -1601,6 +1671,83 @@ func (m *SwInterfaceSetL2BridgeReply) Marshal(b *Encoder) {
 
 // Unmarshal implements Message.
 func (m *SwInterfaceSetL2BridgeReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+}
+
+// SwInterfaceSetL2Xconnect is VPP's sw_interface_set_l2_xconnect (module l2).
+type SwInterfaceSetL2Xconnect struct {
+	ClientIndex uint32
+	Context     uint32
+	RxSwIfIndex InterfaceIndex
+	TxSwIfIndex InterfaceIndex
+	Enable      bool
+}
+
+// MessageName implements Message.
+func (*SwInterfaceSetL2Xconnect) MessageName() string { return "sw_interface_set_l2_xconnect" }
+
+// CRC implements Message.
+func (*SwInterfaceSetL2Xconnect) CRC() string { return "0x4fa28a85" }
+
+// SetClientIndex implements Request.
+func (m *SwInterfaceSetL2Xconnect) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *SwInterfaceSetL2Xconnect) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceSetL2Xconnect) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *SwInterfaceSetL2Xconnect) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.RxSwIfIndex))
+	b.U32(uint32(m.TxSwIfIndex))
+	b.Bool(m.Enable)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceSetL2Xconnect) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.RxSwIfIndex = InterfaceIndex(b.U32())
+	m.TxSwIfIndex = InterfaceIndex(b.U32())
+	m.Enable = b.Bool()
+}
+
+// SwInterfaceSetL2XconnectReply is VPP's sw_interface_set_l2_xconnect_reply (module l2).
+type SwInterfaceSetL2XconnectReply struct {
+	Context uint32
+	Retval  int32
+}
+
+// MessageName implements Message.
+func (*SwInterfaceSetL2XconnectReply) MessageName() string {
+	return "sw_interface_set_l2_xconnect_reply"
+}
+
+// CRC implements Message.
+func (*SwInterfaceSetL2XconnectReply) CRC() string { return "0xe8d4e804" }
+
+// SetContext implements Message.
+func (m *SwInterfaceSetL2XconnectReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceSetL2XconnectReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *SwInterfaceSetL2XconnectReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *SwInterfaceSetL2XconnectReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceSetL2XconnectReply) Unmarshal(b *Decoder) {
 	m.Context = b.U32()
 	m.Retval = b.I32()
 }
