@@ -23,6 +23,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/configfile"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
 	"github.com/contivpp/memif-agent/plugins/podmanager"
 )
@@ -492,5 +493,22 @@ func TestExamplePodRequestsAMemif(t *testing.T) {
 		if !strings.Contains(command, "$"+env) {
 			t.Errorf("example pod's command does not read $%s: %s", env, command)
 		}
+	}
+}
+
+// TestConfigMapHoldsTheWiringExample: the ConfigMap ships memifwiring.conf
+// as documented in plugins/memifwiring, every key with its comment.
+func TestConfigMapHoldsTheWiringExample(t *testing.T) {
+	m := loadManifests(t)
+	example, err := os.ReadFile("../plugins/memifwiring/memifwiring.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := m.configMap.Data["memifwiring.conf"]
+	if shipped != string(example) {
+		t.Errorf("configmap.yaml's memifwiring.conf differs from plugins/memifwiring/memifwiring.conf:\n%s", shipped)
+	}
+	if err := configfile.Decode([]byte(shipped), &wiring.Config{}); err != nil {
+		t.Errorf("configmap's memifwiring.conf: %v", err)
 	}
 }

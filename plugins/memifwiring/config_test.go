@@ -1,6 +1,8 @@
 package memifwiring
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,6 +34,10 @@ func TestConfigErrors(t *testing.T) {
 		{"not YAML", "mtu: [\n", "not valid YAML"},
 		{"bridge domain name too long", "bridge-domain: " + strings.Repeat("b", 64) + "\n", `config key "bridge-domain": must be at most 63 characters`},
 		{"bridge domain with addresses", "bridge-domain: pods\nip-addresses: {a/b/c: [10.0.0.1/24]}\n", `config key "bridge-domain": excludes ip-addresses`},
+		{"cross-connect pairs", "l2-xconnect:\n  - [default/sender/app, default/receiver/app]\n  - [default/chain/app/1, default/sink/app]\n", ""},
+		{"cross-connect pairs not lists", "l2-xconnect: [default/sender/app, default/receiver/app]\n", `config key "l2-xconnect": want a list, got a string`},
+		{"cross-connect of one memif", "l2-xconnect: [[default/sender/app]]\n", `config key "l2-xconnect": entry 1 must be a pair of two memifs, got 1`},
+		{"cross-connect with a bridge domain", "bridge-domain: pods\nl2-xconnect: [[default/a/app, default/b/app]]\n", `config key "l2-xconnect": excludes bridge-domain`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cfg wiring.Config
@@ -40,5 +46,29 @@ func TestConfigErrors(t *testing.T) {
 				t.Errorf("Decode(%q) = %v, want error containing %q", tc.content, err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestConfigReportsEveryProblem: a file with several bad values gets one
+// *configfile.KeyError for each, not only the first.
+func TestConfigReportsEveryProblem(t *testing.T) {
+	content := "bridge-domain: pods\nrx-mode: fast\nl2-xconnect: [[default/a/app, default/b], [default/c/app, default/c/app/0]]\n"
+	var cfg wiring.Config
+	err := configfile.Decode([]byte(content), &cfg)
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("Decode(%q) = %v, want every problem joined", content, err)
+	}
+	var keys []string
+	for _, problem := range joined.Unwrap() {
+		var keyErr *configfile.KeyError
+		if !errors.As(problem, &keyErr) {
+			t.Fatalf("problem %v is not a *configfile.KeyError", problem)
+		}
+		keys = append(keys, keyErr.Key)
+	}
+	slices.Sort(keys)
+	if want := []string{"l2-xconnect", "l2-xconnect", "l2-xconnect", "rx-mode"}; !slices.Equal(keys, want) {
+		t.Errorf("Decode(%q) reported %v (%v), want problems with %v", content, keys, err, want)
 	}
 }

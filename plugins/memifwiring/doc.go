@@ -7,7 +7,11 @@
 // controller commits them to the vpp-agent KV scheduler, whose VPP
 // descriptors (plugins/vswitch) make VPP hold them. With bridge-domain set
 // in memifwiring.conf it also puts one bridge domain holding every pod
-// memif of the node, so that pods reach each other through VPP.
+// memif of the node, so that pods reach each other through VPP; with
+// l2-xconnect instead, an L2 cross-connect per configured pair of memifs and
+// direction, at every resync: they name the interfaces the pods' memifs
+// get, so the KV scheduler holds each pending until both memifs exist and
+// removes it before either is deleted.
 //
 // The plugin is a thin adapter: configuration (memifwiring.conf) and
 // lifecycle over package wiring, which does the work. It reads the device

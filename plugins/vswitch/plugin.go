@@ -80,7 +80,8 @@ func (p *Plugin) Init() error {
 	p.links = newLinkWatcher(p.client.Conn, p.rxModes, p.Log)
 	memifs := descriptor.NewMemifInterfaces(p.client.Conn)
 	bridgeDomains := descriptor.NewBridgeDomains(p.client.Conn)
-	for _, d := range []*kvs.KVDescriptor{memifs.Descriptor(), bridgeDomains.Descriptor(), bridgeDomains.InterfaceDescriptor()} {
+	xconnects := descriptor.NewXConnects(p.client.Conn)
+	for _, d := range []*kvs.KVDescriptor{memifs.Descriptor(), bridgeDomains.Descriptor(), bridgeDomains.InterfaceDescriptor(), xconnects.Descriptor()} {
 		if err := p.KVScheduler.RegisterKVDescriptor(d); err != nil {
 			return fmt.Errorf("vswitch plugin: register descriptor %s: %w", d.Name, err)
 		}

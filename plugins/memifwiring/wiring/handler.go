@@ -81,6 +81,10 @@ func (h *Handler) Resync(_ controllerapi.Event, _ int, txn controllerapi.EventOp
 	h.wired = wired
 	h.last = nil
 	h.putBridgeDomain(txn)
+	// The cross-connects depend on the configuration only: every resync
+	// puts them all, and the KV scheduler holds each until both of its
+	// memifs exist.
+	putAll(txn, RenderXConnects(h.config))
 	return nil
 }
 

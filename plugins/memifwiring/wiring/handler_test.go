@@ -6,6 +6,7 @@ import (
 
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+	vpp_l2 "github.com/ligato/vpp-agent/api/models/vpp/l2"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -35,7 +36,11 @@ func (r *recordingTxn) summary() []string {
 		if value == nil {
 			sign = "-"
 		}
-		out = append(out, sign+vpp_interfaces.ModelInterface.StripKeyPrefix(key))
+		name := vpp_interfaces.ModelInterface.StripKeyPrefix(key)
+		if vpp_l2.ModelXConnectPair.IsKeyValid(key) {
+			name = "xconnect " + vpp_l2.ModelXConnectPair.StripKeyPrefix(key) + " -> " + value.(*vpp_l2.XConnectPair).GetTransmitInterface()
+		}
+		out = append(out, sign+name)
 	}
 	slices.Sort(out)
 	return out
@@ -84,6 +89,7 @@ func (fullResync) Done(error)                            {}
 func TestHandlerUpdates(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		config wiring.Config
 		memifs []podMemif
 		// events run in order; want is the last event's transaction.
 		events []controllerapi.Event
@@ -121,9 +127,24 @@ func TestHandlerUpdates(t *testing.T) {
 			events: []controllerapi.Event{fullResync{}},
 			want:   []string{"+memif_default_web_app_0"},
 		},
+		{
+			name:   "resync puts both directions of every pair, whether its pods are here or not",
+			config: wiring.Config{L2XConnect: [][]string{{"default/web/app", "default/db/app/1"}}},
+			memifs: []podMemif{boundMemif(web, "app", "memif-001")},
+			events: []controllerapi.Event{fullResync{}},
+			want: []string{"+memif_default_web_app_0", "+xconnect memif_default_db_app_1 -> memif_default_web_app_0",
+				"+xconnect memif_default_web_app_0 -> memif_default_db_app_1"},
+		},
+		{
+			name:   "delete pod leaves the pair's cross-connects to the KV scheduler",
+			config: wiring.Config{L2XConnect: [][]string{{"default/web/app", "default/db/app"}}},
+			memifs: []podMemif{boundMemif(web, "app", "memif-001")},
+			events: []controllerapi.Event{fullResync{}, &podapi.DeletePod{Pod: web}},
+			want:   []string{"-memif_default_web_app_0"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			handler := wiring.NewHandler(startDevices(t, tc.memifs), wiring.Config{})
+			handler := wiring.NewHandler(startDevices(t, tc.memifs), tc.config)
 			var txn *recordingTxn
 			for _, event := range tc.events {
 				txn = newRecordingTxn()

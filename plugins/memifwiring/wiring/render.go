@@ -58,6 +58,24 @@ func RenderBridgeDomain(name string, keys []string) *vpp_l2.BridgeDomain {
 	return bd
 }
 
+// RenderXConnects returns the L2 cross-connects of config's l2-xconnect
+// pairs, both directions of each, keyed by their KV-scheduler keys; config
+// must be valid. They name the interfaces Render gives those memifs, so
+// each waits in the KV scheduler until both memifs exist, and goes before
+// either is deleted. A container that holds more than one allocation has
+// its interfaces named by allocation ID, so its memifs cannot be paired.
+func RenderXConnects(config Config) map[string]proto.Message {
+	values := make(map[string]proto.Message)
+	for _, pair := range config.L2XConnect {
+		a, _ := parseMemifRef(pair[0])
+		b, _ := parseMemifRef(pair[1])
+		for _, direction := range [][2]string{{a.interfaceName(), b.interfaceName()}, {b.interfaceName(), a.interfaceName()}} {
+			values[vpp_l2.XConnectKey(direction[0])] = &vpp_l2.XConnectPair{ReceiveInterface: direction[0], TransmitInterface: direction[1]}
+		}
+	}
+	return values
+}
+
 // ownerNames names each memif by its container, or by its allocation ID
 // when the container is unknown or holds more than one allocation.
 func ownerNames(memifs []dmapi.MemifInfo) []string {

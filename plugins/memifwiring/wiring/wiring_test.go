@@ -82,6 +82,21 @@ func TestConfigValidate(t *testing.T) {
 			`config key "ip-addresses": must be keyed by namespace/pod/container, got "default/web"`},
 		{"address without prefix", wiring.Config{IPAddresses: map[string][]string{"default/web/app": {"10.1.1.1"}}},
 			`config key "ip-addresses": entry "10.1.1.1" of default/web/app must be an address with prefix length`},
+		{"cross-connect pairs", wiring.Config{L2XConnect: [][]string{{"default/a/app", "default/b/app/0"}, {"default/a/app/1", "other/c/x/12"}}}, ""},
+		{"cross-connect of three", wiring.Config{L2XConnect: [][]string{{"default/a/app", "default/b/app", "default/c/app"}}},
+			`config key "l2-xconnect": entry 1 must be a pair of two memifs, got 3`},
+		{"cross-connect of a pod", wiring.Config{L2XConnect: [][]string{{"default/a", "default/b/app"}}},
+			`config key "l2-xconnect": entry 1: "default/a" must name a memif as namespace/pod/container or namespace/pod/container/N`},
+		{"cross-connect with a bad memif ID", wiring.Config{L2XConnect: [][]string{{"default/a/app/-1", "default/b/app/x"}}},
+			`entry 1: "default/b/app/x" must name a memif`},
+		{"cross-connect of a memif to itself", wiring.Config{L2XConnect: [][]string{{"default/a/app", "default/a/app/0"}}},
+			`config key "l2-xconnect": entry 1 pairs default/a/app with itself`},
+		{"memif in two pairs", wiring.Config{L2XConnect: [][]string{{"default/a/app", "default/b/app"}, {"default/c/app", "default/a/app/0"}}},
+			`config key "l2-xconnect": default/a/app/0 is in entries 1 and 2; a memif is cross-connected to one other at most`},
+		{"cross-connect with a bridge domain", wiring.Config{BridgeDomain: "pods", L2XConnect: [][]string{{"default/a/app", "default/b/app"}}},
+			`config key "l2-xconnect": excludes bridge-domain`},
+		{"cross-connect with addresses", wiring.Config{IPAddresses: map[string][]string{"default/a/app": {"10.1.1.1/24"}},
+			L2XConnect: [][]string{{"default/a/app", "default/b/app"}}}, `config key "l2-xconnect": excludes ip-addresses`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.config.Validate()

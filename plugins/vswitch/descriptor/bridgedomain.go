@@ -184,13 +184,9 @@ func (d *BridgeDomains) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, er
 	if err != nil {
 		return nil, fmt.Errorf("dump VPP bridge domains: %w", err)
 	}
-	interfaces, err := vppapi.Dump[vppmsg.SwInterfaceDetails](ctx, conn, &vppmsg.SwInterfaceDump{SwIfIndex: allInterfaces})
+	tags, err := interfaceTags(ctx, conn)
 	if err != nil {
-		return nil, fmt.Errorf("dump VPP interfaces: %w", err)
-	}
-	tags := map[vppmsg.InterfaceIndex]string{}
-	for _, iface := range interfaces {
-		tags[iface.SwIfIndex] = iface.Tag
+		return nil, err
 	}
 	var values []kvs.KVWithMetadata
 	for _, domain := range domains {
@@ -221,13 +217,13 @@ func (d *BridgeDomains) bindArgs(key string) (*vppapi.Conn, uint32, vppmsg.Inter
 	if err != nil {
 		return nil, 0, 0, false, err
 	}
-	interfaces, err := vppapi.Dump[vppmsg.SwInterfaceDetails](ctx, conn, &vppmsg.SwInterfaceDump{SwIfIndex: allInterfaces})
+	tags, err := interfaceTags(ctx, conn)
 	if err != nil {
-		return nil, 0, 0, false, fmt.Errorf("dump VPP interfaces: %w", err)
+		return nil, 0, 0, false, err
 	}
-	for _, iface := range interfaces {
-		if iface.Tag == ifName {
-			return conn, id, iface.SwIfIndex, bdExists, nil
+	for index, tag := range tags {
+		if tag == ifName {
+			return conn, id, index, bdExists, nil
 		}
 	}
 	return conn, id, 0, false, nil

@@ -12,9 +12,14 @@
 //     model becomes a VPP bridge domain tagged with its name; each of its
 //     interfaces is a derived value bound with sw_interface_set_l2_bridge
 //     once the interface exists.
+//   - XConnects: a vpp-agent L2 cross-connect model (one direction: frames
+//     received on one interface leave by the other) becomes
+//     sw_interface_set_l2_xconnect once both interfaces exist; it is
+//     pending while either is missing and removed before either is
+//     deleted.
 //
-// Retrieve reads VPP back (memif, socket filename, interface and bridge
-// domain dumps) and reports only what carries a tag, so that a resync after
+// Retrieve reads VPP back (memif, socket filename, interface, bridge
+// domain and L2 cross-connect dumps) and reports only what carries a tag, so that a resync after
 // an agent restart finds everything it made equal to the models and
 // changes nothing, and leaves alone what others made. VPP never reports a
 // memif's secret: Retrieve takes it from the model of the same name when

@@ -85,3 +85,18 @@ func request(ctx context.Context, conn *vppapi.Conn, req vppmsg.Request, reply v
 	}
 	return nil
 }
+
+// interfaceTags returns the tag of every tagged VPP interface, by index.
+func interfaceTags(ctx context.Context, conn *vppapi.Conn) (map[vppmsg.InterfaceIndex]string, error) {
+	interfaces, err := vppapi.Dump[vppmsg.SwInterfaceDetails](ctx, conn, &vppmsg.SwInterfaceDump{SwIfIndex: allInterfaces})
+	if err != nil {
+		return nil, fmt.Errorf("dump VPP interfaces: %w", err)
+	}
+	tags := make(map[vppmsg.InterfaceIndex]string, len(interfaces))
+	for _, iface := range interfaces {
+		if iface.Tag != "" {
+			tags[iface.SwIfIndex] = iface.Tag
+		}
+	}
+	return tags, nil
+}

@@ -1,0 +1,155 @@
+package descriptor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gogo/protobuf/proto"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+	vpp_l2 "github.com/ligato/vpp-agent/api/models/vpp/l2"
+	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
+
+	"github.com/contivpp/memif-agent/internal/vppapi"
+	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+)
+
+// XConnectDescriptorName names the L2 cross-connect descriptor.
+const XConnectDescriptorName = "vpp-xconnect"
+
+// Dependency labels of a cross-connect.
+const (
+	receiveInterfaceExists  = "receive-interface-exists"
+	transmitInterfaceExists = "transmit-interface-exists"
+)
+
+// XConnects is the descriptor of vpp-agent L2 cross-connect models: one
+// direction each, frames received on ReceiveInterface are sent out of
+// TransmitInterface (sw_interface_set_l2_xconnect). A pair of pods is two
+// models, one per direction.
+type XConnects struct {
+	conn ConnFunc
+}
+
+// NewXConnects returns the descriptor; conn gives the VPP connection of
+// each call.
+func NewXConnects(conn ConnFunc) *XConnects {
+	return &XConnects{conn: conn}
+}
+
+// Descriptor returns the KV scheduler descriptor. A cross-connect waits
+// (pending) until both of its interfaces exist, and is taken down before
+// either is deleted. Without an Update, a changed transmit interface is a
+// re-creation.
+func (d *XConnects) Descriptor() *kvs.KVDescriptor {
+	model := vpp_l2.ModelXConnectPair
+	return &kvs.KVDescriptor{
+		Name:                 XConnectDescriptorName,
+		NBKeyPrefix:          model.KeyPrefix(),
+		ValueTypeName:        model.ProtoName(),
+		KeySelector:          model.IsKeyValid,
+		KeyLabel:             model.StripKeyPrefix,
+		Validate:             validateXConnect,
+		Create:               d.create,
+		Delete:               d.delete,
+		Retrieve:             d.retrieve,
+		Dependencies:         xconnectDependencies,
+		RetrieveDependencies: []string{MemifDescriptorName},
+	}
+}
+
+func validateXConnect(_ string, value proto.Message) error {
+	xc := value.(*vpp_l2.XConnectPair)
+	switch {
+	case xc.ReceiveInterface == "" || xc.TransmitInterface == "":
+		return fmt.Errorf("cross-connect %q -> %q: want both interfaces named", xc.ReceiveInterface, xc.TransmitInterface)
+	case xc.ReceiveInterface == xc.TransmitInterface:
+		return fmt.Errorf("cross-connect of %s to itself: want two interfaces", xc.ReceiveInterface)
+	}
+	return nil
+}
+
+func xconnectDependencies(_ string, value proto.Message) []kvs.Dependency {
+	xc := value.(*vpp_l2.XConnectPair)
+	return []kvs.Dependency{
+		{Label: receiveInterfaceExists, Key: vpp_interfaces.InterfaceKey(xc.ReceiveInterface)},
+		{Label: transmitInterfaceExists, Key: vpp_interfaces.InterfaceKey(xc.TransmitInterface)},
+	}
+}
+
+func (d *XConnects) create(_ string, value proto.Message) (kvs.Metadata, error) {
+	xc := value.(*vpp_l2.XConnectPair)
+	conn, indexes, err := d.interfaces()
+	if err == nil {
+		rx, rxFound := indexes[xc.ReceiveInterface]
+		tx, txFound := indexes[xc.TransmitInterface]
+		if rxFound && txFound {
+			err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Xconnect{RxSwIfIndex: rx, TxSwIfIndex: tx, Enable: true},
+				&vppmsg.SwInterfaceSetL2XconnectReply{})
+		} else {
+			err = fmt.Errorf("VPP lacks an interface tagged %s or %s", xc.ReceiveInterface, xc.TransmitInterface)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cross-connect %s -> %s: %w", xc.ReceiveInterface, xc.TransmitInterface, err)
+	}
+	return nil, nil
+}
+
+// delete puts the receive interface back in L3 mode, unless VPP no longer
+// has it.
+func (d *XConnects) delete(_ string, value proto.Message, _ kvs.Metadata) error {
+	xc := value.(*vpp_l2.XConnectPair)
+	conn, indexes, err := d.interfaces()
+	if rx, found := indexes[xc.ReceiveInterface]; err == nil && found {
+		err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Xconnect{RxSwIfIndex: rx, Enable: false},
+			&vppmsg.SwInterfaceSetL2XconnectReply{})
+	}
+	if err != nil {
+		return fmt.Errorf("remove cross-connect %s -> %s: %w", xc.ReceiveInterface, xc.TransmitInterface, err)
+	}
+	return nil
+}
+
+// retrieve reports every cross-connect between two tagged interfaces.
+func (d *XConnects) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
+	conn, err := d.conn()
+	if err != nil {
+		return nil, fmt.Errorf("read cross-connects from VPP: %w", err)
+	}
+	ctx := context.Background()
+	xconnects, err := vppapi.Dump[vppmsg.L2XconnectDetails](ctx, conn, &vppmsg.L2XconnectDump{})
+	if err != nil {
+		return nil, fmt.Errorf("dump VPP cross-connects: %w", err)
+	}
+	tags, err := interfaceTags(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	var values []kvs.KVWithMetadata
+	for _, xc := range xconnects {
+		rx, tx := tags[xc.RxSwIfIndex], tags[xc.TxSwIfIndex]
+		if rx == "" || tx == "" {
+			continue
+		}
+		values = append(values, kvs.KVWithMetadata{Key: vpp_l2.XConnectKey(rx),
+			Value: &vpp_l2.XConnectPair{ReceiveInterface: rx, TransmitInterface: tx}, Origin: kvs.FromNB})
+	}
+	return values, nil
+}
+
+// interfaces returns the connection and VPP's interface indexes by tag.
+func (d *XConnects) interfaces() (*vppapi.Conn, map[string]vppmsg.InterfaceIndex, error) {
+	conn, err := d.conn()
+	if err != nil {
+		return nil, nil, err
+	}
+	tags, err := interfaceTags(context.Background(), conn)
+	if err != nil {
+		return nil, nil, err
+	}
+	indexes := make(map[string]vppmsg.InterfaceIndex, len(tags))
+	for index, tag := range tags {
+		indexes[tag] = index
+	}
+	return conn, indexes, nil
+}
