@@ -158,17 +158,13 @@ func vppMemifs(t testing.TB, v *vpp.VPP) (map[string]vppMemif, error) {
 	if err != nil {
 		return nil, err
 	}
-	interfaces, err := vppapi.Dump[vppmsg.SwInterfaceDetails](t.Context(), conn, &vppmsg.SwInterfaceDump{SwIfIndex: ^vppmsg.InterfaceIndex(0)})
+	tags, err := vppTags(t, conn)
 	if err != nil {
 		return nil, err
 	}
 	socketNames := map[uint32]string{}
 	for _, socket := range sockets {
 		socketNames[socket.SocketID] = socket.SocketFilename
-	}
-	tags := map[vppmsg.InterfaceIndex]string{}
-	for _, iface := range interfaces {
-		tags[iface.SwIfIndex] = iface.Tag
 	}
 	result := map[string]vppMemif{}
 	for _, memif := range memifs {
@@ -177,6 +173,19 @@ func vppMemifs(t testing.TB, v *vpp.VPP) (map[string]vppMemif, error) {
 			adminUp: memif.Flags&vppmsg.IfStatusAPIFlagAdminUp != 0, linkUp: memif.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}
 	}
 	return result, nil
+}
+
+// vppTags returns the tag of every VPP interface by index.
+func vppTags(t testing.TB, conn *vppapi.Conn) (map[vppmsg.InterfaceIndex]string, error) {
+	interfaces, err := vppapi.Dump[vppmsg.SwInterfaceDetails](t.Context(), conn, &vppmsg.SwInterfaceDump{SwIfIndex: ^vppmsg.InterfaceIndex(0)})
+	if err != nil {
+		return nil, err
+	}
+	tags := map[vppmsg.InterfaceIndex]string{}
+	for _, iface := range interfaces {
+		tags[iface.SwIfIndex] = iface.Tag
+	}
+	return tags, nil
 }
 
 // waitVPPMemifs waits until VPP's tagged memifs are want (sorted names).

@@ -42,13 +42,9 @@ func vppXConnects(t testing.TB, v *vpp.VPP) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	interfaces, err := vppapi.Dump[vppmsg.SwInterfaceDetails](t.Context(), conn, &vppmsg.SwInterfaceDump{SwIfIndex: ^vppmsg.InterfaceIndex(0)})
+	tags, err := vppTags(t, conn)
 	if err != nil {
 		return nil, err
-	}
-	tags := map[vppmsg.InterfaceIndex]string{}
-	for _, iface := range interfaces {
-		tags[iface.SwIfIndex] = iface.Tag
 	}
 	result := map[string]string{}
 	for _, xc := range xconnects {
