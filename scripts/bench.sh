@@ -37,6 +37,8 @@ benchflags() {
 		echo "-bench=PodDeletionToDirectoryReleased -benchtime=10x -count=1"
 		;;
 	plugins/podmanager/podtracker) echo "-bench=. -benchtime=1s -count=1" ;;
+	# Pod to pod through VPP: a bridge domain and an L2 cross-connect, each
+	# beside DPDK to DPDK.
 	plugins/memifwiring)
 		echo "-bench=PodToPodThroughVPP -benchtime=3x -count=3"
 		echo "-bench=MemifCreate -benchtime=50x -count=3"

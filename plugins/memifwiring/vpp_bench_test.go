@@ -20,15 +20,25 @@ import (
 const rateWindow = 2 * time.Second
 
 // BenchmarkPodToPodThroughVPP measures 64-byte packets per second from a
-// sending pod's DPDK testpmd (txonly) through VPP's bridge domain to a
-// receiving pod's testpmd (rxonly), counted at the receiver, against a
-// baseline measured over the same window: DPDK to DPDK over one memif pair
-// (a testpmd memif server counting what a txonly client sends), without a
+// sending pod's DPDK testpmd (txonly) through VPP to a receiving pod's
+// testpmd (rxonly), counted at the receiver, with the pods' memifs in a
+// bridge domain and in an L2 cross-connect, each against a baseline
+// measured over the same window: DPDK to DPDK over one memif pair (a
+// testpmd memif server counting what a txonly client sends), without a
 // vswitch. Both run at once, so that both see the same machine load; the
 // figure to compare is vpp/direct.
 func BenchmarkPodToPodThroughVPP(b *testing.B) {
+	for _, bc := range []struct{ name, wiringConf string }{
+		{"bridge-domain", "bridge-domain: pods\n"},
+		{"l2-xconnect", xconnectConf},
+	} {
+		b.Run(bc.name, func(b *testing.B) { benchmarkPodToPod(b, bc.wiringConf) })
+	}
+}
+
+func benchmarkPodToPod(b *testing.B, wiringConf string) {
 	v := vpp.Start(b)
-	a := startVPPAgent(b, v, vppAgentDir(b), nil, "bridge-domain: pods\n")
+	a := startVPPAgent(b, v, vppAgentDir(b), nil, wiringConf)
 	sender, receiver := a.addOneMemifPod(b, "sender", "memif-000"), a.addOneMemifPod(b, "receiver", "memif-001")
 	rx := startPodSide(b, receiver.Annotations[dmapi.AnnotationSocketHost], receiver.Envs[dmapi.EnvMemifSecret], "rxonly")
 	startPodSide(b, sender.Annotations[dmapi.AnnotationSocketHost], sender.Envs[dmapi.EnvMemifSecret], "txonly")
