@@ -160,3 +160,53 @@ func wantXConnectsRemovedFirst(t testing.TB, a *vppAgent, iface string) {
 		t.Errorf("the agent changed %v, want both cross-connects of %s removed, then the interface", order, iface)
 	}
 }
+
+// TestRestartSwitchesBetweenCrossConnectAndBridgeDomain: an agent
+// restarted with memifwiring.conf changed from l2-xconnect to bridge-domain
+// moves the pods' memifs from the cross-connect into the bridge domain, and
+// back again; a VPP restart gets the cross-connects back.
+func TestRestartSwitchesBetweenCrossConnectAndBridgeDomain(t *testing.T) {
+	v := vpp.Start(t)
+	dir := vppAgentDir(t)
+	lister := &livePods{}
+	a := startVPPAgent(t, v, dir, lister, xconnectConf)
+	sender, receiver := a.addOneMemifPod(t, "sender", "memif-000"), a.addOneMemifPod(t, "receiver", "memif-001")
+	lister.set([]podapi.PodState{
+		{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "sender"}, UID: "uid-sender"}, Containers: []podapi.PodContainer{container("app", sender)}},
+		{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "receiver"}, UID: "uid-receiver"}, Containers: []podapi.PodContainer{container("app", receiver)}},
+	})
+	bothWays := map[string]string{senderInterface: receiverInterface, receiverInterface: senderInterface}
+	waitVPPXConnects(t, v, bothWays)
+
+	for _, step := range []struct {
+		wiringConf string
+		xconnects  map[string]string
+		bridged    int
+	}{
+		{"bridge-domain: pods\n", map[string]string{}, 2},
+		{xconnectConf, bothWays, 0},
+	} {
+		a.stop()
+		a = startVPPAgent(t, v, dir, lister, step.wiringConf)
+		waitVPPXConnects(t, v, step.xconnects)
+		poll.Until(t, vppWaitLimit, fmt.Sprintf("%d memifs in the bridge domain with %q", step.bridged, step.wiringConf), func() error {
+			if members := bridgeDomainMembers(t, v, "pods"); max(members, 0) != step.bridged {
+				return fmt.Errorf("VPP's bridge domain tagged pods has %d interfaces", members)
+			}
+			return nil
+		})
+		// Nothing undoes the other after the restart's resync settled.
+		a.barrier(t)
+		if members := bridgeDomainMembers(t, v, "pods"); max(members, 0) != step.bridged {
+			t.Errorf("with %q VPP's bridge domain has %d interfaces, want %d", step.wiringConf, members, step.bridged)
+		}
+		if xconnects, err := vppXConnects(t, v); err != nil || !maps.Equal(xconnects, step.xconnects) {
+			t.Errorf("with %q VPP cross-connects %v (%v), want %v", step.wiringConf, xconnects, err, step.xconnects)
+		}
+	}
+
+	// A restarted VPP gets the cross-connects back with the interfaces.
+	v.Restart(t)
+	waitVPPMemifs(t, v, []string{receiverInterface, senderInterface})
+	waitVPPXConnects(t, v, bothWays)
+}

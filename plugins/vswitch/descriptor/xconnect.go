@@ -96,13 +96,20 @@ func (d *XConnects) create(_ string, value proto.Message) (kvs.Metadata, error) 
 }
 
 // delete puts the receive interface back in L3 mode, unless VPP no longer
-// has it.
+// cross-connects it to the transmit interface (the interface is gone, or
+// something else, such as a bridge domain, holds it now).
 func (d *XConnects) delete(_ string, value proto.Message, _ kvs.Metadata) error {
 	xc := value.(*vpp_l2.XConnectPair)
+	ctx := context.Background()
 	conn, indexes, err := d.interfaces()
-	if rx, found := indexes[xc.ReceiveInterface]; err == nil && found {
-		err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Xconnect{RxSwIfIndex: rx, Enable: false},
-			&vppmsg.SwInterfaceSetL2XconnectReply{})
+	var current map[vppmsg.InterfaceIndex]vppmsg.InterfaceIndex
+	if err == nil {
+		current, err = dumpXConnects(ctx, conn)
+	}
+	rx, rxFound := indexes[xc.ReceiveInterface]
+	tx, txFound := indexes[xc.TransmitInterface]
+	if sent, crossConnected := current[rx]; err == nil && rxFound && txFound && crossConnected && sent == tx {
+		err = request(ctx, conn, &vppmsg.SwInterfaceSetL2Xconnect{RxSwIfIndex: rx, Enable: false}, &vppmsg.SwInterfaceSetL2XconnectReply{})
 	}
 	if err != nil {
 		return fmt.Errorf("remove cross-connect %s -> %s: %w", xc.ReceiveInterface, xc.TransmitInterface, err)
@@ -117,17 +124,17 @@ func (d *XConnects) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error)
 		return nil, fmt.Errorf("read cross-connects from VPP: %w", err)
 	}
 	ctx := context.Background()
-	xconnects, err := vppapi.Dump[vppmsg.L2XconnectDetails](ctx, conn, &vppmsg.L2XconnectDump{})
+	xconnects, err := dumpXConnects(ctx, conn)
 	if err != nil {
-		return nil, fmt.Errorf("dump VPP cross-connects: %w", err)
+		return nil, err
 	}
 	tags, err := interfaceTags(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
 	var values []kvs.KVWithMetadata
-	for _, xc := range xconnects {
-		rx, tx := tags[xc.RxSwIfIndex], tags[xc.TxSwIfIndex]
+	for rxIndex, txIndex := range xconnects {
+		rx, tx := tags[rxIndex], tags[txIndex]
 		if rx == "" || tx == "" {
 			continue
 		}
@@ -135,6 +142,20 @@ func (d *XConnects) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error)
 			Value: &vpp_l2.XConnectPair{ReceiveInterface: rx, TransmitInterface: tx}, Origin: kvs.FromNB})
 	}
 	return values, nil
+}
+
+// dumpXConnects returns VPP's cross-connects: the transmit interface of
+// each receive interface.
+func dumpXConnects(ctx context.Context, conn *vppapi.Conn) (map[vppmsg.InterfaceIndex]vppmsg.InterfaceIndex, error) {
+	details, err := vppapi.Dump[vppmsg.L2XconnectDetails](ctx, conn, &vppmsg.L2XconnectDump{})
+	if err != nil {
+		return nil, fmt.Errorf("dump VPP cross-connects: %w", err)
+	}
+	xconnects := make(map[vppmsg.InterfaceIndex]vppmsg.InterfaceIndex, len(details))
+	for _, xc := range details {
+		xconnects[xc.RxSwIfIndex] = xc.TxSwIfIndex
+	}
+	return xconnects, nil
 }
 
 // interfaces returns the connection and VPP's interface indexes by tag.
