@@ -15,6 +15,12 @@
 // cut to 54 characters and ends with "_" and 8 hex digits of its SHA-256, so
 // it stays unique.
 //
+// Config.BridgeDomain adds a vpp_l2.BridgeDomain holding every wired
+// interface; Config.L2XConnect adds, for each configured pair of memifs, a
+// vpp_l2.XConnectPair per direction, named by the interface names the two
+// memifs get whether their pods are on the node or not: the KV scheduler
+// holds a pair pending until both interfaces exist.
+//
 // The handler owns its record of which interface keys it put for which pod.
 // It is touched only from the controller event loop. It reads the device
 // manager and never changes allocations: when the vswitch side fails, the
