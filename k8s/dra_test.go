@@ -182,8 +182,8 @@ func TestDRARBACCoversTheDriver(t *testing.T) {
 			t.Errorf("the driver may not %s resourceslices", verb)
 		}
 	}
-	if !allowed("resource.k8s.io", "resourceclaims", "get") || !allowed("", "nodes", "get") {
-		t.Error("the driver may not read claims or its node")
+	if !allowed("resource.k8s.io", "resourceclaims", "get") || !allowed("resource.k8s.io", "resourceclaims", "list") || !allowed("", "nodes", "get") {
+		t.Error("the driver may not read or list claims, or read its node")
 	}
 	for _, verb := range []string{"update", "patch"} {
 		if allowed("resource.k8s.io", "resourceclaims", verb) || allowed("resource.k8s.io", "resourceclaims/status", verb) {

@@ -106,7 +106,9 @@ func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
 }
 
 // Close stops serving kubelet and publishing; prepared claims stay in the
-// checkpoint, the slices in the API server for the next start.
+// checkpoint, the slices in the API server for the next start. When no
+// start follows (the DaemonSet deleted, or dradriver.conf enabled: false),
+// kubelet deletes this node's slices of the driver 30 seconds later.
 func (p *Plugin) Close() error {
 	if p.driver != nil {
 		p.driver.Stop()

@@ -215,3 +215,30 @@ func sortBindings(list []Binding) {
 func sortCollected(list []Collected) {
 	slices.SortFunc(list, func(x, y Collected) int { return strings.Compare(x.Allocation.ID, y.Allocation.ID) })
 }
+
+// BindClaim binds to pod the allocations of the claim with the given UID
+// that are bound to no pod, or to pod without its UID: the claim's status
+// names the pod it is reserved for. An allocation bound to another pod is
+// left alone. It returns the allocations newly bound (or whose pod UID
+// became known), ordered by ID.
+func (s *State) BindClaim(claimUID string, pod podapi.Pod) []Allocation {
+	if claimUID == "" || pod.ID == (podapi.PodID{}) {
+		return nil
+	}
+	s.mu.Lock()
+	var bound []Allocation
+	for id, a := range s.allocations {
+		if a.ClaimUID != claimUID || (a.Bound() && !(a.Pod == pod.ID && learnsUID(a, pod))) {
+			continue
+		}
+		a.Pod, a.PodUID = pod.ID, pod.UID
+		s.allocations[id] = a
+		bound = append(bound, a.clone())
+	}
+	s.mu.Unlock()
+	slices.SortFunc(bound, func(x, y Allocation) int { return strings.Compare(x.ID, y.ID) })
+	for _, a := range bound {
+		s.watchers.notify(dmapi.AllocationChange{Kind: dmapi.Bound, Memif: a.Info()})
+	}
+	return bound
+}

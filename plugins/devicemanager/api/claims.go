@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"time"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -122,6 +123,62 @@ func (e *UnprepareClaim) TransactionType() controllerapi.UpdateTransactionType {
 
 // Direction implements controllerapi.UpdateEvent: removal, vswitch side first.
 func (e *UnprepareClaim) Direction() controllerapi.UpdateDirectionType { return controllerapi.Reverse }
+
+// ClaimStatus is what the API server says of a claim the node may hold.
+type ClaimStatus struct {
+	// Reserved: the claim is reserved for at least one consumer.
+	Reserved bool
+	// Pod is the one pod the claim is reserved for; empty when it is
+	// reserved for none or shared by several.
+	Pod podapi.Pod
+}
+
+// SyncClaims is the event the DRA driver pushes when it starts, with the
+// driver's claims as the API server lists them: the device manager releases
+// every prepared claim that is gone (deleted while the agent was down, or
+// recreated under a new UID) or reserved for no pod any more, and binds an
+// unbound claim to the one pod it is reserved for. Only claims prepared
+// before ListedAt are judged: one kubelet prepared since then may be
+// missing from the list. It is blocking, BestEffort and Reverse (releases
+// go vswitch side first).
+type SyncClaims struct {
+	*controllerapi.Result
+
+	// Claims are the driver's claims by UID, listed at ListedAt.
+	Claims   map[string]ClaimStatus
+	ListedAt time.Time
+
+	// Released is filled in by the device manager: the UIDs of the claims
+	// released, sorted, whose CDI specs the driver removes.
+	Released []string
+}
+
+// NewSyncClaims returns an event ready to push and wait for.
+func NewSyncClaims(claims map[string]ClaimStatus, listedAt time.Time) *SyncClaims {
+	return &SyncClaims{Result: controllerapi.NewResult(), Claims: claims, ListedAt: listedAt}
+}
+
+// GetName implements controllerapi.Event.
+func (e *SyncClaims) GetName() string { return "SyncClaims" }
+
+// String implements controllerapi.Event.
+func (e *SyncClaims) String() string {
+	return fmt.Sprintf("SyncClaims (%d claims listed at %s)", len(e.Claims), e.ListedAt.Format(time.RFC3339))
+}
+
+// Method implements controllerapi.Event.
+func (e *SyncClaims) Method() controllerapi.EventMethodType { return controllerapi.Update }
+
+// IsBlocking implements controllerapi.Event.
+func (e *SyncClaims) IsBlocking() bool { return true }
+
+// TransactionType implements controllerapi.UpdateEvent.
+func (e *SyncClaims) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.BestEffort
+}
+
+// Direction implements controllerapi.UpdateEvent: removal, vswitch side first.
+func (e *SyncClaims) Direction() controllerapi.UpdateDirectionType { return controllerapi.Reverse }
 
 // ClaimPool is what the DRA driver publishes: the devices handed out
 // through ResourceClaims and where their socket directories live.

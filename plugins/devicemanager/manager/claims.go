@@ -3,6 +3,8 @@ package manager
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
@@ -99,10 +101,19 @@ func (m *Manager) unprepareClaim(ev *dmapi.UnprepareClaim, ops controllerapi.Eve
 	if len(held) == 0 {
 		return "", nil
 	}
+	claim := fmt.Sprintf("claim %s/%s", ev.Namespace, ev.Name)
+	return fmt.Sprintf("releasing %d allocations of %s once the vswitch side is removed", len(held), claim),
+		releaseClaimLater(held, claim+" unprepared", ops)
+}
+
+// releaseClaimLater releases a claim's allocations in follow-ups: for an
+// allocation bound to a pod a DeletePod (once per pod), so the vswitch side
+// goes first; otherwise a ReleaseAllocation.
+func releaseClaimLater(held []allocation.Allocation, reason string, ops controllerapi.EventOperations) error {
 	var errs []error
 	deleted := map[podapi.Pod]bool{}
 	for _, a := range held {
-		var followUp controllerapi.Event = &ReleaseAllocation{AllocationID: a.ID, Reason: fmt.Sprintf("claim %s/%s unprepared", ev.Namespace, ev.Name)}
+		var followUp controllerapi.Event = &ReleaseAllocation{AllocationID: a.ID, Reason: reason}
 		if a.Bound() {
 			pod := podapi.Pod{ID: a.Pod, UID: a.PodUID}
 			if deleted[pod] {
@@ -112,8 +123,55 @@ func (m *Manager) unprepareClaim(ev *dmapi.UnprepareClaim, ops controllerapi.Eve
 			followUp = &podapi.DeletePod{Pod: pod}
 		}
 		if err := ops.PushFollowUp(followUp); err != nil {
-			errs = append(errs, fmt.Errorf("release %s of claim %s/%s (kubelet retries the unprepare): %w", a.ID, ev.Namespace, ev.Name, err))
+			errs = append(errs, fmt.Errorf("release %s (%s): %w", a.ID, reason, err))
 		}
 	}
-	return fmt.Sprintf("releasing %d allocations of claim %s/%s once the vswitch side is removed", len(held), ev.Namespace, ev.Name), errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// syncClaims checks the claims prepared before ev.ListedAt against the API
+// server's list: a claim it no longer has (deleted, or recreated under a
+// new UID) or reserved for no pod is released as unprepareClaim releases
+// it (kubelet may never unprepare it: its pod went while the agent was
+// down); an unbound claim reserved for one pod is bound to it, and a
+// follow-up AddPod wires its vswitch side.
+func (m *Manager) syncClaims(ev *dmapi.SyncClaims, ops controllerapi.EventOperations) (string, error) {
+	held := map[string][]allocation.Allocation{}
+	for _, a := range m.state.List() {
+		if a.ClaimUID != "" && a.AllocatedAt.Before(ev.ListedAt) {
+			held[a.ClaimUID] = append(held[a.ClaimUID], a)
+		}
+	}
+	var errs []error
+	var bound []podapi.Pod
+	for _, uid := range slices.Sorted(maps.Keys(held)) {
+		status, listed := ev.Claims[uid]
+		switch {
+		case !listed:
+			errs = append(errs, releaseClaimLater(held[uid], "claim "+uid+" is gone from the API server", ops))
+			ev.Released = append(ev.Released, uid)
+		case !status.Reserved:
+			errs = append(errs, releaseClaimLater(held[uid], "claim "+uid+" is reserved for no pod", ops))
+			ev.Released = append(ev.Released, uid)
+		default:
+			for _, a := range m.state.BindClaim(uid, status.Pod) {
+				m.log.Infof("bound %s to pod %s by claim %s's reservation", a, status.Pod, uid)
+				if !slices.Contains(bound, status.Pod) {
+					bound = append(bound, status.Pod)
+				}
+			}
+		}
+	}
+	if len(bound) > 0 {
+		errs = append(errs, m.persist())
+	}
+	for _, pod := range bound {
+		if err := ops.PushFollowUp(&podapi.AddPod{Pod: pod}); err != nil {
+			m.log.Warnf("wire the vswitch side of pod %s at the next resync: %v", pod, err)
+		}
+	}
+	if len(ev.Released) == 0 && len(bound) == 0 {
+		return "", errors.Join(errs...)
+	}
+	return fmt.Sprintf("claims synced with the API server: releasing %v, bound pods %v", ev.Released, bound), errors.Join(errs...)
 }

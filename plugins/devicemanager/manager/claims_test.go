@@ -1,11 +1,14 @@
 package manager_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
@@ -169,5 +172,102 @@ func TestPreparedClaimSurvivesRestartAndCollection(t *testing.T) {
 	again, err := devicemanagertest.PrepareClaim(t, loop, "claim-1", claimPod, dmapi.ClaimRequest{Name: "net", DeviceIDs: []string{"memif-dra-000"}})
 	if err != nil || again.Created || again.Prepared[0].Memif.Secret != event.Prepared[0].Memif.Secret {
 		t.Errorf("kubelet's prepare after the restart = %+v, %v; want the same allocation", again.Prepared, err)
+	}
+}
+
+// TestSyncClaimsAfterRestart: the agent restarts from the checkpoint, the
+// DRA driver lists the claims; what was deleted or unreserved meanwhile is
+// released, a binding the checkpoint lacks is learned from the claim's
+// reservation, and a claim prepared after the list is left alone.
+func TestSyncClaimsAfterRestart(t *testing.T) {
+	otherPod := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "shared-user"}, UID: "pod-uid-3"}
+	newPod := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "new"}, UID: "pod-uid-4"}
+	cases := []struct {
+		name         string
+		uid, device  string
+		preparedFor  podapi.Pod
+		afterList    bool
+		listed       *dmapi.ClaimStatus
+		wantReleased bool
+		wantBoundTo  podapi.Pod
+	}{
+		{name: "deleted while the agent was down", uid: "claim-gone", device: "memif-dra-000", preparedFor: claimPod, wantReleased: true},
+		{name: "reserved for no pod any more", uid: "claim-unreserved", device: "memif-dra-001",
+			preparedFor: podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "done"}, UID: "pod-uid-2"}, listed: &dmapi.ClaimStatus{}, wantReleased: true},
+		{name: "binding learned from the reservation", uid: "claim-unbound", device: "memif-dra-002",
+			listed: &dmapi.ClaimStatus{Reserved: true, Pod: otherPod}, wantBoundTo: otherPod},
+		{name: "prepared after the list", uid: "claim-new", device: "memif-dra-003", preparedFor: newPod, afterList: true, wantBoundTo: newPod},
+	}
+	cfg := claimConfig(t)
+	first := startClaims(t, cfg)
+	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, first)
+	dirs := map[string]string{}
+	listed := map[string]dmapi.ClaimStatus{}
+	var listedAt time.Time
+	for _, tc := range cases {
+		if tc.afterList && listedAt.IsZero() {
+			listedAt = time.Now()
+		}
+		event, err := devicemanagertest.PrepareClaim(t, loop, tc.uid, tc.preparedFor, dmapi.ClaimRequest{Name: "net", DeviceIDs: []string{tc.device}})
+		if err != nil {
+			t.Fatalf("prepare %s: %v", tc.uid, err)
+		}
+		dirs[tc.uid] = event.Prepared[0].Memif.HostDir
+		if tc.listed != nil {
+			listed[tc.uid] = *tc.listed
+		}
+	}
+	loop.Close()
+
+	second := startClaims(t, cfg)
+	loop = devicemanagertest.StartLoop(t, fakevswitch.Committer{}, second)
+	devicemanagertest.WaitForHistory(t, loop, 1)
+	sync := dmapi.NewSyncClaims(listed, listedAt)
+	if err := loop.PushEvent(sync); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := sync.Wait(ctx); err != nil {
+		t.Fatalf("SyncClaims: %v", err)
+	}
+	var wantReleased []string
+	for _, tc := range cases {
+		if tc.wantReleased {
+			wantReleased = append(wantReleased, tc.uid)
+		}
+	}
+	slices.Sort(wantReleased)
+	if !slices.Equal(sync.Released, wantReleased) {
+		t.Errorf("released %v, want %v", sync.Released, wantReleased)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.wantReleased {
+				poll.Until(t, 20*time.Second, tc.uid+" released", func() error {
+					if _, err := os.Stat(dirs[tc.uid]); !errors.Is(err, os.ErrNotExist) {
+						return fmt.Errorf("%s: %v", dirs[tc.uid], err)
+					}
+					for _, memif := range second.ListAllocations() {
+						if memif.HostDir == dirs[tc.uid] {
+							return fmt.Errorf("still held: %v", memif)
+						}
+					}
+					return nil
+				})
+				return
+			}
+			memif, err := second.GetPodMemifInfo(tc.wantBoundTo.ID)
+			if err != nil || memif.HostDir != dirs[tc.uid] || memif.PodUID != tc.wantBoundTo.UID {
+				t.Errorf("GetPodMemifInfo(%s) = %v, %v; want %s's allocation bound to uid %s", tc.wantBoundTo.ID, memif, err, tc.uid, tc.wantBoundTo.UID)
+			}
+		})
+	}
+	third := startClaims(t, cfg)
+	loop.Close()
+	loop = devicemanagertest.StartLoop(t, fakevswitch.Committer{}, third)
+	devicemanagertest.WaitForHistory(t, loop, 1)
+	if memif, err := third.GetPodMemifInfo(otherPod.ID); err != nil || memif.HostDir != dirs["claim-unbound"] {
+		t.Errorf("after another restart GetPodMemifInfo(%s) = %v, %v; want the learned binding from the checkpoint", otherPod.ID, memif, err)
 	}
 }

@@ -24,7 +24,7 @@ func (m *Manager) HandlesEvent(event controllerapi.Event) bool {
 	}
 	switch event.(type) {
 	case *dmapi.AllocateDevice, *podapi.AddPod, *podapi.DeletePod, *ReleaseAllocation, *ReconcileAllocations,
-		*dmapi.PrepareClaim, *dmapi.UnprepareClaim:
+		*dmapi.PrepareClaim, *dmapi.UnprepareClaim, *dmapi.SyncClaims:
 		return true
 	}
 	return false
@@ -47,6 +47,8 @@ func (m *Manager) Update(event controllerapi.Event, ops controllerapi.EventOpera
 		return m.prepareClaim(ev, ops)
 	case *dmapi.UnprepareClaim:
 		return m.unprepareClaim(ev, ops)
+	case *dmapi.SyncClaims:
+		return m.syncClaims(ev, ops)
 	}
 	return "", nil
 }

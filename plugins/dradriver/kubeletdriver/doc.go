@@ -15,6 +15,21 @@
 // What a claim becomes is decided in the claims package; this package only
 // moves it between kubelet, the API server, the event loop and files.
 //
+// At start, before serving kubelet, it lists the ResourceClaims and pushes
+// a SyncClaims event: a claim prepared before the agent stopped that was
+// deleted, or is reserved for no pod any more, is released and its CDI spec
+// removed; a claim whose binding the checkpoint lacks is bound to the pod
+// its status reserves it for.
+//
+// Slices outlive a stop on purpose: the agent cannot tell a restart from a
+// removal, and a restart that deleted and recreated them would let the
+// scheduler see the node without memifs meanwhile. Stop removes the
+// driver's sockets, so kubelet unregisters the driver; kubelet (v1.33 and
+// later) deletes the driver's ResourceSlices of its node 30 seconds after
+// it lost the driver's last registration or connection, unless the driver
+// registers again first, and at its own start (the driver, when running,
+// publishes them again).
+//
 // It never writes claim status or events: secrets leave the agent only
 // through the CDI spec files and the node-local API.
 package kubeletdriver

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
@@ -55,6 +57,13 @@ const (
 	socketDirMode = 0o700
 )
 
+// syncTimeout bounds the claims' sync at start; listPageSize is the
+// ResourceClaims listed per call.
+const (
+	syncTimeout  = 30 * time.Second
+	listPageSize = 500
+)
+
 // Driver is the DRA driver. Create it with New, then Start.
 type Driver struct {
 	cfg    Config
@@ -82,9 +91,10 @@ func New(cfg Config, client kubernetes.Interface, loop controllerapi.EventLoop, 
 	return &Driver{cfg: cfg, client: client, loop: loop, log: log, specs: specs}, nil
 }
 
-// Start serves kubelet's DRA API, registers with kubelet and publishes the
-// node's devices. kubelet need not be there yet: it finds the registration
-// socket when it starts.
+// Start checks the prepared claims against the API server (syncClaims; on
+// failure they are kept and a warning logged), then serves kubelet's DRA
+// API, registers with kubelet and publishes the node's devices. kubelet
+// need not be there yet: it finds the registration socket when it starts.
 func (d *Driver) Start(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -97,6 +107,12 @@ func (d *Driver) Start(ctx context.Context) error {
 		if err := os.MkdirAll(dir, socketDirMode); err != nil {
 			return fmt.Errorf("start DRA driver: create %s: %w", dir, err)
 		}
+	}
+	syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)
+	err := d.syncClaims(syncCtx)
+	cancel()
+	if err != nil {
+		d.log.Warnf("DRA driver %s: prepared claims not checked against the API server; they stay until kubelet unprepares them: %v", d.cfg.DriverName, err)
 	}
 	helper, err := kubeletplugin.Start(ctx, d,
 		kubeletplugin.DriverName(d.cfg.DriverName),
@@ -126,14 +142,62 @@ func (d *Driver) resources() resourceslice.DriverResources {
 	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{claims.PoolName(d.cfg.NodeName): pool}}
 }
 
-// Stop stops serving kubelet and publishing. The slices stay: the driver is
-// expected back (use RemoveSlices when it is not). Prepared claims stay in
-// the checkpoint and their CDI specs in place.
+// Stop stops serving kubelet and publishing, and removes the driver's
+// sockets, so kubelet unregisters it. The slices stay: a restart publishes
+// the same ones again, untouched, and prepared claims stay in the
+// checkpoint with their CDI specs. A driver that does not come back loses
+// its slices to kubelet: 30 seconds after the last registration of a
+// driver goes (or its connection breaks), kubelet deletes the driver's
+// ResourceSlices of its node, unless the driver registers again first.
 func (d *Driver) Stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.helper.Stop()
 	d.helper = nil
+}
+
+// syncClaims tells the device manager which of its prepared claims the API
+// server still has and which pod each is reserved for (SyncClaims): a claim
+// deleted, or released by its pods, while the agent was down is released,
+// its CDI spec removed; a binding the checkpoint lacks is learned.
+func (d *Driver) syncClaims(ctx context.Context) error {
+	listedAt := time.Now()
+	live := map[string]dmapi.ClaimStatus{}
+	options := metav1.ListOptions{Limit: listPageSize}
+	for {
+		page, err := d.client.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, options)
+		if err != nil {
+			return fmt.Errorf("list ResourceClaims: %w", err)
+		}
+		for i := range page.Items {
+			claim := &page.Items[i]
+			live[string(claim.UID)] = dmapi.ClaimStatus{
+				Reserved: claim.Status.Allocation != nil && len(claim.Status.ReservedFor) > 0,
+				Pod:      claims.Pod(claim),
+			}
+		}
+		if page.Continue == "" {
+			break
+		}
+		options.Continue = page.Continue
+	}
+	event := dmapi.NewSyncClaims(live, listedAt)
+	if err := d.loop.PushEvent(event); err != nil {
+		return fmt.Errorf("queue the claims' sync: %w", err)
+	}
+	if err := event.Wait(ctx); err != nil {
+		return err
+	}
+	var errs []error
+	for _, uid := range event.Released {
+		if err := d.specs.RemoveSpec(claims.CDISpecName(uid)); err != nil {
+			errs = append(errs, fmt.Errorf("remove CDI spec of released claim %s from %s: %w", uid, d.cfg.CDIDir, err))
+		}
+	}
+	if len(event.Released) > 0 {
+		d.log.Infof("released %d claims the API server no longer reserves for a pod: %v", len(event.Released), event.Released)
+	}
+	return errors.Join(errs...)
 }
 
 // PluginSocket is the path of the DRA gRPC socket kubelet calls.

@@ -24,6 +24,7 @@ import (
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
@@ -49,6 +50,7 @@ const (
 // clientset (no API server runs here).
 type node struct {
 	dm          *manager.Manager
+	loop        controllerapi.EventLoop
 	driver      *kubeletdriver.Driver
 	apiServer   *fakeapiserver.Clientset
 	cfg         kubeletdriver.Config
@@ -61,14 +63,25 @@ func startNode(t *testing.T) *node {
 	dir := t.TempDir()
 	dm := devicemanagertest.New(t, nil)
 	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, dm)
-	apiServer := fakeapiserver.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName, UID: "node-uid"}})
 	pool := dm.ClaimPool()
-	cfg := kubeletdriver.Config{
-		DriverName: claims.DefaultDriverName, NodeName: nodeName,
-		PluginDataDir: filepath.Join(dir, "plugins", claims.DefaultDriverName), RegistrarDir: filepath.Join(dir, "plugins_registry"),
-		CDIDir: filepath.Join(dir, "cdi"), SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
+	n := &node{dm: dm, loop: loop,
+		apiServer: fakeapiserver.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName, UID: "node-uid"}}),
+		cfg: kubeletdriver.Config{
+			DriverName: claims.DefaultDriverName, NodeName: nodeName,
+			PluginDataDir: filepath.Join(dir, "plugins", claims.DefaultDriverName), RegistrarDir: filepath.Join(dir, "plugins_registry"),
+			CDIDir: filepath.Join(dir, "cdi"), SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
+		},
+		registrarIn: filepath.Join(dir, "plugins_registry", claims.DefaultDriverName+"-reg.sock"),
 	}
-	driver, err := kubeletdriver.New(cfg, apiServer, loop, devicemanagertest.Logger(t))
+	n.startDriver(t)
+	return n
+}
+
+// startDriver starts a driver for the node's device manager, as the agent
+// does when it starts, and a kubelet client of it; t's end stops them.
+func (n *node) startDriver(t *testing.T) {
+	t.Helper()
+	driver, err := kubeletdriver.New(n.cfg, n.apiServer, n.loop, devicemanagertest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +95,7 @@ func startNode(t *testing.T) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &node{dm: dm, driver: driver, apiServer: apiServer, cfg: cfg, kubelet: drapb.NewDRAPluginClient(conn),
-		registrarIn: filepath.Join(cfg.RegistrarDir, claims.DefaultDriverName+"-reg.sock")}
+	n.driver, n.kubelet = driver, drapb.NewDRAPluginClient(conn)
 }
 
 // allocate stores the claim as the scheduler leaves it: allocated from
@@ -174,6 +186,84 @@ func TestPrepareAndUnprepareOverKubeletsSocket(t *testing.T) {
 	})
 	if msg := n.unprepare(t, claimUID, claimName); msg != "" {
 		t.Errorf("unpreparing a released claim: %s, want success", msg)
+	}
+}
+
+// TestRestartSyncsClaimsWithTheAPIServer: while the driver is down, one
+// prepared claim is deleted, another loses its pod, and a third, prepared
+// before the scheduler reserved it, gets its pod; the driver's start
+// releases the first two (directory, device, CDI spec) and binds the third.
+func TestRestartSyncsClaimsWithTheAPIServer(t *testing.T) {
+	n := startNode(t)
+	const (
+		deletedUID    = "11111111-1b2c-4d5e-8f90-0123456789ab"
+		unreservedUID = "22222222-1b2c-4d5e-8f90-0123456789ab"
+		unboundUID    = "33333333-1b2c-4d5e-8f90-0123456789ab"
+	)
+	n.allocate(t, deletedUID, "deleted", "memif-dra-000")
+	n.allocate(t, unreservedUID, "unreserved", "memif-dra-001")
+	unbound := n.allocate(t, unboundUID, "unbound", "memif-dra-002")
+	unbound.Status.ReservedFor = nil
+	if _, err := n.apiServer.ResourceV1().ResourceClaims(claimNS).UpdateStatus(context.Background(), unbound, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{}
+	for uid, name := range map[string]string{deletedUID: "deleted", unreservedUID: "unreserved", unboundUID: "unbound"} {
+		prepared := n.prepare(t, uid, name)
+		if prepared.GetError() != "" {
+			t.Fatalf("prepare %s: %s", name, prepared.GetError())
+		}
+		for _, memif := range n.dm.ListAllocations() {
+			if memif.DeviceIDs[0] == prepared.Devices[0].DeviceName {
+				dirs[uid] = memif.HostDir
+			}
+		}
+	}
+	if _, err := n.dm.GetPodMemifInfo(podapi.PodID{Namespace: claimNS, Name: "other"}); err == nil {
+		t.Fatal("a claim prepared without a reservation is bound")
+	}
+
+	n.driver.Stop()
+	ctx := context.Background()
+	claimsAPI := n.apiServer.ResourceV1().ResourceClaims(claimNS)
+	if err := claimsAPI.Delete(ctx, "deleted", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unreserved, err := claimsAPI.Get(ctx, "unreserved", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unreserved.Status.ReservedFor = nil
+	if _, err := claimsAPI.UpdateStatus(ctx, unreserved, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unbound.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: "other", UID: "other-uid"}}
+	if _, err := claimsAPI.UpdateStatus(ctx, unbound, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.startDriver(t)
+
+	for _, uid := range []string{deletedUID, unreservedUID} {
+		if _, err := os.Stat(filepath.Join(n.cfg.CDIDir, claims.CDISpecName(uid))); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("CDI spec of released claim %s: %v, want it gone", uid, err)
+		}
+		poll.Until(t, waitLimit, uid+"'s directory released", func() error {
+			if _, err := os.Stat(dirs[uid]); !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("%s: %v", dirs[uid], err)
+			}
+			return nil
+		})
+	}
+	memif, err := n.dm.GetPodMemifInfo(podapi.PodID{Namespace: claimNS, Name: "other"})
+	if err != nil || memif.HostDir != dirs[unboundUID] || memif.PodUID != "other-uid" {
+		t.Errorf("GetPodMemifInfo of the pod the claim is now reserved for = %v, %v; want %s", memif, err, dirs[unboundUID])
+	}
+	if list := n.dm.ListAllocations(); len(list) != 1 {
+		t.Errorf("the node holds %v, want the reserved claim's allocation alone", list)
+	}
+	n.allocate(t, "44444444-1b2c-4d5e-8f90-0123456789ab", "next", "memif-dra-000")
+	if prepared := n.prepare(t, "44444444-1b2c-4d5e-8f90-0123456789ab", "next"); prepared.GetError() != "" {
+		t.Errorf("a new claim on a released device: %s, want it prepared", prepared.GetError())
 	}
 }
 

@@ -13,8 +13,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -40,7 +43,7 @@ const (
 
 // agent is the device manager and the DRA driver on the event loop, as
 // memif-agent runs them with dradriver.conf enabled and the device plugin
-// off, over the node's paths.
+// off, over the node's paths; driver is nil with the driver off.
 type agent struct {
 	dm     *manager.Manager
 	driver *kubeletdriver.Driver
@@ -55,8 +58,31 @@ func startAgent(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, c
 	return startAgentWith(t, c, client, cdiDir, cfg)
 }
 
-// startAgentWith runs the agent with cfg over the node's paths.
+// startAgentWith runs the agent with cfg over the node's paths, the DRA
+// driver on.
 func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, cdiDir string, cfg config.Config) *agent {
+	t.Helper()
+	a := startDeviceManager(t, c, cfg)
+	pool := a.dm.ClaimPool()
+	driver, err := kubeletdriver.New(kubeletdriver.Config{
+		DriverName: claims.DefaultDriverName, NodeName: cluster.NodeName,
+		PluginDataDir: c.HostPath("/var/lib/kubelet/plugins/" + claims.DefaultDriverName),
+		RegistrarDir:  c.HostPath("/var/lib/kubelet/plugins_registry"),
+		CDIDir:        cdiDir, SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
+	}, client, a.loop, devicemanagertest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a.driver = driver
+	return a
+}
+
+// startDeviceManager runs the agent with cfg over the node's paths and the
+// DRA driver off (dradriver.conf enabled: false).
+func startDeviceManager(t testing.TB, c *cluster.Cluster, cfg config.Config) *agent {
 	t.Helper()
 	cfg.PluginDir = c.HostPath("/var/lib/kubelet/device-plugins")
 	cfg.SocketRoot = c.HostPath("/run/contiv/memif")
@@ -66,36 +92,27 @@ func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interfac
 		t.Fatal(err)
 	}
 	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, dm)
-	pool := dm.ClaimPool()
-	driver, err := kubeletdriver.New(kubeletdriver.Config{
-		DriverName: claims.DefaultDriverName, NodeName: cluster.NodeName,
-		PluginDataDir: c.HostPath("/var/lib/kubelet/plugins/" + claims.DefaultDriverName),
-		RegistrarDir:  c.HostPath("/var/lib/kubelet/plugins_registry"),
-		CDIDir:        cdiDir, SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
-	}, client, loop, devicemanagertest.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := driver.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	if cfg.DevicePlugin {
 		if err := dm.Start(loop); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(dm.Stop)
 	}
-	a := &agent{dm: dm, driver: driver, loop: loop}
+	a := &agent{dm: dm, loop: loop}
 	t.Cleanup(a.stop)
 	return a
 }
 
 func (a *agent) stop() {
+	if a.loop == nil {
+		return
+	}
 	if a.driver != nil {
 		a.driver.Stop()
-		a.loop.Close()
 		a.driver = nil
 	}
+	a.loop.Close()
+	a.loop = nil
 }
 
 func claimPod(name string) *corev1.Pod {
@@ -160,7 +177,7 @@ func TestClaimOnARealNode(t *testing.T) {
 		return nil
 	})
 
-	first := createPod(ctx, t, client, "memif-claim-1")
+	first := createPod(ctx, t, client, claimPod("memif-claim-1"))
 	memif := podMemif(t, a, "memif-claim-1")
 	vswitch, err := testpmd.StartVswitch(ctx, testpmd.VswitchConfig{Socket: memif.HostSocket, Secret: memif.Secret, LogPath: filepath.Join(t.TempDir(), "vswitch.log")})
 	if err != nil {
@@ -184,7 +201,7 @@ func TestClaimOnARealNode(t *testing.T) {
 		t.Errorf("vswitch receive rate = %v, %v; want packets from the pod", rate, err)
 	}
 
-	second := createPod(ctx, t, client, "memif-claim-2")
+	second := createPod(ctx, t, client, claimPod("memif-claim-2"))
 	poll.Until(t, waitLimit, "the second pod unschedulable", func() error {
 		pod, err := client.CoreV1().Pods(namespace).Get(ctx, second.Name, metav1.GetOptions{})
 		if err != nil {
@@ -227,6 +244,129 @@ func TestClaimOnARealNode(t *testing.T) {
 	if next := podMemif(t, a, "memif-claim-2"); next.DeviceIDs[0] != memif.DeviceIDs[0] {
 		t.Errorf("second pod holds %v, want the released device %s", next.DeviceIDs, memif.DeviceIDs[0])
 	}
+}
+
+// TestAgentRestartAndStopOnARealNode: an agent restart leaves the node's
+// ResourceSlice untouched (the same object, not recreated); a pod and its
+// claim deleted while the agent is down are released when it starts (the
+// directory gone, the device prepared for the next pod); the agent back with
+// the DRA driver switched off, and then the agent stopped for good, leave
+// no slice of the node (kubelet removes them once the driver is gone).
+func TestAgentRestartAndStopOnARealNode(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{Progress: cluster.TestLog(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	client, err := c.Clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	removeNewCDISpecs(t, "/var/run/cdi")
+	a := startAgent(t, c, client, "/var/run/cdi")
+	if out, err := c.Kubectl(ctx, "apply", "-f", "../../../k8s/dra/deviceclass.yaml", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
+		t.Fatalf("apply the DeviceClass and claim template: %v\n%s", err, out)
+	}
+	published := nodeSlice(ctx, t, client)
+
+	a.stop()
+	a = startAgent(t, c, client, "/var/run/cdi")
+	first := createPod(ctx, t, client, podOf("memif-restart-1", cluster.PauseImage, nil, true))
+	waitRunning(ctx, t, client, first.Name)
+	if now := nodeSlice(ctx, t, client); now.UID != published.UID || now.ResourceVersion != published.ResourceVersion {
+		t.Errorf("after the agent's restart the slice is %s (version %s), want %s (version %s) untouched",
+			now.UID, now.ResourceVersion, published.UID, published.ResourceVersion)
+	}
+	memif := podMemif(t, a, first.Name)
+
+	a.stop()
+	if err := client.CoreV1().Pods(namespace).Delete(ctx, first.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, waitLimit, "the pod and its claim gone from the API server", func() error {
+		if _, err := client.CoreV1().Pods(namespace).Get(ctx, first.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("pod: %v", err)
+		}
+		list, err := client.ResourceV1().ResourceClaims(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) != 0 {
+			return fmt.Errorf("claims %v, %v", list, err)
+		}
+		return nil
+	})
+	a = startAgent(t, c, client, "/var/run/cdi")
+	poll.Until(t, waitLimit, "the deleted pod's memif released", func() error {
+		if _, err := os.Stat(memif.HostDir); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s still there (%v)", memif.HostDir, err)
+		}
+		if list := a.dm.ListAllocations(); len(list) != 0 {
+			return fmt.Errorf("still held: %v", list)
+		}
+		return nil
+	})
+	second := createPod(ctx, t, client, podOf("memif-restart-2", cluster.PauseImage, nil, true))
+	waitRunning(ctx, t, client, second.Name)
+	if next := podMemif(t, a, second.Name); next.DeviceIDs[0] != memif.DeviceIDs[0] {
+		t.Errorf("the next pod holds %v, want the released device %s", next.DeviceIDs, memif.DeviceIDs[0])
+	}
+	if err := client.CoreV1().Pods(namespace).Delete(ctx, second.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, waitLimit, "the next pod's memif released", func() error {
+		if list := a.dm.ListAllocations(); len(list) != 0 {
+			return fmt.Errorf("still held: %v", list)
+		}
+		return nil
+	})
+
+	a.stop()
+	cfg := config.Default()
+	cfg.DevicePlugin, cfg.ClaimDeviceCount = false, 1
+	a = startDeviceManager(t, c, cfg)
+	waitNoNodeSlice(ctx, t, client, "the agent back with the DRA driver off")
+
+	a.stop()
+	a = startAgent(t, c, client, "/var/run/cdi")
+	nodeSlice(ctx, t, client)
+	a.stop()
+	waitNoNodeSlice(ctx, t, client, "the agent stopped for good")
+}
+
+// nodeSlice waits for the driver's one ResourceSlice of the node and
+// returns it.
+func nodeSlice(ctx context.Context, t *testing.T, client kubernetes.Interface) resourceapi.ResourceSlice {
+	t.Helper()
+	var slice resourceapi.ResourceSlice
+	poll.Until(t, waitLimit, "the node's ResourceSlice", func() error {
+		slices := nodeSlices(ctx, client)
+		if len(slices) != 1 {
+			return fmt.Errorf("slices of %s: %v", cluster.NodeName, slices)
+		}
+		slice = slices[0]
+		return nil
+	})
+	return slice
+}
+
+// waitNoNodeSlice waits until the node has no slice of the driver.
+func waitNoNodeSlice(ctx context.Context, t *testing.T, client kubernetes.Interface, after string) {
+	t.Helper()
+	poll.Until(t, waitLimit, "no slice of the node left after "+after, func() error {
+		if slices := nodeSlices(ctx, client); len(slices) != 0 {
+			return fmt.Errorf("slices of %s: %d", cluster.NodeName, len(slices))
+		}
+		return nil
+	})
+}
+
+// nodeSlices lists the driver's ResourceSlices of the node; nil when the
+// API server does not answer.
+func nodeSlices(ctx context.Context, client kubernetes.Interface) []resourceapi.ResourceSlice {
+	list, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
+		resourceapi.ResourceSliceSelectorNodeName: cluster.NodeName,
+		resourceapi.ResourceSliceSelectorDriver:   claims.DefaultDriverName,
+	}.String()})
+	if err != nil {
+		return nil
+	}
+	return list.Items
 }
 
 // ociMount is a mount of the container's OCI spec.
@@ -285,9 +425,11 @@ func removeNewCDISpecs(t testing.TB, dir string) {
 	})
 }
 
-func createPod(ctx context.Context, t testing.TB, client kubernetes.Interface, name string) *corev1.Pod {
+// createPod creates pod and deletes it when t ends.
+func createPod(ctx context.Context, t testing.TB, client kubernetes.Interface, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
-	pod, err := client.CoreV1().Pods(namespace).Create(ctx, claimPod(name), metav1.CreateOptions{})
+	name := pod.Name
+	pod, err := client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
