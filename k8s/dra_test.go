@@ -2,7 +2,6 @@ package k8s_test
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,11 +33,7 @@ type draManifests struct {
 func loadDRAManifests(t *testing.T) *draManifests {
 	t.Helper()
 	m := &draManifests{}
-	type file struct {
-		kind   string
-		target any
-	}
-	files := map[string]file{
+	raw := decodeOverlay(t, "dra", map[string]overlayFile{
 		"kustomization.yaml":         {"Kustomization", &m.kustomization},
 		"deviceclass.yaml":           {"DeviceClass", &m.deviceClass},
 		"resourceclaimtemplate.yaml": {"ResourceClaimTemplate", &m.claimTemplate},
@@ -47,39 +42,15 @@ func loadDRAManifests(t *testing.T) *draManifests {
 		"configmap-patch.yaml":       {"ConfigMap", &m.configMapPatch},
 		"serviceaccount-patch.yaml":  {"ServiceAccount", &m.serviceAccount},
 		"rbac.yaml":                  {}, // two documents, decoded in the RBAC test
-	}
-	onDisk, err := filepath.Glob("dra/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range onDisk {
-		f, known := files[filepath.Base(path)]
-		if !known {
-			t.Errorf("%s is not decoded by this test: add it to loadDRAManifests", path)
-			continue
-		}
-		content, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.target == nil {
-			m.roleAndBinding = content
-			continue
-		}
-		if err := decodeStrict(content, f.kind, f.target); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-	}
+	})
+	m.roleAndBinding = raw["rbac.yaml"]
 	return m
 }
 
 func TestDRAKustomizationListsEveryFile(t *testing.T) {
 	m := loadDRAManifests(t)
-	listed := slices.Clone(m.kustomization.Resources)
-	for _, patch := range m.kustomization.Patches {
-		listed = append(listed, patch.Path)
-	}
-	for _, name := range []string{"../", "deviceclass.yaml", "rbac.yaml", "daemonset-patch.yaml", "configmap-patch.yaml", "serviceaccount-patch.yaml"} {
+	listed := m.kustomization.applied()
+	for _, name := range []string{"../base", "deviceclass.yaml", "rbac.yaml", "daemonset-patch.yaml", "configmap-patch.yaml", "serviceaccount-patch.yaml"} {
 		if !slices.Contains(listed, name) {
 			t.Errorf("k8s/dra/kustomization.yaml does not apply %s", name)
 		}

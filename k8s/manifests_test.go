@@ -44,6 +44,15 @@ type kustomization struct {
 	} `json:"patches,omitempty"`
 }
 
+// applied lists what the kustomization applies: its resources and patches.
+func (k kustomization) applied() []string {
+	listed := slices.Clone(k.Resources)
+	for _, patch := range k.Patches {
+		listed = append(listed, patch.Path)
+	}
+	return listed
+}
+
 // manifests are the decoded files of this directory.
 type manifests struct {
 	namespace      corev1.Namespace
@@ -51,7 +60,9 @@ type manifests struct {
 	configMap      corev1.ConfigMap
 	daemonSet      appsv1.DaemonSet
 	examplePod     corev1.Pod
-	kustomization  kustomization
+	// kustomization is k8s/base's; top is k8s/kustomization.yaml.
+	kustomization kustomization
+	top           kustomization
 }
 
 // decodeStrict turns one YAML document into target the way the API server
@@ -86,8 +97,8 @@ func decodeStrict(content []byte, wantKind string, target any) error {
 
 var documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
 
-// manifestFiles maps every manifest in this directory to its expected kind
-// and where it decodes to.
+// files maps every manifest of this directory and of base/ to its
+// expected kind and where it decodes to.
 func (m *manifests) files() map[string]struct {
 	kind   string
 	target any
@@ -96,12 +107,13 @@ func (m *manifests) files() map[string]struct {
 		kind   string
 		target any
 	}{
-		"namespace.yaml":      {"Namespace", &m.namespace},
-		"serviceaccount.yaml": {"ServiceAccount", &m.serviceAccount},
-		"configmap.yaml":      {"ConfigMap", &m.configMap},
-		"daemonset.yaml":      {"DaemonSet", &m.daemonSet},
-		"example-pod.yaml":    {"Pod", &m.examplePod},
-		"kustomization.yaml":  {"Kustomization", &m.kustomization},
+		"base/namespace.yaml":      {"Namespace", &m.namespace},
+		"base/serviceaccount.yaml": {"ServiceAccount", &m.serviceAccount},
+		"base/configmap.yaml":      {"ConfigMap", &m.configMap},
+		"base/daemonset.yaml":      {"DaemonSet", &m.daemonSet},
+		"base/kustomization.yaml":  {"Kustomization", &m.kustomization},
+		"example-pod.yaml":         {"Pod", &m.examplePod},
+		"kustomization.yaml":       {"Kustomization", &m.top},
 	}
 }
 
@@ -109,10 +121,15 @@ func loadManifests(t *testing.T) *manifests {
 	t.Helper()
 	m := &manifests{}
 	files := m.files()
-	onDisk, err := filepath.Glob("*.yaml")
+	top, err := filepath.Glob("*.yaml")
 	if err != nil {
 		t.Fatalf("listing manifests: %v", err)
 	}
+	base, err := filepath.Glob("base/*.yaml")
+	if err != nil {
+		t.Fatalf("listing manifests: %v", err)
+	}
+	onDisk := append(top, base...)
 	for _, name := range onDisk {
 		if _, known := files[name]; !known {
 			t.Errorf("%s is not decoded by this test: add it to manifests.files", name)
@@ -195,19 +212,23 @@ func TestDecodeStrictRefusesTypos(t *testing.T) {
 
 func TestKustomizationListsEveryManifest(t *testing.T) {
 	m := loadManifests(t)
+	if !slices.Equal(m.top.Resources, []string{"base"}) {
+		t.Errorf("kustomization.yaml applies %v, want the base alone", m.top.Resources)
+	}
 	for name := range m.files() {
 		// The example pod is applied by hand once the agent is ready, and
-		// the kustomization does not list itself.
-		if name == "kustomization.yaml" || strings.HasPrefix(name, "example-") {
+		// a kustomization does not list itself.
+		dir, file := filepath.Split(name)
+		if dir != "base/" || file == "kustomization.yaml" {
 			continue
 		}
-		if !slices.Contains(m.kustomization.Resources, name) {
-			t.Errorf("kustomization.yaml does not list %s", name)
+		if !slices.Contains(m.kustomization.Resources, file) {
+			t.Errorf("base/kustomization.yaml does not list %s", file)
 		}
 	}
 	for _, resource := range m.kustomization.Resources {
-		if _, err := os.Stat(resource); err != nil {
-			t.Errorf("kustomization.yaml lists %s: %v", resource, err)
+		if _, err := os.Stat(filepath.Join("base", resource)); err != nil {
+			t.Errorf("base/kustomization.yaml lists %s: %v", resource, err)
 		}
 	}
 }
@@ -511,4 +532,41 @@ func TestConfigMapHoldsTheWiringExample(t *testing.T) {
 	if err := configfile.Decode([]byte(shipped), &wiring.Config{}); err != nil {
 		t.Errorf("configmap's memifwiring.conf: %v", err)
 	}
+}
+
+// overlayFile is one file of an overlay: its kind and where it decodes to.
+type overlayFile struct {
+	kind   string
+	target any
+}
+
+// decodeOverlay decodes every dir/*.yaml strictly into its entry of files,
+// keyed by file name, and returns the content of those whose target is nil
+// (decoded by their test). A file files does not name fails the test.
+func decodeOverlay(t *testing.T, dir string, files map[string]overlayFile) map[string][]byte {
+	t.Helper()
+	onDisk, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := map[string][]byte{}
+	for _, path := range onDisk {
+		f, known := files[filepath.Base(path)]
+		if !known {
+			t.Errorf("%s is not decoded by this test: add it to the files of its overlay", path)
+			continue
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.target == nil {
+			raw[filepath.Base(path)] = content
+			continue
+		}
+		if err := decodeStrict(content, f.kind, f.target); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	return raw
 }

@@ -36,7 +36,7 @@ const (
 
 // DefaultEndpoints are the CRI sockets of containerd and CRI-O, in the
 // order a node is looked at: on the node, then where the agent's DaemonSet
-// mounts the node's /run (k8s/daemonset.yaml).
+// mounts the node's /run (k8s/base/daemonset.yaml).
 var DefaultEndpoints = []string{
 	"/run/containerd/containerd.sock", "/run/crio/crio.sock",
 	"/host/run/containerd/containerd.sock", "/host/run/crio/crio.sock",

@@ -43,9 +43,9 @@ func loadManifests(t *testing.T) manifests {
 		t.Fatal(err)
 	}
 	for name, target := range map[string]any{"daemonset.yaml": &m.daemonSet, "configmap.yaml": &m.configMap} {
-		content, err := os.ReadFile(filepath.Join(m.root, "k8s", name))
+		content, err := os.ReadFile(filepath.Join(m.root, "k8s", "base", name))
 		if err != nil {
-			t.Fatalf("read k8s/%s: %v", name, err)
+			t.Fatalf("read k8s/base/%s: %v", name, err)
 		}
 		if err := yaml.UnmarshalStrict(content, target); err != nil {
 			t.Fatalf("decode k8s/%s: %v", name, err)

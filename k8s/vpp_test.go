@@ -1,0 +1,77 @@
+package k8s_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
+	"github.com/contivpp/memif-agent/plugins/vswitch"
+)
+
+// vppManifests are the files of k8s/vpp, decoded strictly.
+type vppManifests struct {
+	kustomization  kustomization
+	daemonSetPatch appsv1.DaemonSet
+	configMapPatch corev1.ConfigMap
+}
+
+func loadVPPManifests(t *testing.T) *vppManifests {
+	t.Helper()
+	m := &vppManifests{}
+	decodeOverlay(t, "vpp", map[string]overlayFile{
+		"kustomization.yaml":   {"Kustomization", &m.kustomization},
+		"daemonset-patch.yaml": {"DaemonSet", &m.daemonSetPatch},
+		"configmap-patch.yaml": {"ConfigMap", &m.configMapPatch},
+	})
+	return m
+}
+
+func TestVPPKustomizationAppliesTheBaseAndEveryPatch(t *testing.T) {
+	m := loadVPPManifests(t)
+	listed := m.kustomization.applied()
+	for _, name := range []string{"../base", "daemonset-patch.yaml", "configmap-patch.yaml"} {
+		if !slices.Contains(listed, name) {
+			t.Errorf("k8s/vpp/kustomization.yaml does not apply %s", name)
+		}
+	}
+}
+
+// TestVPPPatchesGiveTheAgentVPPsSocket: the agent reaches the API socket
+// vswitch.conf names through a host directory mounted at the same path,
+// and puts the pods' memifs in a bridge domain.
+func TestVPPPatchesGiveTheAgentVPPsSocket(t *testing.T) {
+	m := loadVPPManifests(t)
+	vswitchCfg := vswitch.DefaultConfig()
+	if err := configfile.Decode([]byte(m.configMapPatch.Data["vswitch.conf"]), &vswitchCfg); err != nil || vswitchCfg.VPPAPISocket == "" {
+		t.Fatalf("patched vswitch.conf = %+v, %v; want VPP's API socket", vswitchCfg, err)
+	}
+	var wiringCfg wiring.Config
+	if err := configfile.Decode([]byte(m.configMapPatch.Data["memifwiring.conf"]), &wiringCfg); err != nil || wiringCfg.BridgeDomain == "" {
+		t.Fatalf("patched memifwiring.conf = %+v, %v; want a bridge domain", wiringCfg, err)
+	}
+	pod := m.daemonSetPatch.Spec.Template.Spec
+	hostPaths := map[string]*corev1.HostPathVolumeSource{}
+	for _, volume := range pod.Volumes {
+		hostPaths[volume.Name] = volume.HostPath
+	}
+	if len(pod.Containers) != 1 || pod.Containers[0].Name != "memif-agent" {
+		t.Fatalf("the patch's containers %+v are not the agent's", pod.Containers)
+	}
+	socketDir := filepath.Dir(vswitchCfg.VPPAPISocket)
+	for _, mount := range pod.Containers[0].VolumeMounts {
+		if mount.MountPath != socketDir {
+			continue
+		}
+		hostPath := hostPaths[mount.Name]
+		if hostPath == nil || hostPath.Path != socketDir || hostPath.Type == nil || *hostPath.Type != corev1.HostPathDirectory {
+			t.Errorf("%s in the agent is %+v, want the host's directory %s", socketDir, hostPath, socketDir)
+		}
+		return
+	}
+	t.Errorf("nothing is mounted at %s, the directory of vpp-api-socket %s", socketDir, vswitchCfg.VPPAPISocket)
+}
