@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"fmt"
+	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -11,17 +13,58 @@ import (
 // on the socket and with the secret that kubelet put in the container's
 // environment (MEMIF_SOCKET, MEMIF_SECRET), sending 64-byte packets. The
 // shell reads the envs, as kubelet does not expand device plugin envs in a
-// command. Counters are printed every second to the container's output,
-// which also keeps testpmd running without a terminal; SIGTERM stops it.
-// A pod side run on the host instead of in a container needs its own
-// RuntimeDirEnv, or DPDK writes to the host's /var/run/dpdk (and two such
-// pod sides would share a runtime directory, which DPDK refuses).
-func PodCommand() []string {
+// command. Counters are printed every second to the container's output
+// (PodStats reads them), which also keeps testpmd running without a
+// terminal; SIGTERM stops it. A pod side run on the host instead of in a
+// container needs its own RuntimeDirEnv, or DPDK writes to the host's
+// /var/run/dpdk (and two such pod sides would share a runtime directory,
+// which DPDK refuses).
+func PodCommand() []string { return PodCommandForwarding("txonly") }
+
+// PodCommandForwarding is PodCommand with testpmd's forwarding mode: txonly
+// sends, rxonly counts what arrives (a pod receiving from another pod
+// through the vswitch).
+func PodCommandForwarding(mode string) []string {
 	script := `exec ` + Binary + ` --no-huge -m 256 --no-pci --file-prefix pod -l 1,0` +
 		` --log-level=pmd.net.memif,info` +
 		` --vdev=net_memif0,role=client,socket="$MEMIF_SOCKET",socket-abstract=no,secret="$MEMIF_SECRET"` +
-		` -- -a --forward-mode=txonly --stats-period 1 --total-num-mbufs=16384`
+		` -- -a --forward-mode=` + mode + ` --stats-period 1 --total-num-mbufs=16384`
 	return []string{"/bin/sh", "-c", script}
+}
+
+// PodStats are the counters a pod side's testpmd last printed.
+type PodStats struct {
+	// RxPackets and TxPackets count since the port started.
+	RxPackets, TxPackets uint64
+	// RxPPS and TxPPS are the rates since the print before.
+	RxPPS, TxPPS uint64
+}
+
+// podStatsLines are testpmd's port statistics, printed every
+// --stats-period.
+var podStatsLines = map[string]*regexp.Regexp{
+	"RX-packets": regexp.MustCompile(`RX-packets:\s+(\d+)`),
+	"TX-packets": regexp.MustCompile(`TX-packets:\s+(\d+)`),
+	"Rx-pps":     regexp.MustCompile(`Rx-pps:\s+(\d+)`),
+	"Tx-pps":     regexp.MustCompile(`Tx-pps:\s+(\d+)`),
+}
+
+// ParsePodStats reads the last counters printed in a pod side's output
+// (kubectl logs); found is false when it printed none yet.
+func ParsePodStats(output string) (stats PodStats, found bool) {
+	fields := map[string]*uint64{"RX-packets": &stats.RxPackets, "TX-packets": &stats.TxPackets, "Rx-pps": &stats.RxPPS, "Tx-pps": &stats.TxPPS}
+	for name, line := range podStatsLines {
+		matches := line.FindAllStringSubmatch(output, -1)
+		if len(matches) == 0 {
+			return PodStats{}, false
+		}
+		value, err := strconv.ParseUint(matches[len(matches)-1][1], 10, 64)
+		if err != nil {
+			return PodStats{}, false
+		}
+		*fields[name] = value
+	}
+	return stats, true
 }
 
 // PodBinds are the host paths a pod-side container needs besides its memif

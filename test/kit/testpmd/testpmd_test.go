@@ -131,7 +131,17 @@ func TestMemifLinkBetweenVswitchAndPodSide(t *testing.T) {
 			if err != nil || rate <= 0 {
 				t.Fatalf("vswitch receive rate = %v (err %v), want > 0", rate, err)
 			}
-			t.Logf("%s: %d packets received, %.0f packets/s", vswitch, stats.RxPackets, rate)
+			// The pod side counts what it sent in its own output, as kubectl
+			// logs shows it.
+			var printed testpmd.PodStats
+			if !waitFor(ctx, func() bool {
+				stats, found := testpmd.ParsePodStats(podOutput.String())
+				printed = stats
+				return found && stats.TxPackets > 0 && stats.TxPPS > 0
+			}) {
+				t.Fatalf("pod side printed no sent packets (last %+v); its output ends with %q", printed, tail(podOutput.String()))
+			}
+			t.Logf("%s: %d packets received, %.0f packets/s; the pod side printed %+v", vswitch, stats.RxPackets, rate, printed)
 		})
 	}
 }

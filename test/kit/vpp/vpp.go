@@ -66,9 +66,23 @@ type VPP struct {
 	// CLISocket is vppctl's socket.
 	CLISocket string
 
+	// command wraps VPP's command line (LaunchOption InNamespace).
+	command func(argv ...string) []string
+
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{}
+}
+
+// LaunchOption changes how Launch runs VPP.
+type LaunchOption func(*VPP)
+
+// InNamespace runs VPP through the command line wrap returns, such as a
+// cluster node's (cluster.NodeArgv): VPP then creates the memif sockets the
+// agent names at the paths the node's pods see. Dir must be reachable from
+// both sides, and wrap must exec VPP so that its pid is VPP's.
+func InNamespace(wrap func(argv ...string) []string) LaunchOption {
+	return func(v *VPP) { v.command = wrap }
 }
 
 // Require returns the VPP prefix, or skips the test when there is none
@@ -110,8 +124,11 @@ func Start(t testing.TB) *VPP {
 // Launch starts VPP from prefix with its sockets, startup.conf and log in
 // dir (keep its path short: socket paths hold 108 bytes). On an error
 // after VPP started, the returned VPP is to be stopped.
-func Launch(prefix, dir string) (*VPP, error) {
+func Launch(prefix, dir string, opts ...LaunchOption) (*VPP, error) {
 	v := &VPP{Prefix: prefix, Dir: dir, APISocket: filepath.Join(dir, "api.sock"), CLISocket: filepath.Join(dir, "cli.sock")}
+	for _, opt := range opts {
+		opt(v)
+	}
 	if err := v.writeStartupConf(); err != nil {
 		return nil, err
 	}
@@ -154,6 +171,16 @@ statseg { socket-name %[1]s/stats.sock size 32M page-size 4k }
 	return os.WriteFile(filepath.Join(v.Dir, "startup.conf"), []byte(conf), 0o600)
 }
 
+// Pid is VPP's process id, 0 when it is not running.
+func (v *VPP) Pid() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.cmd == nil {
+		return 0
+	}
+	return v.cmd.Process.Pid
+}
+
 // LogPath is VPP's output.
 func (v *VPP) LogPath() string { return filepath.Join(v.Dir, "vpp.log") }
 
@@ -163,8 +190,15 @@ func (v *VPP) start() error {
 		return err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(filepath.Join(v.Prefix, "bin", "vpp"), "-c", filepath.Join(v.Dir, "startup.conf"))
+	argv := []string{filepath.Join(v.Prefix, "bin", "vpp"), "-c", filepath.Join(v.Dir, "startup.conf")}
+	if v.command != nil {
+		argv = v.command(argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Its own process group: a Ctrl-C reaches the owner, which stops VPP
+	// after what uses it. SIGKILL when the owner dies without Stop.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start VPP from %s: %w", v.Prefix, err)
 	}

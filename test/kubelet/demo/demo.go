@@ -14,6 +14,7 @@ import (
 
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
+	"github.com/contivpp/memif-agent/test/kit/vppstate"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
@@ -93,7 +94,7 @@ type session struct {
 type demoPod struct {
 	docker      *dockerPod
 	memif       memifctlAllocation
-	vswitch     *vppMemif
+	vswitch     *vppstate.Memif
 	linkUpAfter time.Duration
 }
 
@@ -259,17 +260,17 @@ func (s *session) wirePods(ctx context.Context, _ *Result) error {
 			return err
 		}
 		p.memif = memif
-		p.vswitch, err = s.vswitch.waitMemif(ctx, memif.HostSocket)
+		p.vswitch, err = s.vswitch.state.WaitMemif(ctx, memif.HostSocket)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.name(), err)
 		}
 		s.report.step("vswitch", "%s: memifctl get says socket %s, devices %v; VPP holds memif %s (%s), master on that socket with the pod's secret",
-			p.name(), memif.HostSocket, memif.DeviceIDs, p.vswitch.name, p.vswitch.tag)
+			p.name(), memif.HostSocket, memif.DeviceIDs, p.vswitch.Name, p.vswitch.Tag)
 		if err := p.docker.startApp(s.engine.client); err != nil {
 			return err
 		}
 		started := time.Now()
-		if err := p.vswitch.WaitLinkUp(ctx); err != nil {
+		if err := s.vswitch.state.WaitLinkUp(ctx, p.vswitch); err != nil {
 			return fmt.Errorf("%s: %w; pod side output:\n%s", p.name(), err, p.docker.logs(s.engine.client))
 		}
 		p.linkUpAfter = time.Since(started)
@@ -298,11 +299,11 @@ func (s *session) linkResults(ctx context.Context, pods []*demoPod) ([]PodResult
 	var results []PodResult
 	for _, p := range pods {
 		r := PodResult{Pod: p.name(), HostSocket: p.memif.HostSocket, LinkUpAfter: p.linkUpAfter}
-		if err := p.vswitch.WaitLinkUp(ctx); err != nil {
+		if err := s.vswitch.state.WaitLinkUp(ctx, p.vswitch); err != nil {
 			return append(results, r), fmt.Errorf("%s: %w; pod side output:\n%s", p.name(), err, p.docker.logs(s.engine.client))
 		}
 		r.LinkUp = true
-		rate, received, err := p.vswitch.RxRate(ctx, s.opts.Window)
+		rate, received, err := s.vswitch.state.RxRate(ctx, p.vswitch, s.opts.Window)
 		if err != nil {
 			return append(results, r), fmt.Errorf("%s: %w", p.name(), err)
 		}
@@ -331,14 +332,14 @@ func (s *session) deleteFirstPod(ctx context.Context, result *Result) error {
 	s.report.step("release", "%s: agent removed %s and freed devices %v after %s (kubelet holds none for it)",
 		victim.name(), victim.memif.HostDir, victim.memif.DeviceIDs, time.Since(started).Round(time.Millisecond))
 	// The agent deletes the VPP side before the directory.
-	memif, err := s.vswitch.findMemif(waitCtx, victim.memif.HostSocket)
+	memif, err := s.vswitch.state.FindMemif(waitCtx, victim.memif.HostSocket)
 	if err != nil || memif != nil {
 		return fmt.Errorf("%s: VPP still holds memif %v on %s after the release (%v)", victim.name(), memif, victim.memif.HostSocket, err)
 	}
-	if socketLeft, err := s.vswitch.hasSocket(waitCtx, victim.memif.HostSocket); err != nil || socketLeft {
+	if socketLeft, err := s.vswitch.state.HasSocket(waitCtx, victim.memif.HostSocket); err != nil || socketLeft {
 		return fmt.Errorf("%s: VPP still lists socket %s after the release (%v)", victim.name(), victim.memif.HostSocket, err)
 	}
-	s.report.step("release", "%s: VPP memif %s and its socket gone", victim.name(), victim.vswitch.name)
+	s.report.step("release", "%s: VPP memif %s and its socket gone", victim.name(), victim.vswitch.Name)
 
 	remaining, err := s.linkResults(ctx, rest)
 	result.Remaining = remaining

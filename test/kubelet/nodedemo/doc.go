@@ -1,20 +1,32 @@
 // Package nodedemo is `make demo`: memif-agent on a real single-node
-// cluster (kit/cluster), deployed and used as a user does, one printed
-// line per step:
+// cluster (kit/cluster) next to the node's VPP, deployed and used as a
+// user does, one printed line per step:
 //
 //  1. the cluster comes up (etcd, API server, controllers, scheduler,
 //     containerd, kubelet) and the peers' versions are printed;
-//  2. the agent is deployed with `kubectl apply -k k8s/` and its DaemonSet
-//     becomes Ready; the node's allocatable shows contivpp.io/memif;
-//  3. Pods pods ask for one memif each and run DPDK's testpmd as memif
-//     client; what `kubectl get pods` and `memifctl list` show is printed;
-//  4. for each pod a testpmd memif server on the host (the vswitch side,
-//     standing in for VPP) takes the allocation's socket and secret, and a
-//     table shows link state and packets per second;
-//  5. the first pod is deleted and its directory and devices are released
-//     while the other links stay up;
-//  6. everything is torn down, also on Ctrl-C or a failed step.
+//  2. VPP (scripts/vpp.sh: memif plugin, no DPDK, no hugepages) starts on
+//     the node, in its mount namespace, with its API socket in /run/vpp,
+//     and its version is printed;
+//  3. the agent is deployed with `kubectl apply -k k8s/vpp/` (the base with
+//     VPP's socket directory mounted, vswitch.conf naming the socket and
+//     memifwiring.conf's bridge domain "pods"), and its DaemonSet becomes
+//     Ready; the node's allocatable shows contivpp.io/memif;
+//  4. Pods pods ask for one memif each and run DPDK's testpmd as memif
+//     client, the first sending (txonly), the others receiving (rxonly);
+//     for each, VPP holds the memif master the agent created on the
+//     allocation's socket; what `kubectl get pods` and `memifctl list` show
+//     is printed;
+//  5. every link comes up in VPP, all memifs in the bridge domain; what
+//     vppctl shows (show interface, show memif, show bridge-domain) is
+//     printed, and a table gives VPP's counters of each memif and what each
+//     pod's testpmd counted (its log), the receivers getting the sender's
+//     packets through VPP;
+//  6. the last pod is deleted: its memif and socket are gone from VPP, its
+//     allocation and directory released, while the other links stay up and
+//     packets still flow;
+//  7. everything is torn down (VPP, then the cluster), also on Ctrl-C or a
+//     failed step.
 //
-// The package owns the pods and vswitch sides it starts; the cluster's
-// own teardown removes the rest.
+// The package owns VPP and the pods it starts; the cluster's own teardown
+// removes the rest.
 package nodedemo

@@ -5,23 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/contivpp/memif-agent/test/kit/testpmd"
+	"github.com/contivpp/memif-agent/test/kit/vpp"
+	"github.com/contivpp/memif-agent/test/kit/vppstate"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
+)
+
+const (
+	// overlay is the kustomization the demo applies: the agent next to the
+	// node's VPP (k8s/vpp).
+	overlay = "k8s/vpp"
+	// vppRunDir is VPP's run directory on the node, with the API socket
+	// the overlay gives the agent.
+	vppRunDir = "/run/vpp"
+	// bridgeDomain is the overlay's memifwiring.conf bridge-domain.
+	bridgeDomain = "pods"
 )
 
 // Options configure Run.
 type Options struct {
 	// BinDir holds memifctl (make build).
 	BinDir string
-	// Pods is how many memif pods to run.
+	// Pods is how many memif pods to run: the first sends, the others
+	// receive; at least 2.
 	Pods int
 	// StepTimeout bounds each waiting step.
 	StepTimeout time.Duration
@@ -30,8 +41,18 @@ type Options struct {
 	Out     io.Writer
 }
 
+// demoPod is one memif pod with its memif as VPP holds it.
+type demoPod struct {
+	name, mode string
+	link       memifnode.Link
+	memif      *vppstate.Memif
+}
+
 // Run runs the demo and tears everything down before it returns.
 func Run(ctx context.Context, opts Options) (err error) {
+	if opts.Pods < 2 {
+		return fmt.Errorf("the demo needs at least 2 pods (one sends, the others receive), got %d", opts.Pods)
+	}
 	r := reporter{out: opts.Out}
 	c, err := cluster.Start(ctx, cluster.Options{Runtime: opts.Runtime, Progress: prefixWriter{r, "cluster"}, OwnSignals: true})
 	if err != nil {
@@ -44,7 +65,18 @@ func Run(ctx context.Context, opts Options) (err error) {
 	versions := c.Versions()
 	r.step("peers", "kubernetes %s, etcd %s, %s, runc %s", versions["kubernetes"], versions["etcd"], versions["runtime"], versions["runc"])
 
-	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: opts.BinDir, Progress: func(f string, a ...any) { r.step("deploy", f, a...) }})
+	sw, err := startVswitch(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		r.step("teardown", "stopping VPP")
+		err = errors.Join(err, sw.stop())
+	}()
+	r.step("vswitch", "VPP %s on the node: API socket %s/api.sock, memif plugin only, no DPDK, no hugepages (scripts/vpp.sh, pid %d)",
+		sw.version, vppRunDir, sw.vpp.Pid())
+
+	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: opts.BinDir, Kustomization: overlay, Progress: func(f string, a ...any) { r.step("deploy", f, a...) }})
 	if err != nil {
 		return err
 	}
@@ -62,90 +94,224 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}); err != nil {
 		return err
 	}
-	r.step("agent", "daemonset memif-agent Ready; node %s allocatable contivpp.io/memif: %d", cluster.NodeName, allocatable)
+	r.step("agent", "daemonset memif-agent Ready, programming VPP through %s/api.sock; node %s allocatable contivpp.io/memif: %d", vppRunDir, cluster.NodeName, allocatable)
 
-	names := make([]string, opts.Pods)
-	for i := range names {
-		names[i] = fmt.Sprintf("memif-%c", 'a'+i)
-		if _, err := n.CreatePod(ctx, memifnode.MemifPod("default", names[i])); err != nil {
+	pods := make([]*demoPod, opts.Pods)
+	for i := range pods {
+		pods[i] = &demoPod{name: fmt.Sprintf("memif-%c", 'a'+i), mode: "rxonly"}
+		if i == 0 {
+			pods[i].mode = "txonly"
+		}
+		if _, err := n.CreatePod(ctx, memifnode.MemifPodForwarding("default", pods[i].name, pods[i].mode)); err != nil {
 			return err
 		}
 	}
-	links := make([]memifnode.Link, len(names))
-	for i, name := range names {
-		if err := waitFor(ctx, opts.StepTimeout, func() error { _, err := n.PodRunning(ctx, "default", name); return err }); err != nil {
+	for _, p := range pods {
+		if err := waitFor(ctx, opts.StepTimeout, func() error { _, err := n.PodRunning(ctx, "default", p.name); return err }); err != nil {
 			return err
 		}
-		if links[i], err = n.PodLink(ctx, "default", name); err != nil {
+		if p.link, err = n.PodLink(ctx, "default", p.name); err != nil {
 			return err
 		}
-		r.step("pod", "%s Running: MEMIF_SOCKET=%s, secret %d chars, %s mounted; allocation %s, device %s",
-			name, links[i].Socket, len(links[i].Secret), filepath.Dir(links[i].Socket), links[i].Allocation.AllocationID, strings.Join(links[i].Allocation.DeviceIDs, ","))
+		stepCtx, cancel := context.WithTimeout(ctx, opts.StepTimeout)
+		p.memif, err = sw.state.WaitMemif(stepCtx, p.link.Allocation.HostSocket)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("pod %s: %w", p.name, err)
+		}
+		r.step("pod", "%s Running (testpmd %s): MEMIF_SOCKET=%s, secret %d chars, %s mounted; allocation %s, device %s; VPP memif %s (%s) master on %s",
+			p.name, p.mode, p.link.Socket, len(p.link.Secret), filepath.Dir(p.link.Socket), p.link.Allocation.AllocationID,
+			strings.Join(p.link.Allocation.DeviceIDs, ","), p.memif.Name, p.memif.Tag, p.link.Allocation.HostSocket)
 	}
 	if err := r.show(ctx, c, n); err != nil {
 		return err
 	}
 
-	dir, err := os.MkdirTemp("", "memif-demo")
+	for _, p := range pods {
+		stepCtx, cancel := context.WithTimeout(ctx, opts.StepTimeout)
+		err := sw.state.WaitLinkUp(stepCtx, p.memif)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("pod %s: %w", p.name, err)
+		}
+	}
+	bd, err := sw.state.BridgeDomain(ctx, bridgeDomain)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	switches := make([]*testpmd.Vswitch, len(links))
-	defer func() {
-		for _, sw := range switches {
-			if sw != nil {
-				_ = sw.Stop()
-			}
-		}
-	}()
-	var rows []row
-	for i, link := range links {
-		begin := time.Now()
-		stepCtx, cancel := context.WithTimeout(ctx, opts.StepTimeout)
-		switches[i], err = n.StartVswitch(stepCtx, link, filepath.Join(dir, link.Pod+".log"))
-		if err == nil {
-			err = switches[i].WaitLinkUp(stepCtx)
-		}
-		cancel()
-		if err != nil {
-			return fmt.Errorf("pod %s: vswitch side: %w", link.Pod, err)
-		}
-		rows = append(rows, row{pod: link.Pod, socket: link.Allocation.HostSocket, upAfter: time.Since(begin)})
+	if bd == nil || len(bd.Members) != len(pods) {
+		return fmt.Errorf("VPP's bridge domain %q is %+v, want the %d pod memifs in it", bridgeDomain, bd, len(pods))
 	}
-	for i := range rows {
-		rows[i].pps, err = switches[i].RxRate(ctx, time.Second)
-		if err != nil {
-			return err
-		}
-		stats, err := switches[i].Stats(ctx)
-		if err != nil {
-			return err
-		}
-		rows[i].rx = stats.RxPackets
+	r.step("vswitch", "every pod's memif link is up in VPP, all %d in bridge domain %s (id %d)", len(bd.Members), bridgeDomain, bd.ID)
+	if err := r.vppctl(ctx, sw, "show memif", fmt.Sprintf("show bridge-domain %d detail", bd.ID)); err != nil {
+		return err
 	}
-	r.step("traffic", "every memif link, vswitch side on the host:\n%s", table(rows))
 
-	first := links[0]
-	if err := switches[0].Stop(); err != nil {
-		return err
-	}
-	switches[0] = nil
-	if err := n.DeletePod(ctx, "default", first.Pod); err != nil {
-		return err
-	}
-	if err := waitFor(ctx, opts.StepTimeout, func() error { return n.Released(ctx, first.Allocation) }); err != nil {
-		return fmt.Errorf("pod %s deleted, but: %w", first.Pod, err)
-	}
-	r.step("delete", "pod %s deleted: allocation %s released, %s removed", first.Pod, first.Allocation.AllocationID, filepath.Dir(first.Allocation.HostSocket))
-	for i := 1; i < len(switches); i++ {
-		up, err := switches[i].LinkUp(ctx)
-		if err != nil || !up {
-			return fmt.Errorf("pod %s: link down after deleting %s: %v", links[i].Pod, first.Pod, err)
+	// The receivers count what the sender sent through VPP, and a rate
+	// over their last print.
+	for _, p := range pods[1:] {
+		if err := waitFor(ctx, opts.StepTimeout, func() error { return receiving(ctx, n, p.name) }); err != nil {
+			return fmt.Errorf("pod %s: nothing from %s through VPP: %w", p.name, pods[0].name, err)
 		}
 	}
-	r.step("delete", "the other %d links stay up", len(switches)-1)
+	rows, err := trafficRows(ctx, n, sw, pods)
+	if err != nil {
+		return err
+	}
+	r.step("traffic", "%s sends, the others receive through VPP's bridge domain %s; VPP's counters of each memif and what each receiving pod's testpmd counted (its log):\n%s", pods[0].name, bridgeDomain, table(rows))
+	if err := r.vppctl(ctx, sw, "show interface"); err != nil {
+		return err
+	}
+
+	gone := pods[len(pods)-1]
+	if err := n.DeletePod(ctx, "default", gone.name); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, opts.StepTimeout, func() error { return n.Released(ctx, gone.link.Allocation) }); err != nil {
+		return fmt.Errorf("pod %s deleted, but: %w", gone.name, err)
+	}
+	// The agent deletes the VPP side before it removes the directory.
+	if memif, err := sw.state.FindMemif(ctx, gone.link.Allocation.HostSocket); err != nil || memif != nil {
+		return fmt.Errorf("pod %s released, but VPP still holds memif %+v on %s (%v)", gone.name, memif, gone.link.Allocation.HostSocket, err)
+	}
+	if left, err := sw.state.HasSocket(ctx, gone.link.Allocation.HostSocket); err != nil || left {
+		return fmt.Errorf("pod %s released, but VPP still lists socket %s (%v)", gone.name, gone.link.Allocation.HostSocket, err)
+	}
+	r.step("delete", "pod %s deleted: VPP memif %s and its socket gone; allocation %s released, %s removed",
+		gone.name, gone.memif.Name, gone.link.Allocation.AllocationID, filepath.Dir(gone.link.Allocation.HostSocket))
+
+	rest := pods[:len(pods)-1]
+	for _, p := range rest {
+		if up, err := sw.state.LinkUp(ctx, p.memif); err != nil || !up {
+			return fmt.Errorf("pod %s: VPP memif %s down after deleting %s (%v)", p.name, p.memif.Name, gone.name, err)
+		}
+	}
+	still := fmt.Sprintf("the other %d links stay up in VPP", len(rest))
+	for _, p := range rest[1:] {
+		before, err := n.PodStats(ctx, "default", p.name)
+		if err != nil {
+			return err
+		}
+		if err := waitFor(ctx, opts.StepTimeout, func() error { return received(ctx, n, p.name, before.RxPackets) }); err != nil {
+			return fmt.Errorf("pod %s: no more packets after deleting %s: %w", p.name, gone.name, err)
+		}
+	}
+	if len(rest) > 1 {
+		still += "; " + pods[0].name + "'s packets still reach " + names(rest[1:])
+	}
+	r.step("delete", "%s", still)
+	if err := r.vppctl(ctx, sw, "show interface"); err != nil {
+		return err
+	}
 	return r.show(ctx, c, n)
+}
+
+// received returns nil once pod's testpmd has counted more than after
+// received packets.
+func received(ctx context.Context, n *memifnode.Node, pod string, after uint64) error {
+	stats, err := n.PodStats(ctx, "default", pod)
+	if err == nil && stats.RxPackets <= after {
+		err = fmt.Errorf("pod %s's testpmd counts %d received packets", pod, stats.RxPackets)
+	}
+	return err
+}
+
+// receiving returns nil once pod's testpmd has printed a receive rate.
+func receiving(ctx context.Context, n *memifnode.Node, pod string) error {
+	stats, err := n.PodStats(ctx, "default", pod)
+	if err == nil && (stats.RxPackets == 0 || stats.RxPPS == 0) {
+		err = fmt.Errorf("pod %s's testpmd counts %d received packets, %d per second", pod, stats.RxPackets, stats.RxPPS)
+	}
+	return err
+}
+
+func names(pods []*demoPod) string {
+	var list []string
+	for _, p := range pods {
+		list = append(list, p.name)
+	}
+	return strings.Join(list, ", ")
+}
+
+// vswitch is the node's VPP: started in the node's mount namespace, where
+// the memif sockets the agent names are, and read over its own API
+// connection.
+type vswitch struct {
+	vpp     *vpp.VPP
+	state   *vppstate.State
+	version string
+}
+
+// startVswitch starts scripts/vpp.sh's VPP on the node with its sockets in
+// the node's /run/vpp.
+func startVswitch(ctx context.Context, c *cluster.Cluster) (*vswitch, error) {
+	prefix, err := vpp.Prefix()
+	if err != nil {
+		return nil, err
+	}
+	v, err := vpp.Launch(prefix, c.HostPath(vppRunDir), vpp.InNamespace(c.NodeArgv))
+	if err != nil {
+		if v != nil {
+			err = errors.Join(err, v.Stop())
+		}
+		return nil, fmt.Errorf("start VPP on the node: %w", err)
+	}
+	sw := &vswitch{vpp: v}
+	if sw.state, err = vppstate.Dial(ctx, v.APISocket, "memif-demo"); err != nil {
+		return nil, errors.Join(err, v.Stop())
+	}
+	if sw.version, err = sw.state.Version(ctx); err != nil {
+		return nil, errors.Join(err, sw.stop())
+	}
+	return sw, nil
+}
+
+func (sw *vswitch) stop() error {
+	return errors.Join(sw.state.Close(), sw.vpp.Stop())
+}
+
+// row is one pod's line of the traffic table.
+type row struct {
+	pod     *demoPod
+	vpp     vppstate.Counters
+	podRx   uint64
+	podRxPS uint64
+}
+
+func trafficRows(ctx context.Context, n *memifnode.Node, sw *vswitch, pods []*demoPod) ([]row, error) {
+	var rows []row
+	for _, p := range pods {
+		counters, err := sw.state.Counters(ctx, p.memif)
+		if err != nil {
+			return nil, err
+		}
+		r := row{pod: p, vpp: counters}
+		if p.mode == "rxonly" {
+			stats, err := n.PodStats(ctx, "default", p.name)
+			if err != nil {
+				return nil, err
+			}
+			r.podRx, r.podRxPS = stats.RxPackets, stats.RxPPS
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+func table(rows []row) string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "POD\tTESTPMD\tVPP MEMIF\tLINK\tVPP RX\tVPP TX\tVPP DROPS\tPOD RX\tPOD RX PPS")
+	for _, r := range rows {
+		podRx, podRxPS := "-", "-" // the sender's testpmd receives nothing
+		if r.pod.mode == "rxonly" {
+			podRx, podRxPS = fmt.Sprint(r.podRx), fmt.Sprint(r.podRxPS)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\tup\t%d\t%d\t%d\t%s\t%s\n", r.pod.name, r.pod.mode, r.pod.memif.Name,
+			r.vpp.RxPackets, r.vpp.TxPackets, r.vpp.Drops, podRx, podRxPS)
+	}
+	w.Flush()
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // waitFor calls check every 200ms until it returns nil, or timeout passes.
@@ -187,6 +353,18 @@ func (r reporter) show(ctx context.Context, c *cluster.Cluster, n *memifnode.Nod
 	return nil
 }
 
+// vppctl prints what vppctl shows for each command.
+func (r reporter) vppctl(ctx context.Context, sw *vswitch, commands ...string) error {
+	for _, command := range commands {
+		out, err := sw.vpp.RunCLI(ctx, strings.Fields(command)...)
+		if err != nil {
+			return err
+		}
+		r.step("vppctl", "%s:\n%s", command, strings.TrimRight(out, "\n"))
+	}
+	return nil
+}
+
 // prefixWriter turns the cluster's progress lines into steps.
 type prefixWriter struct {
 	r     reporter
@@ -198,23 +376,4 @@ func (w prefixWriter) Write(p []byte) (int, error) {
 		w.r.step(w.phase, "%s", strings.TrimPrefix(line, "cluster: "))
 	}
 	return len(p), nil
-}
-
-type row struct {
-	pod, socket string
-	upAfter     time.Duration
-	pps         float64
-	rx          uint64
-}
-
-func table(rows []row) string {
-	sort.Slice(rows, func(i, j int) bool { return rows[i].pod < rows[j].pod })
-	var b strings.Builder
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "POD\tHOST SOCKET (node)\tLINK\tPPS\tRX PACKETS\tLINK UP IN")
-	for _, r := range rows {
-		fmt.Fprintf(w, "%s\t%s\tup\t%.0f\t%d\t%s\n", r.pod, r.socket, r.pps, r.rx, r.upAfter.Round(time.Millisecond))
-	}
-	w.Flush()
-	return strings.TrimRight(b.String(), "\n")
 }

@@ -1,11 +1,12 @@
 // Command demo is `make demo`: memif-agent on a real single-node cluster
-// built here (kubelet on containerd, API server, scheduler, controllers),
-// deployed with `kubectl apply -k k8s/`, pods passing DPDK memif traffic to
-// the host, a pod deleted and its memif released; one line per step, and
-// everything removed at the end (also on Ctrl-C or failure). See package
-// nodedemo.
+// built here (kubelet on containerd, API server, scheduler, controllers)
+// next to the node's VPP, deployed with `kubectl apply -k k8s/vpp/`, pods
+// passing DPDK memif traffic to each other through VPP, a pod deleted and
+// its memif gone from VPP and released; one line per step, and everything
+// removed at the end (also on Ctrl-C or failure). See package nodedemo.
 //
-// It needs root, and the peers of scripts/peers.sh (make demo builds them).
+// It needs root, the peers of scripts/peers.sh and VPP (make demo builds
+// them; scripts/vpp.sh).
 //
 //	demo --bin ../../bin [--pods 3] [--runtime containerd|debian-containerd]
 package main
@@ -30,12 +31,12 @@ func main() {
 
 func run() int {
 	bin := flag.String("bin", "bin", "directory holding memifctl (make build)")
-	pods := flag.Int("pods", 3, "how many pods request a memif")
+	pods := flag.Int("pods", 3, "how many pods request a memif: the first sends, the others receive")
 	runtime := flag.String("runtime", string(cluster.Containerd), "the node's runtime: containerd (2.x, scripts/peers.sh) or debian-containerd (1.6)")
 	stepTimeout := flag.Duration("step-timeout", 3*time.Minute, "bound on each waiting step")
 	flag.Parse()
-	if *pods < 1 || *pods > 26 {
-		fmt.Fprintln(os.Stderr, "demo: --pods must be 1..26")
+	if *pods < 2 || *pods > 26 {
+		fmt.Fprintln(os.Stderr, "demo: --pods must be 2..26")
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -222,6 +222,12 @@ func (c *Cluster) HostPath(nodePath string) string {
 	return c.ns.hostPath(nodePath)
 }
 
+// NodeArgv returns the command line that runs argv on the node: in its
+// mount namespace, where the node paths (HostPath) are the node's. A
+// program started with it (VPP, which creates the memif sockets the agent
+// names) sees what the agent and the pods see; its pid is argv's own.
+func (c *Cluster) NodeArgv(argv ...string) []string { return c.ns.argv(argv...) }
+
 // Clientset returns a client of the API server as cluster-admin.
 func (c *Cluster) Clientset() (*kubernetes.Clientset, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig())

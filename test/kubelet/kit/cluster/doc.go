@@ -9,8 +9,9 @@
 // account key); containerd and kubelet run in a private mount namespace in
 // which the node's fixed paths (/var/lib/kubelet with its device-plugin
 // and pod-resources sockets, /var/log/pods, /run/containerd, /run/netns,
-// /var/lib/cni, and the agent's /run/contiv, /run/memif-agent and
-// /var/lib/memif-agent) are fresh directories of the work dir; kubelet's
+// /var/lib/cni, the agent's /run/contiv, /run/memif-agent and
+// /var/lib/memif-agent, and VPP's /run/vpp) are fresh directories of the
+// work dir; NodeArgv runs a program of the node (VPP) there. kubelet's
 // pods live under a cgroup root of their own and on a bridge of their own
 // with no address. So clusters of several test runs, and a kubelet on the
 // host, do not meet. HostPath maps a node path to where this process sees
@@ -42,6 +43,7 @@
 //	err = c.RestartKubelet(ctx)                           // pods keep running
 //	err = c.RestartContainerd(ctx)                        // containers keep running
 //	sock := c.HostPath("/run/contiv/memif/<id>/memif.sock")
+//	argv := c.NodeArgv("vpp", "-c", conf)                // a program of the node (its mount namespace)
 //
 // Pods need no registry: PauseImage is imported before kubelet starts, and
 // other images come from ImportImage with imagePullPolicy Never or

@@ -16,7 +16,8 @@ import (
 // and the pods use, each replaced in the node's private mount namespace by
 // a directory under the cluster's work dir: kubelet's device-plugin and
 // pod-resources sockets, pod logs, CNI state, network namespaces, the
-// runtime's shim sockets, and the agent's host paths (k8s/daemonset.yaml).
+// runtime's shim sockets, the agent's host paths (k8s/base/daemonset.yaml) and
+// VPP's run directory with its API socket (k8s/vpp).
 // Nothing of two clusters, or of the host, meets there.
 var nodePaths = []string{
 	"/var/lib/kubelet",
@@ -28,6 +29,7 @@ var nodePaths = []string{
 	"/run/contiv",
 	"/run/memif-agent",
 	"/var/lib/memif-agent",
+	"/run/vpp",
 }
 
 // mountNamespace is the node's private mount namespace, held open by a

@@ -11,9 +11,10 @@
 // Example:
 //
 //	c := cluster.StartForTest(t, cluster.Options{})
-//	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: "../../../bin"})
-//	err = n.WaitDaemonSetReady(ctx)
-//	pod, err := n.CreateMemifPod(ctx, "default", "pod-a")
-//	link, err := n.Link(ctx, pod)     // its env, its allocation, host socket
-//	sw, err := n.StartVswitch(ctx, link, logPath)
+//	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: "../../../bin"}) // Kustomization: "k8s/vpp" for the VPP overlay
+//	err = n.DaemonSetReady(ctx)                                     // nil once Ready (poll)
+//	_, err = n.CreatePod(ctx, memifnode.MemifPodForwarding("default", "pod-a", "rxonly"))
+//	link, err := n.PodLink(ctx, "default", "pod-a")                // its env, its allocation, host socket
+//	stats, err := n.PodStats(ctx, "default", "pod-a")              // what its testpmd counted (kubectl logs)
+//	sw, err := n.StartVswitch(ctx, link, logPath)                   // a host testpmd as the vswitch side
 package memifnode

@@ -29,7 +29,7 @@ const (
 	// TestpmdImage is the example pod's image (k8s/example-pod.yaml), as
 	// the node knows it once imported.
 	TestpmdImage = "docker.io/library/memif-testpmd:dev"
-	// APISocket is the agent's node-local API (k8s/configmap.yaml).
+	// APISocket is the agent's node-local API (k8s/base/configmap.yaml).
 	APISocket = "/run/memif-agent/api.sock"
 	// ContainerName is the memif container of CreateMemifPod's pods.
 	ContainerName = "memif-client"
@@ -39,6 +39,10 @@ const (
 type Options struct {
 	// BinDir holds memifctl (make build); memifctl runs on the host.
 	BinDir string
+	// Kustomization is the directory under the repository root that
+	// `kubectl apply -k` deploys: k8s (the default) or an overlay such as
+	// k8s/vpp.
+	Kustomization string
 	// Progress gets a line per step; nil discards them.
 	Progress func(format string, args ...any)
 }
@@ -53,8 +57,9 @@ type Node struct {
 	Options Options
 }
 
-// Deploy builds and imports the images, and applies k8s/ with kubectl. It
-// returns without waiting for the DaemonSet.
+// Deploy builds and imports the images, and applies k8s/ (or
+// Options.Kustomization) with kubectl. It returns without waiting for the
+// DaemonSet.
 func Deploy(ctx context.Context, c *cluster.Cluster, opts Options) (*Node, error) {
 	root, err := cluster.RepoRoot()
 	if err != nil {
@@ -84,11 +89,15 @@ func Deploy(ctx context.Context, c *cluster.Cluster, opts Options) (*Node, error
 		return nil, err
 	}
 	logf("memifnode: imported %s (%d files from the host)", TestpmdImage, len(img.Files))
-	out, err := c.Kubectl(ctx, "apply", "-k", filepath.Join(root, "k8s"))
+	kustomization := opts.Kustomization
+	if kustomization == "" {
+		kustomization = "k8s"
+	}
+	out, err := c.Kubectl(ctx, "apply", "-k", filepath.Join(root, kustomization))
 	if err != nil {
 		return nil, fmt.Errorf("memifnode: %w", err)
 	}
-	logf("memifnode: kubectl apply -k k8s/:\n%s", strings.TrimSpace(out))
+	logf("memifnode: kubectl apply -k %s/:\n%s", kustomization, strings.TrimSpace(out))
 	return n, nil
 }
 
@@ -164,7 +173,12 @@ func (n *Node) Allocatable(ctx context.Context) (allocatable, capacity int64, er
 // MemifPod is a pod whose one container asks for a memif, waits for its
 // socket and runs testpmd.PodCommand on it (testpmd as memif client,
 // sending).
-func MemifPod(namespace, name string) *v1.Pod {
+func MemifPod(namespace, name string) *v1.Pod { return MemifPodForwarding(namespace, name, "txonly") }
+
+// MemifPodForwarding is MemifPod with testpmd's forwarding mode: txonly
+// sends, rxonly counts what the vswitch delivers (testpmd.ParsePodStats
+// reads its counters from the pod's log).
+func MemifPodForwarding(namespace, name, mode string) *v1.Pod {
 	noToken := false
 	resources := v1.ResourceList{
 		v1.ResourceCPU:    resource.MustParse("100m"),
@@ -181,7 +195,7 @@ func MemifPod(namespace, name string) *v1.Pod {
 				Name:            ContainerName,
 				Image:           TestpmdImage,
 				ImagePullPolicy: v1.PullNever,
-				Command:         waitForVswitch(testpmd.PodCommand()),
+				Command:         waitForVswitch(testpmd.PodCommandForwarding(mode)),
 				Resources:       v1.ResourceRequirements{Requests: resources, Limits: limits},
 			}},
 		},
@@ -261,6 +275,20 @@ func (n *Node) PodGone(ctx context.Context, namespace, name string) error {
 		return nil
 	}
 	return err
+}
+
+// PodStats reads the counters the pod's testpmd last printed to its log
+// (kubectl logs).
+func (n *Node) PodStats(ctx context.Context, namespace, pod string) (testpmd.PodStats, error) {
+	out, err := n.c.Kubectl(ctx, "logs", "-n", namespace, pod, "-c", ContainerName, "--tail", "40")
+	if err != nil {
+		return testpmd.PodStats{}, err
+	}
+	stats, found := testpmd.ParsePodStats(out)
+	if !found {
+		return testpmd.PodStats{}, fmt.Errorf("pod %s/%s printed no testpmd counters yet; its log ends with:\n%s", namespace, pod, out)
+	}
+	return stats, nil
 }
 
 // Exec runs argv in a container of a pod through kubectl exec (the API
