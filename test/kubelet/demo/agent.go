@@ -12,8 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/contivpp/memif-agent/test/kit/program"
 )
 
 // agentStopTimeout bounds the agent's shutdown after SIGTERM.
@@ -27,9 +28,7 @@ type agent struct {
 	apiSocket  string
 	httpAddr   string
 	logPath    string
-	cmd        *exec.Cmd
-	exited     chan struct{}
-	waitErr    error
+	program    *program.Program
 }
 
 // agentConfig is where the agent keeps its state: everything under dir,
@@ -97,22 +96,13 @@ func freeLoopbackPort() (string, error) {
 
 // start runs the agent and waits until its readiness probe passes.
 func (a *agent) start(ctx context.Context, dockerHost string) error {
-	logFile, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	cmd := exec.Command(filepath.Join(a.binDir, "memif-agent"), "--config-dir="+a.configDir)
+	cmd.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost)
+	p, err := program.Start("memif-agent", a.logPath, cmd)
 	if err != nil {
-		return fmt.Errorf("create agent log: %w", err)
+		return fmt.Errorf("%w (build it with make build)", err)
 	}
-	defer logFile.Close()
-	a.cmd = exec.Command(filepath.Join(a.binDir, "memif-agent"), "--config-dir="+a.configDir)
-	a.cmd.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost)
-	a.cmd.Stdout, a.cmd.Stderr = logFile, logFile
-	if err := a.cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w (build it with make build)", a.cmd.Path, err)
-	}
-	a.exited = make(chan struct{})
-	go func() {
-		a.waitErr = a.cmd.Wait()
-		close(a.exited)
-	}()
+	a.program = p
 	return a.waitReady(ctx)
 }
 
@@ -128,8 +118,8 @@ func (a *agent) waitReady(ctx context.Context) error {
 			}
 		}
 		select {
-		case <-a.exited:
-			return fmt.Errorf("memif-agent exited at start (%v); %s ends with:\n%s", a.waitErr, a.logPath, logTail(a.logPath, 15))
+		case <-a.program.Exited():
+			return fmt.Errorf("at start: %w", a.program.Running())
 		case <-ctx.Done():
 			return fmt.Errorf("memif-agent not ready at %s: %w; see %s", url, context.Cause(ctx), a.logPath)
 		case <-time.After(50 * time.Millisecond):
@@ -139,23 +129,11 @@ func (a *agent) waitReady(ctx context.Context) error {
 
 // stop sends SIGTERM and waits; a kill after agentStopTimeout is an error.
 func (a *agent) stop() error {
-	if a.cmd == nil || a.cmd.Process == nil {
-		return nil
-	}
-	select {
-	case <-a.exited:
-		return nil
-	default:
-	}
-	_ = a.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-a.exited:
-		return nil
-	case <-time.After(agentStopTimeout):
-		_ = a.cmd.Process.Kill()
-		<-a.exited
+	killed, err := a.program.Stop(agentStopTimeout)
+	if killed {
 		return fmt.Errorf("memif-agent ignored SIGTERM for %s and was killed", agentStopTimeout)
 	}
+	return err
 }
 
 // memifctlAllocation is one allocation in `memifctl -o json` output.
@@ -208,16 +186,4 @@ func (a *agent) waitPodMemif(ctx context.Context, namespace, name string) (memif
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func logTail(path string, n int) string {
-	content, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", path, err)
-	}
-	lines := strings.Split(strings.TrimRight(string(content), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -14,6 +14,7 @@ import (
 
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
+	"github.com/contivpp/memif-agent/test/kit/program"
 	"github.com/contivpp/memif-agent/test/kit/vppstate"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
@@ -138,7 +139,7 @@ func (s *session) reportAgentLog() {
 	if s.agent == nil {
 		return
 	}
-	for _, line := range strings.Split(logTail(s.agent.logPath, 10), "\n") {
+	for _, line := range strings.Split(program.Tail(s.agent.logPath, 10), "\n") {
 		s.report.step("agent log", "%s", line)
 	}
 }
@@ -222,7 +223,7 @@ func (s *session) startAgent(ctx context.Context, _ *Result) error {
 		return fmt.Errorf("memif-agent did not register with kubelet: %w; see %s", err, a.logPath)
 	}
 	s.report.step("agent", "memif-agent pid %d ready; kubelet sees %s: %d allocatable after %s (config %s)",
-		a.cmd.Process.Pid, resourceName, deviceCount, time.Since(started).Round(time.Millisecond), a.configDir)
+		a.program.Pid(), resourceName, deviceCount, time.Since(started).Round(time.Millisecond), a.configDir)
 	return nil
 }
 
@@ -407,8 +408,8 @@ func (s *session) tearDown() []string {
 
 func (s *session) leftovers() []string {
 	var left []string
-	if s.agent != nil && s.agent.cmd != nil && alive(s.agent.cmd.Process.Pid) {
-		left = append(left, fmt.Sprintf("memif-agent pid %d", s.agent.cmd.Process.Pid))
+	if s.agent != nil && s.agent.program != nil && alive(s.agent.program.Pid()) {
+		left = append(left, fmt.Sprintf("memif-agent pid %d", s.agent.program.Pid()))
 	}
 	if s.engine != nil && alive(s.engine.pid) {
 		left = append(left, fmt.Sprintf("dockerd pid %d", s.engine.pid))

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/contivpp/memif-agent/test/kit/ociimage"
+	"github.com/contivpp/memif-agent/test/kit/program"
 )
 
 // Runtime selects the node's container runtime.
@@ -475,7 +476,7 @@ func (c *Cluster) waitFor(ctx context.Context, p *process, check func() error) e
 			return nil
 		}
 		if p != nil {
-			if exit := p.running(); exit != nil {
+			if exit := p.Running(); exit != nil {
 				return exit
 			}
 		}
@@ -483,7 +484,7 @@ func (c *Cluster) waitFor(ctx context.Context, p *process, check func() error) e
 		case <-ctx.Done():
 			tail := ""
 			if p != nil {
-				tail = fmt.Sprintf("; %s ends with:\n%s", p.logPath, tailFile(p.logPath, 15))
+				tail = fmt.Sprintf("; %s ends with:\n%s", p.LogPath, program.Tail(p.LogPath, 15))
 			}
 			return fmt.Errorf("%w: last: %v%s", ctx.Err(), err, tail)
 		case <-ticker.C:

@@ -72,10 +72,10 @@ func (ns *mountNamespace) waitUnshared() error {
 		return fmt.Errorf("read this process's mount namespace: %w", err)
 	}
 	for {
-		if err := ns.holder.running(); err != nil {
+		if err := ns.holder.Running(); err != nil {
 			return fmt.Errorf("create the node's mount namespace (needs root and util-linux's unshare): %w", err)
 		}
-		theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", ns.holder.cmd.Process.Pid))
+		theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", ns.holder.Pid()))
 		if err == nil && theirs != self {
 			return nil
 		}
@@ -133,7 +133,7 @@ func (ns *mountNamespace) hostPath(nodePath string) string {
 // argv returns the command line that runs argv inside the namespace;
 // nsenter execs it, so the pid is argv's own.
 func (ns *mountNamespace) argv(argv ...string) []string {
-	return append([]string{"nsenter", "--mount=/proc/" + strconv.Itoa(ns.holder.cmd.Process.Pid) + "/ns/mnt", "--"}, argv...)
+	return append([]string{"nsenter", "--mount=/proc/" + strconv.Itoa(ns.holder.Pid()) + "/ns/mnt", "--"}, argv...)
 }
 
 func (ns *mountNamespace) command(argv ...string) *exec.Cmd {

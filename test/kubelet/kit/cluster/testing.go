@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/contivpp/memif-agent/test/kit/needs"
+	"github.com/contivpp/memif-agent/test/kit/program"
 )
 
 // StartForTest starts a cluster for tb and stops it when tb ends; when tb
@@ -22,7 +23,7 @@ func StartForTest(tb testing.TB, opts Options) *Cluster {
 	tb.Cleanup(func() {
 		if tb.Failed() {
 			for _, peer := range []string{"kubelet", "containerd"} {
-				tb.Logf("%s log ends with:\n%s", peer, tailFile(c.LogPath(peer), 30))
+				tb.Logf("%s log ends with:\n%s", peer, program.Tail(c.LogPath(peer), 30))
 			}
 		}
 		if err := c.Stop(); err != nil {
