@@ -14,4 +14,9 @@
 //	v := vpp.Start(t)
 //	out := v.CLI(t, "show memif")
 //	v.Restart(t)
+//
+// Outside a test (make demo), on a cluster node, in its mount namespace:
+//
+//	v, err := vpp.Launch(prefix, c.HostPath("/run/vpp"), vpp.InNamespace(c.NodeArgv))
+//	defer v.Stop()
 package vpp
