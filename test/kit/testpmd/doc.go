@@ -4,7 +4,9 @@
 // The vswitch side (Vswitch) stands in for VPP: a testpmd process on the
 // host, memif server (master) on the allocation's host socket with its
 // secret, counting what it receives (rxonly). Its link state and counters
-// are read from DPDK's telemetry socket, not scraped from its output.
+// are read from DPDK's telemetry socket, not scraped from its output; a
+// read waits for its answer until its context's deadline, however long a
+// loaded machine keeps DPDK's telemetry threads from a CPU.
 //
 // The pod side is the command line of a container (PodCommand): testpmd as
 // memif client on $MEMIF_SOCKET with $MEMIF_SECRET, read from the
@@ -28,5 +30,6 @@
 //	...
 //	defer sw.Stop()
 //	err = sw.WaitLinkUp(ctx)
-//	rate, err := sw.RxRate(ctx, time.Second)
+//	stats, err := sw.WaitReceiving(ctx) // packets from the pod side
+//	rate, err := sw.RxRate(ctx, time.Second) // for benchmarks
 package testpmd

@@ -24,8 +24,10 @@ const Binary = "dpdk-testpmd"
 const RuntimeDirEnv = "RUNTIME_DIRECTORY"
 
 const (
-	// startTimeout bounds how long testpmd may take to probe its memif port.
-	startTimeout = 30 * time.Second
+	// startTimeout bounds how long testpmd may take to probe its memif
+	// port when StartVswitch's context has no deadline: minutes, for a
+	// loaded machine.
+	startTimeout = 2 * time.Minute
 	// stopTimeout bounds a clean exit before the process is killed.
 	stopTimeout = 10 * time.Second
 	// pollInterval is how often the link state is read while waiting.
@@ -56,15 +58,26 @@ type VswitchConfig struct {
 type Vswitch struct {
 	config     VswitchConfig
 	filePrefix string
-	runtimeDir string // RuntimeDirEnv of the process
-	cmd        *exec.Cmd
-	stdin      io.WriteCloser
-	exited     chan struct{}
-	waitErr    error
+	// listenSocket is where the memif server socket is: testpmd makes it
+	// under another name, renamed to config.Socket once its port is
+	// started; config.Socket for a client.
+	listenSocket string
+	runtimeDir   string // RuntimeDirEnv of the process
+	cmd          *exec.Cmd
+	stdin        io.WriteCloser
+	exited       chan struct{}
+	waitErr      error
 }
 
 // StartVswitch starts testpmd as memif server on cfg.Socket and returns once
-// its port is probed and its telemetry answers.
+// its port is started, cfg.Socket is there and its telemetry answers.
+//
+// DPDK's memif server accepts on its socket from the port's probe on, but
+// refuses a client ("ID not found") until the port is started, and DPDK's
+// memif client does not try again: a pod that connects as soon as the
+// socket exists would stay down. So testpmd makes its socket under another
+// name in the same directory, renamed to cfg.Socket once the port is
+// started.
 func StartVswitch(ctx context.Context, cfg VswitchConfig) (*Vswitch, error) {
 	if cfg.Cores == "" {
 		cfg.Cores = "0,1"
@@ -83,7 +96,12 @@ func StartVswitch(ctx context.Context, cfg VswitchConfig) (*Vswitch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create vswitch DPDK runtime directory: %w", err)
 	}
-	cmd := exec.Command(Binary, vswitchArgs(cfg, prefix)...)
+	listenSocket := cfg.Socket
+	if !cfg.Client {
+		// Short: the whole path must fit in 108 bytes.
+		listenSocket = filepath.Join(filepath.Dir(cfg.Socket), "."+prefix[len(prefix)-8:]+".sock")
+	}
+	cmd := exec.Command(Binary, vswitchArgs(cfg, listenSocket, prefix)...)
 	cmd.Env = append(os.Environ(), RuntimeDirEnv+"="+runtimeDir)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Without --stats-period, testpmd runs until its stdin reaches EOF:
@@ -97,9 +115,9 @@ func StartVswitch(ctx context.Context, cfg VswitchConfig) (*Vswitch, error) {
 		_ = os.RemoveAll(runtimeDir)
 		return nil, fmt.Errorf("start %s (is it installed? run scripts/install-deps.sh): %w", Binary, err)
 	}
-	v := &Vswitch{config: cfg, filePrefix: prefix, runtimeDir: runtimeDir, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	v := &Vswitch{config: cfg, filePrefix: prefix, listenSocket: listenSocket, runtimeDir: runtimeDir, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
 	go v.wait()
-	if err := v.waitProbed(ctx); err != nil {
+	if err := v.waitStarted(ctx); err != nil {
 		_ = v.Stop()
 		return nil, err
 	}
@@ -108,7 +126,7 @@ func StartVswitch(ctx context.Context, cfg VswitchConfig) (*Vswitch, error) {
 
 // vswitchArgs is testpmd's command line: no hugepages and no PCI, so it
 // runs anywhere as root; the memif driver's info logs show connections.
-func vswitchArgs(cfg VswitchConfig, prefix string) []string {
+func vswitchArgs(cfg VswitchConfig, socket, prefix string) []string {
 	role, mode := "server", "rxonly"
 	if cfg.Client {
 		role = "client"
@@ -116,7 +134,7 @@ func vswitchArgs(cfg VswitchConfig, prefix string) []string {
 	if cfg.ForwardMode != "" {
 		mode = cfg.ForwardMode
 	}
-	vdev := fmt.Sprintf("net_memif0,role=%s,socket=%s,socket-abstract=no,secret=%s", role, cfg.Socket, cfg.Secret)
+	vdev := fmt.Sprintf("net_memif0,role=%s,socket=%s,socket-abstract=no,secret=%s", role, socket, cfg.Secret)
 	return []string{
 		"--no-huge", "-m", "256", "--no-pci", "--file-prefix", prefix, "-l", cfg.Cores,
 		"--log-level=pmd.net.memif,info", "--vdev=" + vdev,
@@ -143,31 +161,59 @@ func (v *Vswitch) telemetrySocket() string {
 	return filepath.Join(v.runtimeDir, "dpdk", v.filePrefix, "dpdk_telemetry.v2")
 }
 
-// waitProbed waits until telemetry answers. DPDK opens its telemetry
+// waitStarted waits until telemetry answers and the port is started, then
+// gives the memif server's socket its name. DPDK opens its telemetry
 // socket after probing devices, so an empty port list then means the memif
 // port failed to probe (for example, its socket directory is missing).
-func (v *Vswitch) waitProbed(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
+func (v *Vswitch) waitStarted(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, startTimeout)
+		defer cancel()
+	}
 	for {
-		var ports []int
-		err := queryTelemetry(ctx, v.telemetrySocket(), "/ethdev/list", &ports)
-		if err == nil && len(ports) > 0 {
-			return nil
+		started, err := v.portStarted(ctx)
+		if err != nil {
+			return err
 		}
-		if err == nil {
-			return fmt.Errorf("vswitch testpmd could not make a memif port on %s; its log %s ends with:\n%s",
-				v.config.Socket, v.config.LogPath, v.LogTail(10))
+		if started {
+			break
 		}
 		select {
 		case <-v.exited:
 			return fmt.Errorf("vswitch testpmd on %s exited at start (%v); its log %s ends with:\n%s",
 				v.config.Socket, v.waitErr, v.config.LogPath, v.LogTail(10))
 		case <-ctx.Done():
-			return fmt.Errorf("vswitch testpmd on %s not ready: %w (last: %v); see %s", v.config.Socket, ctx.Err(), err, v.config.LogPath)
+			return fmt.Errorf("vswitch testpmd on %s: port not started: %w; see %s", v.config.Socket, ctx.Err(), v.config.LogPath)
 		case <-time.After(pollInterval):
 		}
 	}
+	if v.listenSocket != v.config.Socket {
+		if err := os.Rename(v.listenSocket, v.config.Socket); err != nil {
+			return fmt.Errorf("give the vswitch's memif socket its name: %w", err)
+		}
+		v.listenSocket = v.config.Socket
+	}
+	return nil
+}
+
+// portStarted says whether testpmd started its memif port.
+func (v *Vswitch) portStarted(ctx context.Context) (bool, error) {
+	var ports []int
+	if err := v.query(ctx, "/ethdev/list", &ports); err != nil {
+		return false, fmt.Errorf("vswitch testpmd on %s not ready: %w; see %s", v.config.Socket, err, v.config.LogPath)
+	}
+	if len(ports) == 0 {
+		return false, fmt.Errorf("vswitch testpmd could not make a memif port on %s; its log %s ends with:\n%s",
+			v.config.Socket, v.config.LogPath, v.LogTail(10))
+	}
+	var info struct {
+		Started int `json:"dev_started"`
+	}
+	if err := v.query(ctx, "/ethdev/info,0", &info); err != nil {
+		return false, fmt.Errorf("vswitch testpmd on %s: %w", v.config.Socket, err)
+	}
+	return info.Started == 1, nil
 }
 
 // LinkUp says whether the memif is connected to a client that gave the
@@ -176,8 +222,8 @@ func (v *Vswitch) LinkUp(ctx context.Context) (bool, error) {
 	var link struct {
 		Status string `json:"status"`
 	}
-	if err := queryTelemetry(ctx, v.telemetrySocket(), "/ethdev/link_status,0", &link); err != nil {
-		return false, v.explain(err)
+	if err := v.query(ctx, "/ethdev/link_status,0", &link); err != nil {
+		return false, err
 	}
 	return link.Status == "UP", nil
 }
@@ -186,7 +232,7 @@ func (v *Vswitch) LinkUp(ctx context.Context) (bool, error) {
 func (v *Vswitch) WaitLinkUp(ctx context.Context) error {
 	for {
 		up, err := v.LinkUp(ctx)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			return err
 		}
 		if up {
@@ -214,10 +260,37 @@ type PortStats struct {
 // Stats reads the port's counters.
 func (v *Vswitch) Stats(ctx context.Context) (PortStats, error) {
 	var stats PortStats
-	if err := queryTelemetry(ctx, v.telemetrySocket(), "/ethdev/stats,0", &stats); err != nil {
-		return PortStats{}, v.explain(err)
+	if err := v.query(ctx, "/ethdev/stats,0", &stats); err != nil {
+		return PortStats{}, err
 	}
 	return stats, nil
+}
+
+// WaitReceiving waits until the port receives packets after the call (its
+// receive counter grows), testpmd exits or ctx ends, and returns the
+// counters then. Unlike a rate over a window, it cannot fail because a
+// loaded machine gave the sender no CPU for a while.
+func (v *Vswitch) WaitReceiving(ctx context.Context) (PortStats, error) {
+	before, err := v.Stats(ctx)
+	if err != nil {
+		return PortStats{}, err
+	}
+	for {
+		now, err := v.Stats(ctx)
+		if err != nil {
+			return PortStats{}, err
+		}
+		if now.RxPackets > before.RxPackets {
+			return now, nil
+		}
+		select {
+		case <-ctx.Done():
+			return PortStats{}, fmt.Errorf("memif on %s received no packet since %d: %w", v.config.Socket, before.RxPackets, ctx.Err())
+		case <-v.exited:
+			return PortStats{}, v.explain(errors.New("exited"))
+		case <-time.After(pollInterval):
+		}
+	}
 }
 
 // RxRate measures received packets per second over window.
@@ -267,7 +340,7 @@ func (v *Vswitch) LogTail(n int) string {
 }
 
 // Stop stops testpmd (EOF on its stdin, then SIGKILL after stopTimeout) and
-// removes its DPDK runtime directory. It reports a crash that happened
+// removes its memif server socket and its DPDK runtime directory. It reports a crash that happened
 // before the stop. It is safe to call more than once.
 func (v *Vswitch) Stop() error {
 	var crashed error
@@ -285,10 +358,18 @@ func (v *Vswitch) Stop() error {
 		_ = v.cmd.Process.Kill()
 		<-v.exited
 	}
-	if err := os.RemoveAll(v.runtimeDir); err != nil {
-		return errors.Join(crashed, fmt.Errorf("remove DPDK runtime directory: %w", err))
+	var left error
+	if !v.config.Client {
+		// testpmd removes its socket by the name it made it under, not
+		// the one it was given since.
+		if err := os.Remove(v.listenSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
+			left = fmt.Errorf("remove the vswitch's memif socket: %w", err)
+		}
 	}
-	return crashed
+	if err := os.RemoveAll(v.runtimeDir); err != nil {
+		left = errors.Join(left, fmt.Errorf("remove DPDK runtime directory: %w", err))
+	}
+	return errors.Join(crashed, left)
 }
 
 // String describes the vswitch side without its secret.
