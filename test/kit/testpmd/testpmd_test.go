@@ -25,6 +25,17 @@ func requireTestpmd(t *testing.T) {
 	}
 }
 
+// vswitchSetup is what a test of a vswitch side needs: testpmd, a context
+// bounding its waits, and a directory for the memif socket and logs.
+func vswitchSetup(t *testing.T) (ctx context.Context, dir, socket string) {
+	t.Helper()
+	requireTestpmd(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	dir = t.TempDir()
+	return ctx, dir, filepath.Join(dir, "memif.sock")
+}
+
 // startPodSide runs the pod-side command on the host, with the envs a
 // container would get from kubelet.
 func startPodSide(t *testing.T, socket, secret string) (*exec.Cmd, *syncbuffer.Buffer) {
@@ -74,7 +85,6 @@ func waitFor(ctx context.Context, condition func() bool) bool {
 }
 
 func TestMemifLinkBetweenVswitchAndPodSide(t *testing.T) {
-	requireTestpmd(t)
 	cases := []struct {
 		name          string
 		podSecret     string
@@ -86,10 +96,7 @@ func TestMemifLinkBetweenVswitchAndPodSide(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			dir := t.TempDir()
-			socket := filepath.Join(dir, "memif.sock")
+			ctx, dir, socket := vswitchSetup(t)
 			vswitch, err := testpmd.StartVswitch(ctx, testpmd.VswitchConfig{
 				Socket: socket, Secret: "Zm9vYmFyLXNlY3JldC0xMjM", LogPath: filepath.Join(dir, "vswitch.log"),
 			})
@@ -142,12 +149,9 @@ func TestMemifLinkBetweenVswitchAndPodSide(t *testing.T) {
 // clients at a time and closes the others unanswered; every read of the
 // counters still gets its answer.
 func TestTelemetryAnswersEveryConcurrentReader(t *testing.T) {
-	requireTestpmd(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
+	ctx, dir, socket := vswitchSetup(t)
 	vswitch, err := testpmd.StartVswitch(ctx, testpmd.VswitchConfig{
-		Socket: filepath.Join(dir, "memif.sock"), Secret: "c2VjcmV0", LogPath: filepath.Join(dir, "vswitch.log"),
+		Socket: socket, Secret: "c2VjcmV0", LogPath: filepath.Join(dir, "vswitch.log"),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -177,11 +181,7 @@ func TestTelemetryAnswersEveryConcurrentReader(t *testing.T) {
 // link. DPDK's memif server refuses clients until its port is started and
 // its client does not try again, so the socket must not appear before.
 func TestPodSideConnectingAtOnceGetsTheLink(t *testing.T) {
-	requireTestpmd(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	socket := filepath.Join(dir, "memif.sock")
+	ctx, dir, socket := vswitchSetup(t)
 	started := make(chan *testpmd.Vswitch, 1)
 	startErr := make(chan error, 1)
 	go func() {
@@ -231,11 +231,7 @@ func TestStartVswitchReportsAProbeFailure(t *testing.T) {
 // directories of their own while testpmd runs, never in the host's
 // /var/run/dpdk, and are gone once the sides stop.
 func TestRuntimeDirectoriesAreRemoved(t *testing.T) {
-	requireTestpmd(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	dir := t.TempDir()
-	socket := filepath.Join(dir, "memif.sock")
+	ctx, dir, socket := vswitchSetup(t)
 	vswitch, err := testpmd.StartVswitch(ctx, testpmd.VswitchConfig{
 		Socket: socket, Secret: "c2VjcmV0", LogPath: filepath.Join(dir, "vswitch.log"),
 	})
