@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -11,7 +13,9 @@ import (
 )
 
 // StartForTest starts a cluster for tb and stops it when tb ends; when tb
-// failed, the tails of kubelet's and containerd's logs are logged first.
+// failed, the tails of kubelet's and containerd's logs are logged first,
+// and every peer's log is kept in a directory the test log names (the
+// work dir goes with the cluster).
 // Without root the test is skipped, or fails under CI=true.
 func StartForTest(tb testing.TB, opts Options) *Cluster {
 	tb.Helper()
@@ -25,6 +29,7 @@ func StartForTest(tb testing.TB, opts Options) *Cluster {
 			for _, peer := range []string{"kubelet", "containerd"} {
 				tb.Logf("%s log ends with:\n%s", peer, program.Tail(c.LogPath(peer), 30))
 			}
+			tb.Log(c.keepLogs())
 		}
 		if err := c.Stop(); err != nil {
 			tb.Errorf("stop the cluster: %v", err)
@@ -41,4 +46,16 @@ type testLog struct{ tb testing.TB }
 func (w testLog) Write(p []byte) (int, error) {
 	w.tb.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// keepLogs copies the peers' logs out of the work dir and says where.
+func (c *Cluster) keepLogs() string {
+	kept, err := os.MkdirTemp("", "cluster-logs-")
+	if err == nil {
+		err = os.CopyFS(kept, os.DirFS(c.logDir()))
+	}
+	if err != nil {
+		return fmt.Sprintf("the peers' logs are lost with the work dir: %v", err)
+	}
+	return "the peers' logs are kept in " + kept
 }
