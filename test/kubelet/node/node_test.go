@@ -2,7 +2,9 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -150,9 +152,11 @@ func TestAgentOnARealNode(t *testing.T) {
 
 	step("kubelet restart: re-registration, running pods untouched", func(t *testing.T) {
 		before := containerIDs(t, n, remainingPods(links))
+		restarted := time.Now()
 		if err := c.RestartKubelet(ctx); err != nil {
 			t.Fatal(err)
 		}
+		waitReregistered(t, c, restarted, deviceCount)
 		poll.Until(t, agentTimeout, "node Ready after kubelet restart", func() error { return c.WaitNodeReady(ctx) })
 		waitAllocatable(t, n, deviceCount)
 		assertUntouched(t, n, before)
@@ -290,6 +294,41 @@ func waitAllocatable(t *testing.T, n *memifnode.Node, want int64) {
 		}
 		if allocatable != want || capacity != want {
 			return fmt.Errorf("allocatable %d, capacity %d, want %d", allocatable, capacity, want)
+		}
+		return nil
+	})
+}
+
+// waitReregistered waits until kubelet, restarted at since, has the
+// agent's devices again. The node's status cannot tell: until the new
+// kubelet posts it, it is the old one's. kubelet's device manager writes
+// its checkpoint when a plugin's devices arrive. A step that goes on
+// before (a containerd restart) meets a kubelet still admitting its pods.
+func waitReregistered(t *testing.T, c *cluster.Cluster, since time.Time, want int64) {
+	t.Helper()
+	path := c.HostPath("/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint")
+	poll.Until(t, agentTimeout, "kubelet has the agent's devices again", func() error {
+		info, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		if !info.ModTime().After(since) {
+			return fmt.Errorf("kubelet's device checkpoint %s last written at %s, before its restart at %s", path, info.ModTime(), since)
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var checkpoint struct {
+			Data struct {
+				RegisteredDevices map[string][]string
+			}
+		}
+		if err := json.Unmarshal(content, &checkpoint); err != nil {
+			return fmt.Errorf("decode kubelet's device checkpoint %s: %w", path, err)
+		}
+		if got := len(checkpoint.Data.RegisteredDevices[memifnode.ResourceName]); int64(got) != want {
+			return fmt.Errorf("kubelet's device checkpoint has %d devices of %s, want %d", got, memifnode.ResourceName, want)
 		}
 		return nil
 	})
