@@ -44,7 +44,9 @@ func (p *Plugin) Init() error {
 	return nil
 }
 
-// AfterInit starts serving, once the device manager has loaded its state.
+// AfterInit starts serving. The controller's loop has just started: a
+// pod's lookup made before its startup resync has restored the device
+// manager's checkpoint waits for the restore.
 func (p *Plugin) AfterInit() error {
 	srv, err := server.Start(p.serverConfig, p.service)
 	if err != nil {

@@ -115,8 +115,9 @@ type DeviceManagerAPI interface {
 	// GetPodMemifs returns every memif of the pod, ordered by container name,
 	// or a *NoMemifError. When no allocation is bound to the pod yet, it may
 	// ask the runtime and kubelet about the pod, just admitted, and answer
-	// with the unbound allocations they prove it holds. That is I/O: not for
-	// use on the event loop (use BoundPodMemifs there).
+	// with the unbound allocations they prove it holds. Before the startup
+	// resync has restored the checkpoint it waits for the restore. That is
+	// I/O: not for use on the event loop (use BoundPodMemifs there).
 	GetPodMemifs(pod podapi.PodID) ([]MemifInfo, error)
 	// ListAllocations returns every allocation, bound or not, ordered by
 	// AllocationID. Safe on the event loop: it reads the state only.

@@ -3,6 +3,8 @@ package manager
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -26,7 +28,12 @@ func (m *Manager) GetPodMemifInfo(pod podapi.PodID) (dmapi.MemifInfo, error) {
 
 // GetPodMemifs implements dmapi.DeviceManagerAPI; for a pod holding no
 // bound allocation it asks the PodResolver, which may take PodListTimeout.
+// Called before the startup resync has restored the checkpoint, it waits
+// for the restore (PodListTimeout at most).
 func (m *Manager) GetPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
+	if err := m.awaitRestored(); err != nil {
+		return nil, err
+	}
 	infos, err := m.state.PodMemifs(pod)
 	if errors.Is(err, dmapi.ErrNoMemif) && m.opts.PodResolver != nil {
 		if admitted := m.resolveAdmitted(pod); len(admitted) > 0 {
@@ -34,6 +41,19 @@ func (m *Manager) GetPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
 		}
 	}
 	return infos, err
+}
+
+// awaitRestored waits until the startup resync has restored the
+// checkpoint, PodListTimeout at most.
+func (m *Manager) awaitRestored() error {
+	timeout := time.NewTimer(m.opts.PodListTimeout)
+	defer timeout.Stop()
+	select {
+	case <-m.restored:
+		return nil
+	case <-timeout.C:
+		return fmt.Errorf("look up memifs: the checkpoint is not restored yet (no startup resync within %s; is the controller's event loop running?): try again", m.opts.PodListTimeout)
+	}
 }
 
 // resolveAdmitted asks the resolver what is known of a pod the event loop

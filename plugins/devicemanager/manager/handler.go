@@ -197,6 +197,7 @@ func (m *Manager) Resync(_ controllerapi.Event, _ int, _ controllerapi.EventOper
 		m.load()
 		errs = append(errs, m.findUnexplainedDirs())
 		m.loaded = true
+		close(m.restored)
 	}
 	m.reconcileSoon()
 	for _, a := range m.state.List() {

@@ -58,8 +58,12 @@ type Manager struct {
 	// loaded, checkpoint, unexplained and missing are touched only on the
 	// event loop. unexplained maps the name of each directory under the
 	// socket root that no allocation holds to its device.
-	loaded      bool
-	checkpoint  *checkpoint.Writer
+	loaded     bool
+	checkpoint *checkpoint.Writer
+	// restored is closed once the startup resync has restored the
+	// checkpoint: until then the state is empty, and the off-loop lookups
+	// wait for it rather than answer "no memif" for a pod that has one.
+	restored    chan struct{}
 	unexplained map[string]string
 	// missing are the gone pods a kubelet-only listing missed once.
 	missing map[podapi.Pod]bool
@@ -105,6 +109,7 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 		state: allocation.NewState(cfg.ResourceName, allocation.DeviceIDs(cfg.DeviceCount), allocation.ClaimDeviceIDs(cfg.ClaimDeviceCount)),
 
 		checkpoint:   checkpoint.NewWriter(cfg.CheckpointPath),
+		restored:     make(chan struct{}),
 		missing:      map[podapi.Pod]bool{},
 		readiness:    newReadiness(opts.Log, opts.PodLister != nil),
 		reconcileNow: make(chan struct{}, 1),

@@ -334,6 +334,50 @@ func TestPodBindingAndRelease(t *testing.T) {
 	}
 }
 
+// TestLookupBeforeTheCheckpointIsRestored asks a restarted manager, whose
+// startup resync has not run yet, for a bound pod's memif: its state is
+// still empty, and it must not answer that the pod has no memif. Once the
+// loop has run the startup resync, the lookup answers the binding the
+// checkpoint kept.
+func TestLookupBeforeTheCheckpointIsRestored(t *testing.T) {
+	cfg := testConfig(t)
+	first := startAgent(t, cfg, nil)
+	response, err := allocate(first, []string{"memif-000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "web"}, UID: "uid-1"}
+	push(t, first, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{response.ContainerResponses[0].Mounts[0].HostPath}}}})
+	before, err := first.dm.GetPodMemifInfo(pod.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.stop()
+
+	second, err := manager.New(cfg, manager.Options{Log: testLogger{t}, PodListTimeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := second.GetPodMemifInfo(pod.ID); err == nil || errors.Is(err, dmapi.ErrNoMemif) {
+		t.Errorf("GetPodMemifInfo before the startup resync = %v, want an error saying the checkpoint is not restored yet", err)
+	}
+	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: []controllerapi.EventHandler{second}, Committer: fakevswitch.Committer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop.Start()
+	t.Cleanup(func() { loop.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if err := loop.Resync(ctx); err != nil { // the startup resync runs before it
+		t.Fatal(err)
+	}
+	after, err := second.GetPodMemifInfo(pod.ID)
+	if err != nil || after.AllocationID != before.AllocationID || after.Secret != before.Secret || after.PodUID != before.PodUID {
+		t.Errorf("GetPodMemifInfo after the startup resync = %v, %v; want the binding from before the restart (%v)", after, err, before)
+	}
+}
+
 // push runs a non-blocking event and then a resync, which the loop runs
 // after it: when the resync is done, so is the event.
 func push(t testing.TB, a *agent, event controllerapi.Event) {
