@@ -8,8 +8,11 @@
 // annotations kubelet passed, among them the device plugin's). Mount
 // sources are not in a listing: each container's are asked once with
 // ContainerStatus and kept until the container is gone, since a
-// container's mounts never change. A pod exists while its sandbox or any of
-// its containers exists, ready or not, as with Docker.
+// container's mounts never change. A pod is listed while the runtime runs
+// something of it: a ready sandbox or a container not exited. A stopped
+// sandbox with exited containers is what kubelet leaves of a deleted or
+// completed pod until its garbage collection, up to a minute later: such a
+// pod is not listed, and kubelet's pod-resources says whether it lives.
 //
 // Watch follows GetContainerEvents where the runtime streams them
 // (containerd 1.7 and later, CRI-O) and lists every pod after each

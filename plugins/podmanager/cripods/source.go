@@ -105,35 +105,54 @@ func (s *Source) Version(ctx context.Context) (string, error) {
 
 // ListPods implements podapi.Runtime.
 func (s *Source) ListPods(ctx context.Context) ([]podapi.PodState, error) {
-	return s.list(ctx, nil, true)
+	pods, _, err := s.list(ctx, nil, true)
+	return pods, err
 }
 
 // GetPod implements podapi.Runtime.
 func (s *Source) GetPod(ctx context.Context, id podapi.PodID) (podapi.PodState, bool, error) {
-	pods, err := s.list(ctx, map[string]string{LabelPodNamespace: id.Namespace, LabelPodName: id.Name}, false)
+	state, found, _, err := s.getPod(ctx, id)
+	return state, found, err
+}
+
+// getPod is GetPod that also tells whether none of the pod's containers
+// runs (all exited, or none yet).
+func (s *Source) getPod(ctx context.Context, id podapi.PodID) (state podapi.PodState, found, idle bool, err error) {
+	pods, idleUIDs, err := s.list(ctx, map[string]string{LabelPodNamespace: id.Namespace, LabelPodName: id.Name}, false)
 	if err != nil || len(pods) == 0 {
-		return podapi.PodState{}, false, err
+		return podapi.PodState{}, false, false, err
 	}
-	return pods[0], true, nil
+	return pods[0], true, idleUIDs[pods[0].Pod.UID], nil
 }
 
 // list lists the sandboxes and containers carrying every label of
 // selector and groups them into pods. complete says the listing is of
 // every pod, so the mounts of containers not in it are forgotten.
-func (s *Source) list(ctx context.Context, selector map[string]string, complete bool) ([]podapi.PodState, error) {
+//
+// A pod is listed while the runtime runs something of it: a ready sandbox
+// or a container not exited. What kubelet leaves of a deleted or completed
+// pod, a stopped sandbox and exited containers, stays in the runtime until
+// kubelet's garbage collection, up to a minute later; nothing of it uses
+// its memif any more and whether the pod still lives is kubelet's to say,
+// so it is not listed. idle holds the UIDs of the listed pods none of
+// whose containers runs.
+func (s *Source) list(ctx context.Context, selector map[string]string, complete bool) (pods []podapi.PodState, idle map[string]bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
 	sandboxes, err := s.runtime.ListPodSandbox(ctx, &runtimev1.ListPodSandboxRequest{Filter: &runtimev1.PodSandboxFilter{LabelSelector: selector}})
 	if err != nil {
-		return nil, fmt.Errorf("list pod sandboxes of the CRI runtime at %s: %w", s.endpoint, err)
+		return nil, nil, fmt.Errorf("list pod sandboxes of the CRI runtime at %s: %w", s.endpoint, err)
 	}
 	containers, err := s.runtime.ListContainers(ctx, &runtimev1.ListContainersRequest{Filter: &runtimev1.ContainerFilter{LabelSelector: selector}})
 	if err != nil {
-		return nil, fmt.Errorf("list containers of the CRI runtime at %s: %w", s.endpoint, err)
+		return nil, nil, fmt.Errorf("list containers of the CRI runtime at %s: %w", s.endpoint, err)
 	}
 	byUID := map[string]*podapi.PodState{}
 	newest := map[string]int64{}
 	sandboxPods := map[string]podapi.Pod{}
+	// ready and running are the UIDs of the pods with a ready sandbox,
+	// and with a container not exited.
+	ready, running := map[string]bool{}, map[string]bool{}
 	for _, sandbox := range sandboxes.GetItems() {
 		pod, err := sandboxPod(sandbox.GetMetadata())
 		if err != nil {
@@ -142,6 +161,9 @@ func (s *Source) list(ctx context.Context, selector map[string]string, complete 
 		}
 		sandboxPods[sandbox.GetId()] = pod
 		addPod(byUID, newest, pod, sandbox.GetCreatedAt())
+		if sandbox.GetState() == runtimev1.PodSandboxState_SANDBOX_READY {
+			ready[pod.UID] = true
+		}
 	}
 	seen := map[string]bool{}
 	for _, container := range containers.GetContainers() {
@@ -155,7 +177,10 @@ func (s *Source) list(ctx context.Context, selector map[string]string, complete 
 		seen[container.GetId()] = true
 		sources, err := s.mountSources(ctx, container.GetId())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if container.GetState() != runtimev1.ContainerState_CONTAINER_EXITED {
+			running[pod.UID] = true
 		}
 		state := addPod(byUID, newest, pod, container.GetCreatedAt())
 		state.Containers = append(state.Containers, podapi.PodContainer{
@@ -168,7 +193,17 @@ func (s *Source) list(ctx context.Context, selector map[string]string, complete 
 	if complete {
 		s.forgetMounts(seen)
 	}
-	return podapi.LatestIncarnations(byUID, newest), nil
+	idle = map[string]bool{}
+	for uid := range byUID {
+		switch {
+		case running[uid]:
+		case ready[uid]:
+			idle[uid] = true
+		default:
+			delete(byUID, uid)
+		}
+	}
+	return podapi.LatestIncarnations(byUID, newest), idle, nil
 }
 
 // addPod returns the pod of byUID, adding it first, and records created as
@@ -303,10 +338,11 @@ func (s *Source) follow(ctx context.Context, listener podapi.RuntimeListener) er
 		return err
 	}
 	listener.PodsListed(ctx, pods)
-	// emptied are the pods an event left with a sandbox and no container:
-	// a runtime may send no event when the sandbox goes (containerd 2.x),
-	// so they are read again every relist period until they are gone or
-	// have containers.
+	// emptied are the pods an event left with a ready sandbox and no
+	// running container (kubelet stops a deleted pod's containers, then
+	// its sandbox): a runtime may send no event when the sandbox stops or
+	// goes (containerd 2.x), so they are read again every relist period
+	// until they are gone or run a container.
 	emptied := map[podapi.PodID]podapi.Pod{}
 	ticker := time.NewTicker(s.relistPeriod)
 	defer ticker.Stop()
@@ -354,12 +390,12 @@ func (s *Source) handle(ctx context.Context, event *runtimev1.ContainerEventResp
 // reread tells the listener the pod's state now and keeps emptied up to
 // date.
 func (s *Source) reread(ctx context.Context, pod podapi.Pod, listener podapi.RuntimeListener, emptied map[podapi.PodID]podapi.Pod) error {
-	state, exists, err := s.GetPod(ctx, pod.ID)
+	state, exists, idle, err := s.getPod(ctx, pod.ID)
 	if err != nil {
 		return fmt.Errorf("read pod %s after an event: %w", pod, err)
 	}
 	listener.PodChanged(ctx, pod, state, exists)
-	if exists && len(state.Containers) == 0 {
+	if exists && idle {
 		emptied[pod.ID] = pod
 	} else {
 		delete(emptied, pod.ID)

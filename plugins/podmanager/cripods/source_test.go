@@ -154,6 +154,33 @@ func testSource(t *testing.T, daemon *containerd.Daemon) *recordingListener {
 			return nil
 		})
 	})
+	t.Run("a stopped pod is not listed", func(t *testing.T) {
+		job := podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "job"}, UID: "uid-job"}
+		pod := daemon.RunPod(t, containerd.PodSpec{Namespace: "default", Name: "job", UID: job.UID, Containers: []containerd.ContainerSpec{{Name: "app"}}})
+		poll.Until(t, waitLimit, "Watch reports job", func() error {
+			if _, found := listener.pod(job.ID); !found {
+				return fmt.Errorf("job not reported yet")
+			}
+			return nil
+		})
+		pod.Stop(t)
+		poll.Until(t, waitLimit, "Watch reports job gone", func() error {
+			if state, found := listener.pod(job.ID); found {
+				return fmt.Errorf("job still reported: %+v", state)
+			}
+			return nil
+		})
+		pods, err := source.ListPods(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(pods, func(p podapi.PodState) bool { return p.Pod.ID == job.ID }) {
+			t.Errorf("ListPods = %+v, want no job: its sandbox is stopped and its container exited", pods)
+		}
+		if _, found, err := source.GetPod(ctx, job.ID); err != nil || found {
+			t.Errorf("GetPod(job) = found %t, %v; want not found", found, err)
+		}
+	})
 	if _, err := os.Stat(hostDir); err != nil {
 		t.Errorf("the runtime removed the pod's mount source %s: %v", hostDir, err)
 	}

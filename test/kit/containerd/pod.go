@@ -96,9 +96,10 @@ func (d *Daemon) RunPod(tb testing.TB, spec PodSpec) *Pod {
 	return pod
 }
 
-// StopContainers stops the pod's app containers and leaves them listed, as
-// the runtime keeps a completed pod's (a Job's) exited containers.
-func (p *Pod) StopContainers(tb testing.TB) {
+// Stop stops the pod's app containers, then its sandbox, and leaves them
+// listed: what kubelet leaves of a deleted or completed pod until its
+// garbage collection removes them.
+func (p *Pod) Stop(tb testing.TB) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
@@ -106,6 +107,9 @@ func (p *Pod) StopContainers(tb testing.TB) {
 		if _, err := p.daemon.runtime.StopContainer(ctx, &runtimev1.StopContainerRequest{ContainerId: id}); err != nil {
 			tb.Fatalf("stop container %s of %s/%s: %v", name, p.Spec.Namespace, p.Spec.Name, err)
 		}
+	}
+	if _, err := p.daemon.runtime.StopPodSandbox(ctx, &runtimev1.StopPodSandboxRequest{PodSandboxId: p.SandboxID}); err != nil {
+		tb.Fatalf("stop sandbox of %s/%s: %v", p.Spec.Namespace, p.Spec.Name, err)
 	}
 }
 
