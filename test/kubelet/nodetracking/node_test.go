@@ -36,7 +36,7 @@ type node struct {
 	agent   *agenttest.Agent
 }
 
-func startNode(t *testing.T, runtime cluster.Runtime) *node {
+func startNode(t testing.TB, runtime cluster.Runtime) *node {
 	t.Helper()
 	c := cluster.StartForTest(t, cluster.Options{Runtime: runtime, Progress: cluster.TestLog(t)})
 	client, err := c.Clientset()
@@ -83,14 +83,14 @@ func memifPod(name string) *v1.Pod {
 }
 
 // run creates the pod and waits until it runs.
-func (n *node) run(t *testing.T, name string) *v1.Pod {
+func (n *node) run(t testing.TB, name string) *v1.Pod {
 	t.Helper()
 	created := n.create(t, name)
 	n.waitRunning(t, name)
 	return created
 }
 
-func (n *node) create(t *testing.T, name string) *v1.Pod {
+func (n *node) create(t testing.TB, name string) *v1.Pod {
 	t.Helper()
 	created, err := n.client.CoreV1().Pods(namespace).Create(t.Context(), memifPod(name), metav1.CreateOptions{})
 	if err != nil {
@@ -101,7 +101,7 @@ func (n *node) create(t *testing.T, name string) *v1.Pod {
 
 // waitRunning waits until the pod runs; a pod kubelet fails (an admission
 // refused) fails the test.
-func (n *node) waitRunning(t *testing.T, name string) {
+func (n *node) waitRunning(t testing.TB, name string) {
 	t.Helper()
 	poll.Until(t, waitLimit, "pod "+name+" running", func() error {
 		pod, err := n.client.CoreV1().Pods(namespace).Get(t.Context(), name, metav1.GetOptions{})
@@ -120,7 +120,7 @@ func (n *node) waitRunning(t *testing.T, name string) {
 
 // bound waits until the node API answers for the pod with a memif bound
 // to its UID.
-func (n *node) bound(t *testing.T, pod *v1.Pod) *memifv1.MemifAllocation {
+func (n *node) bound(t testing.TB, pod *v1.Pod) *memifv1.MemifAllocation {
 	t.Helper()
 	var memif *memifv1.MemifAllocation
 	poll.Until(t, waitLimit, "memif of "+pod.Name+" bound", func() error {
@@ -141,7 +141,7 @@ func (n *node) bound(t *testing.T, pod *v1.Pod) *memifv1.MemifAllocation {
 
 // deleteAndRelease deletes the pod and waits until its memif's directory
 // and device are released.
-func (n *node) deleteAndRelease(t *testing.T, pod *v1.Pod, memif *memifv1.MemifAllocation) {
+func (n *node) deleteAndRelease(t testing.TB, pod *v1.Pod, memif *memifv1.MemifAllocation) {
 	t.Helper()
 	if err := n.client.CoreV1().Pods(namespace).Delete(t.Context(), pod.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete pod %s: %v", pod.Name, err)
@@ -150,7 +150,7 @@ func (n *node) deleteAndRelease(t *testing.T, pod *v1.Pod, memif *memifv1.MemifA
 }
 
 // released waits until the memif's directory and device are released.
-func (n *node) released(t *testing.T, pod *v1.Pod, memif *memifv1.MemifAllocation) {
+func (n *node) released(t testing.TB, pod *v1.Pod, memif *memifv1.MemifAllocation) {
 	t.Helper()
 	poll.Until(t, waitLimit, "memif of "+pod.Name+" released", func() error {
 		response, err := n.agent.APIClient().ListAllocations(t.Context(), &memifv1.ListAllocationsRequest{})
@@ -170,7 +170,7 @@ func (n *node) released(t *testing.T, pod *v1.Pod, memif *memifv1.MemifAllocatio
 }
 
 // gone waits until the API server has forgotten the pod.
-func (n *node) gone(t *testing.T, name string) {
+func (n *node) gone(t testing.TB, name string) {
 	t.Helper()
 	poll.Until(t, waitLimit, "pod "+name+" gone", func() error {
 		if _, err := n.client.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{}); err == nil {
@@ -180,6 +180,67 @@ func (n *node) gone(t *testing.T, name string) {
 		}
 		return nil
 	})
+}
+
+// churnPods is how many pods the churn creates and deletes, in waves of
+// one per device.
+const churnPods = 50
+
+// churn creates and deletes pods in waves of one per device, each wave
+// created right after the deletion of the one before: kubelet hands the
+// devices it frees to the next wave at once, often before the agent has
+// released the deleted pods, so every Allocate of a wave may name a device
+// the agent still holds. Each pod must run (no admission refused), be bound
+// with its own socket, and be released once deleted.
+func (n *node) churn(t *testing.T, pods int) {
+	t.Helper()
+	type boundPod struct {
+		pod   *v1.Pod
+		memif *memifv1.MemifAllocation
+	}
+	var previous []boundPod
+	deleteAll := func(wave []boundPod) {
+		for _, b := range wave {
+			if err := n.client.CoreV1().Pods(namespace).Delete(t.Context(), b.pod.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatalf("delete pod %s: %v", b.pod.Name, err)
+			}
+		}
+	}
+	awaitReleased := func(wave []boundPod) {
+		for _, b := range wave {
+			n.released(t, b.pod, b.memif)
+			n.gone(t, b.pod.Name)
+		}
+	}
+	for first := 0; first < pods; first += devices {
+		waveStart := time.Now()
+		deleteAll(previous)
+		var created []*v1.Pod
+		for i := first; i < min(first+devices, pods); i++ {
+			created = append(created, n.create(t, fmt.Sprintf("churn-%02d", i)))
+		}
+		awaitReleased(previous)
+		previousGone := time.Since(waveStart)
+		var wave []boundPod
+		sockets := map[string]string{}
+		for _, pod := range created {
+			n.waitRunning(t, pod.Name)
+			memif := n.bound(t, pod)
+			if memif.GetHostSocket() == "" || !strings.HasPrefix(memif.GetHostSocket(), memif.GetHostDir()) {
+				t.Errorf("pod %s bound without its socket: %v", pod.Name, memif)
+			}
+			if other, taken := sockets[memif.GetHostSocket()]; taken {
+				t.Errorf("pods %s and %s share socket %s", other, pod.Name, memif.GetHostSocket())
+			}
+			sockets[memif.GetHostSocket()] = pod.Name
+			wave = append(wave, boundPod{pod: pod, memif: memif})
+		}
+		t.Logf("pods %d to %d: the wave before released and gone after %s, these running and bound after %s",
+			first, first+len(wave)-1, previousGone.Round(time.Millisecond), time.Since(waveStart).Round(time.Millisecond))
+		previous = wave
+	}
+	deleteAll(previous)
+	awaitReleased(previous)
 }
 
 func TestMemifPodsOnARealNode(t *testing.T) {
@@ -222,28 +283,8 @@ func TestMemifPodsOnARealNode(t *testing.T) {
 				n.deleteAndRelease(t, pod, memif)
 				n.gone(t, pod.Name)
 			})
-			t.Run("pods in waves on four devices are all admitted", func(t *testing.T) {
-				const waves = 2
-				for wave := range waves {
-					var running []*v1.Pod
-					for i := range devices {
-						running = append(running, n.create(t, fmt.Sprintf("wave-%d-%d", wave, i)))
-					}
-					var memifs []*memifv1.MemifAllocation
-					for _, pod := range running {
-						n.waitRunning(t, pod.Name)
-						memifs = append(memifs, n.bound(t, pod))
-					}
-					for _, pod := range running {
-						if err := n.client.CoreV1().Pods(namespace).Delete(t.Context(), pod.Name, metav1.DeleteOptions{}); err != nil {
-							t.Fatalf("delete pod %s: %v", pod.Name, err)
-						}
-					}
-					for i, pod := range running {
-						n.released(t, pod, memifs[i])
-						n.gone(t, pod.Name)
-					}
-				}
+			t.Run("50 pods in overlapping waves on four devices are all admitted", func(t *testing.T) {
+				n.churn(t, churnPods)
 			})
 		})
 	}

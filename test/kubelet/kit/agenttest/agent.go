@@ -170,10 +170,10 @@ func (a *Agent) cleanup() {
 	a.Kill()
 	if content, err := os.ReadFile(a.LogPath); err == nil && bytes.Contains(content, []byte("WARNING: DATA RACE")) {
 		a.tb.Errorf("the race detector found a data race in memif-agent; see %s", a.LogPath)
-		keepLog(a.tb, a.LogPath)
 	}
 	if a.tb.Failed() {
 		a.tb.Logf("agent log %s ends with:\n%s", a.LogPath, a.LogTail(40))
+		keepLog(a.tb, a.LogPath)
 	}
 }
 
@@ -213,7 +213,7 @@ func keepLog(tb testing.TB, path string) {
 	if err != nil {
 		return
 	}
-	kept, err := os.CreateTemp("", "memif-agent-race-*.log")
+	kept, err := os.CreateTemp("", "memif-agent-*.log")
 	if err != nil {
 		return
 	}
