@@ -118,23 +118,37 @@ func (n *node) waitRunning(t testing.TB, name string) {
 	})
 }
 
-// bound waits until the node API answers for the pod with a memif bound
-// to its UID.
+// bound waits until the agent has bound the pod's memif to the pod's UID
+// (memifctl list shows it bound, not only resolved for a lookup) and the
+// node API answers for the pod with it (memifctl get).
 func (n *node) bound(t testing.TB, pod *v1.Pod) *memifv1.MemifAllocation {
 	t.Helper()
 	var memif *memifv1.MemifAllocation
 	poll.Until(t, waitLimit, "memif of "+pod.Name+" bound", func() error {
+		listed, err := n.agent.APIClient().ListAllocations(t.Context(), &memifv1.ListAllocationsRequest{})
+		if err != nil {
+			return err
+		}
+		var allocationID string
+		for _, m := range listed.GetAllocations() {
+			if m.GetPodName() == pod.Name && m.GetPodUid() == string(pod.UID) {
+				allocationID = m.GetAllocationId()
+			}
+		}
+		if allocationID == "" {
+			return fmt.Errorf("no allocation bound to %s (uid %s)", pod.Name, pod.UID)
+		}
 		response, err := n.agent.APIClient().GetPodMemifs(t.Context(), &memifv1.GetPodMemifsRequest{Namespace: namespace, Name: pod.Name})
 		if err != nil {
 			return err
 		}
 		for _, m := range response.GetMemifs() {
-			if m.GetPodUid() == string(pod.UID) {
+			if m.GetAllocationId() == allocationID {
 				memif = m
 				return nil
 			}
 		}
-		return fmt.Errorf("no memif bound to uid %s: %v", pod.UID, response.GetMemifs())
+		return fmt.Errorf("the node API answers %v for %s, not its bound allocation %s", response.GetMemifs(), pod.Name, allocationID)
 	})
 	return memif
 }
