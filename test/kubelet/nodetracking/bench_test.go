@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimev1 "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/contivpp/memif-agent/test/kit/arrivals"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 )
@@ -49,7 +50,7 @@ func BenchmarkPodDeletionToDirectoryReleased(b *testing.B) {
 			return nil
 		})
 		release += time.Since(start)
-		runtimeStopped += stopped.await(b, string(pod.UID)).Sub(start)
+		runtimeStopped += stopped.Await(b, string(pod.UID), waitLimit).Sub(start)
 		n.gone(b, pod.Name)
 	}
 	b.ReportMetric(0, "ns/op")
@@ -58,20 +59,10 @@ func BenchmarkPodDeletionToDirectoryReleased(b *testing.B) {
 	b.ReportMetric(float64(release)/float64(runtimeStopped), "release/runtime-stopped")
 }
 
-// stopWatch hears the runtime's CRI container events and notes when the
-// first report of a pod's container stopped arrived, by pod UID.
-type stopWatch struct {
-	arrived chan containerStopped
-}
-
-type containerStopped struct {
-	podUID string
-	at     time.Time
-}
-
 // watchContainersStopped follows GetContainerEvents on the runtime's
-// socket until the benchmark ends.
-func watchContainersStopped(tb testing.TB, socket string) *stopWatch {
+// socket until the benchmark ends and notes, by pod UID, when each report
+// of a pod's container stopped arrived.
+func watchContainersStopped(tb testing.TB, socket string) *arrivals.Log {
 	tb.Helper()
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -84,7 +75,7 @@ func watchContainersStopped(tb testing.TB, socket string) *stopWatch {
 		conn.Close()
 		tb.Fatalf("follow the runtime's container events: %v", err)
 	}
-	w := &stopWatch{arrived: make(chan containerStopped, 1024)}
+	stopped := arrivals.New(1024)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -97,9 +88,7 @@ func watchContainersStopped(tb testing.TB, socket string) *stopWatch {
 				event.GetContainerId() == event.GetPodSandboxStatus().GetId() {
 				continue
 			}
-			select {
-			case w.arrived <- containerStopped{podUID: event.GetPodSandboxStatus().GetMetadata().GetUid(), at: time.Now()}:
-			case <-ctx.Done():
+			if !stopped.Note(ctx, event.GetPodSandboxStatus().GetMetadata().GetUid()) {
 				return
 			}
 		}
@@ -109,22 +98,5 @@ func watchContainersStopped(tb testing.TB, socket string) *stopWatch {
 		<-done
 		conn.Close()
 	})
-	return w
-}
-
-// await returns when the first report of a container of the pod stopped
-// arrived.
-func (w *stopWatch) await(tb testing.TB, podUID string) time.Time {
-	tb.Helper()
-	deadline := time.After(waitLimit)
-	for {
-		select {
-		case report := <-w.arrived:
-			if report.podUID == podUID {
-				return report.at
-			}
-		case <-deadline:
-			tb.Fatalf("the runtime reported no container of pod %s stopped", podUID)
-		}
-	}
+	return stopped
 }

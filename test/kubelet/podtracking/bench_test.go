@@ -10,6 +10,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/contivpp/memif-agent/test/kit/arrivals"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
@@ -66,7 +67,7 @@ func BenchmarkPodDeletionToDirectoryReleased(b *testing.B) {
 		start := time.Now()
 		pod.docker.Remove(b, e.docker)
 		removed := time.Since(start)
-		dockerDestroy += destroyed.await(b, pod.docker.SandboxID).Sub(start)
+		dockerDestroy += destroyed.Await(b, pod.docker.SandboxID, waitTimeout).Sub(start)
 		marker := e.waitTrackerCaughtUp(b, a, fmt.Sprintf("after-del-%d", i))
 
 		forgotten := time.Now()
@@ -94,25 +95,16 @@ func waitDirectoryGone(tb testing.TB, dir string) {
 	})
 }
 
-// destroyWatch hears Docker's destroy events on a client of its own and
-// notes when each arrived.
-type destroyWatch struct {
-	arrived chan destroyed
-}
-
-type destroyed struct {
-	containerID string
-	at          time.Time
-}
-
-func (e *env) watchDestroyed(tb testing.TB) *destroyWatch {
+// watchDestroyed hears Docker's destroy events on a client of its own
+// and notes, by container ID, when each arrived.
+func (e *env) watchDestroyed(tb testing.TB) *arrivals.Log {
 	tb.Helper()
 	client := e.daemon.Client(tb)
 	events := make(chan *docker.APIEvents, 1024)
 	if err := client.AddEventListener(events); err != nil {
 		tb.Fatalf("listen to docker events: %v", err)
 	}
-	w := &destroyWatch{arrived: make(chan destroyed, 1024)}
+	destroyed := arrivals.New(1024)
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan struct{})
 	go func() {
@@ -125,9 +117,7 @@ func (e *env) watchDestroyed(tb testing.TB) *destroyWatch {
 				if event.Action != "destroy" {
 					continue
 				}
-				select {
-				case w.arrived <- destroyed{containerID: event.Actor.ID, at: time.Now()}:
-				case <-ctx.Done():
+				if !destroyed.Note(ctx, event.Actor.ID) {
 					return
 				}
 			}
@@ -140,21 +130,5 @@ func (e *env) watchDestroyed(tb testing.TB) *destroyWatch {
 			tb.Errorf("stop listening to docker events: %v", err)
 		}
 	})
-	return w
-}
-
-// await returns when Docker's report of the container destroyed arrived.
-func (w *destroyWatch) await(tb testing.TB, containerID string) time.Time {
-	tb.Helper()
-	deadline := time.After(waitTimeout)
-	for {
-		select {
-		case report := <-w.arrived:
-			if report.containerID == containerID {
-				return report.at
-			}
-		case <-deadline:
-			tb.Fatalf("docker reported no destroy of container %s", containerID)
-		}
-	}
+	return destroyed
 }
