@@ -19,6 +19,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 	"github.com/contivpp/memif-agent/test/kit/needs"
 	"github.com/contivpp/memif-agent/test/kit/ociimage"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
 // PauseImage is the image of every sandbox and app container: a process
@@ -28,7 +29,9 @@ const PauseImage = "memif.test/pause:1"
 const (
 	startTimeout = 60 * time.Second
 	stopTimeout  = 20 * time.Second
-	callTimeout  = 30 * time.Second
+	// callTimeout bounds one pod's CRI calls: a failure deadline, wide
+	// because a loaded 2-core machine runs runc and the shim slowly.
+	callTimeout = 2 * time.Minute
 )
 
 // Build is one containerd build: the directory holding containerd, ctr and
@@ -251,6 +254,20 @@ func (d *Daemon) importPause(tb testing.TB) {
 	if err != nil {
 		tb.Fatalf("import %s into %s: %v\n%s", PauseImage, d.Build.Name, err, out)
 	}
+	// The CRI learns of an imported image from containerd's events, after
+	// the import returns; a sandbox run before that pulls the image from
+	// a registry that does not exist.
+	images := runtimev1.NewImageServiceClient(d.conn)
+	poll.Until(tb, callTimeout, PauseImage+" listed by the CRI of "+d.Build.Name, func() error {
+		status, err := images.ImageStatus(context.Background(), &runtimev1.ImageStatusRequest{Image: &runtimev1.ImageSpec{Image: PauseImage}})
+		if err != nil {
+			return err
+		}
+		if status.GetImage() == nil {
+			return errors.New("not listed yet")
+		}
+		return nil
+	})
 }
 
 func (d *Daemon) logTail() string { return dockerd.LogTail(d.LogPath()) }
