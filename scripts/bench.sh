@@ -31,7 +31,7 @@ benchflags() {
 		echo "-bench=MemifDataPlane -benchtime=6x -count=1"
 		;;
 	test/kubelet/deviceplugin) echo "-bench=. -benchtime=30x -count=3" ;;
-	test/kubelet/dra) echo "-bench=PodCreateToRunning -benchtime=5x -count=1" ;;
+	test/kubelet/dra) echo "-bench=PodCreateToRunning -benchtime=20x -count=1" ;;
 	# One cluster (kubelet on containerd 2.x) per run, a pod per iteration.
 	test/kubelet/nodetracking) echo "-bench=PodDeletionToDirectoryReleased -benchtime=10x -count=1" ;;
 	test/kubelet/podtracking)

@@ -35,6 +35,9 @@ type Config struct {
 	// MinBackoff and MaxBackoff bound the wait between failed
 	// registrations; defaults 100ms and 5s.
 	MinBackoff, MaxBackoff time.Duration
+	// Interceptor, when set, wraps each of kubelet's calls (Allocate and
+	// the others), to time or trace them as kubelet makes them.
+	Interceptor grpc.UnaryServerInterceptor
 }
 
 // Logger is the part of a logger the server uses; cn-infra's
@@ -187,7 +190,11 @@ func (s *Server) listen() (*grpc.Server, <-chan error, error) {
 		return nil, nil, fmt.Errorf("restrict device plugin socket %s to mode 0600: %w", path, err)
 	}
 	// Stopping waits for handlers, so no Allocate outlives its server.
-	server := grpc.NewServer(grpc.WaitForHandlers(true))
+	options := []grpc.ServerOption{grpc.WaitForHandlers(true)}
+	if s.cfg.Interceptor != nil {
+		options = append(options, grpc.UnaryInterceptor(s.cfg.Interceptor))
+	}
+	server := grpc.NewServer(options...)
 	pluginapi.RegisterDevicePluginServer(server, s)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- server.Serve(listener) }()

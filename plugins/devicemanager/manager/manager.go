@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
@@ -43,6 +44,9 @@ type Options struct {
 	// Now returns the current time; default time.Now. Collection of
 	// unbound allocations compares it with their allocation time.
 	Now func() time.Time
+	// DevicePluginInterceptor, when set, wraps each of kubelet's calls to
+	// the device plugin (deviceplugin.Config.Interceptor).
+	DevicePluginInterceptor grpc.UnaryServerInterceptor
 }
 
 // Manager is the device manager. Create it with New, register it as a
@@ -169,6 +173,7 @@ func (m *Manager) serveKubelet(loop controllerapi.EventLoop) error {
 		PluginSocket:  m.cfg.PluginSocket,
 		KubeletSocket: m.cfg.KubeletSocket,
 		Devices:       m.state.Devices(),
+		Interceptor:   m.opts.DevicePluginInterceptor,
 	}, loop, m.log, hooks)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,6 +49,10 @@ type Config struct {
 	// Devices are the claim devices to publish (the device manager's
 	// claim-device-count).
 	Devices []string
+	// Interceptor, when set, wraps each of kubelet's calls
+	// (NodePrepareResources, NodeUnprepareResources, registration), to
+	// time or trace them as kubelet makes them.
+	Interceptor grpc.UnaryServerInterceptor
 }
 
 // cdiDirMode: the specs hold memif secrets. socketDirMode: kubelet (root)
@@ -114,14 +119,18 @@ func (d *Driver) Start(ctx context.Context) error {
 	if err != nil {
 		d.log.Warnf("DRA driver %s: prepared claims not checked against the API server; they stay until kubelet unprepares them: %v", d.cfg.DriverName, err)
 	}
-	helper, err := kubeletplugin.Start(ctx, d,
+	options := []kubeletplugin.Option{
 		kubeletplugin.DriverName(d.cfg.DriverName),
 		kubeletplugin.NodeName(d.cfg.NodeName),
 		kubeletplugin.KubeClient(d.client),
 		kubeletplugin.PluginDataDirectoryPath(d.cfg.PluginDataDir),
 		kubeletplugin.RegistrarDirectoryPath(d.cfg.RegistrarDir),
 		kubeletplugin.HealthService(false),
-	)
+	}
+	if d.cfg.Interceptor != nil {
+		options = append(options, kubeletplugin.GRPCInterceptor(d.cfg.Interceptor))
+	}
+	helper, err := kubeletplugin.Start(ctx, d, options...)
 	if err != nil {
 		return fmt.Errorf("start DRA driver %s: %w", d.cfg.DriverName, err)
 	}

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -15,6 +19,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/podbench"
 )
 
 // BenchmarkPodCreateToRunning measures, on the real node, how long a pod
@@ -23,24 +28,22 @@ import (
 // CDI spec) and, as the baseline in the same run, from the extended
 // resource (kubelet's device plugin Allocate). Each iteration makes one pod
 // of each kind, alternating which goes first, and deletes them before the
-// next. It reports the medians and their ratio (claim/extended).
+// next. It reports the medians and their ratio (claim/extended), and the
+// medians of how long the agent took to answer kubelet's
+// NodePrepareResources and Allocate calls for these pods, timed as each
+// call arrives and is answered on the agent's gRPC servers, and their ratio
+// (prepare/allocate). Run it with -benchtime=20x or more for p50 over ≥ 20
+// pods of each kind.
 func BenchmarkPodCreateToRunning(b *testing.B) {
-	c := cluster.StartForTest(b, cluster.Options{})
+	c, client := startCluster(b, cluster.Options{})
 	ctx := context.Background()
-	client, err := c.Clientset()
-	if err != nil {
-		b.Fatal(err)
-	}
-	removeNewCDISpecs(b, "/var/run/cdi")
 	cfg := config.Default()
 	// The in-process agent has no pod source, so it never releases a
 	// device plugin allocation (kubelet frees the device, the agent keeps
 	// it): enough devices for every iteration.
 	cfg.DeviceCount, cfg.ClaimDeviceCount = 64, 4
-	a := startAgentWith(b, c, client, "/var/run/cdi", cfg)
-	if out, err := c.Kubectl(ctx, "apply", "-f", "../../../k8s/dra/deviceclass.yaml", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
-		b.Fatalf("apply the DeviceClass and claim template: %v\n%s", err, out)
-	}
+	calls := &callTimes{byMethod: map[string][]time.Duration{}}
+	a := startAgentWith(b, c, client, "/var/run/cdi", cfg, calls.intercept)
 	poll.Until(b, waitLimit, "the node's memifs published and allocatable", func() error {
 		node, err := client.CoreV1().Nodes().Get(ctx, cluster.NodeName, metav1.GetOptions{})
 		if err != nil {
@@ -49,33 +52,48 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 		if quantity := node.Status.Allocatable["contivpp.io/memif"]; quantity.Value() != int64(cfg.DeviceCount) {
 			return fmt.Errorf("allocatable memifs %v", quantity.String())
 		}
-		slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-		if err != nil || len(slices.Items) != 1 {
-			return fmt.Errorf("slices %v, %v", slices, err)
+		if slices := nodeSlices(ctx, client); len(slices) != 1 {
+			return fmt.Errorf("slices of %s: %d", cluster.NodeName, len(slices))
 		}
 		return nil
 	})
-	var claimTimes, extendedTimes []time.Duration
-	b.ResetTimer()
-	for i := range b.N {
-		kinds := []bool{true, false}
-		if i%2 == 1 {
-			kinds = []bool{false, true}
-		}
-		for _, claim := range kinds {
-			elapsed := podToRunning(ctx, b, client, a, fmt.Sprintf("bench-%d-%v", i, claim), claim)
-			if claim {
-				claimTimes = append(claimTimes, elapsed)
-			} else {
-				extendedTimes = append(extendedTimes, elapsed)
-			}
-		}
+	podbench.Compare(b, podbench.Kinds{Subject: "claim", Baseline: "extended"}, func(i int, claim bool) time.Duration {
+		return podToRunning(ctx, b, client, a, fmt.Sprintf("bench-%d-%v", i, claim), claim)
+	})
+	prepares, allocates := calls.of("NodePrepareResources"), calls.of("Allocate")
+	if len(prepares) < b.N || len(allocates) < b.N {
+		b.Fatalf("kubelet called NodePrepareResources %d times and Allocate %d times for %d pods of each kind", len(prepares), len(allocates), b.N)
 	}
-	b.StopTimer()
-	claimMedian, extendedMedian := median(claimTimes), median(extendedTimes)
-	b.ReportMetric(float64(claimMedian.Milliseconds()), "claim-ms/pod")
-	b.ReportMetric(float64(extendedMedian.Milliseconds()), "extended-ms/pod")
-	b.ReportMetric(float64(claimMedian)/float64(extendedMedian), "claim/extended")
+	prepareMedian, allocateMedian := podbench.Median(prepares), podbench.Median(allocates)
+	b.ReportMetric(float64(prepareMedian.Microseconds()), "prepare-us/call")
+	b.ReportMetric(float64(allocateMedian.Microseconds()), "allocate-us/call")
+	b.ReportMetric(float64(prepareMedian)/float64(allocateMedian), "prepare/allocate")
+}
+
+// callTimes records how long the agent took to answer each of kubelet's
+// gRPC calls, by method name.
+type callTimes struct {
+	mu       sync.Mutex
+	byMethod map[string][]time.Duration
+}
+
+// intercept is a grpc.UnaryServerInterceptor timing the handler.
+func (r *callTimes) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	response, err := handler(ctx, req)
+	elapsed := time.Since(start)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	method := path.Base(info.FullMethod)
+	r.byMethod[method] = append(r.byMethod[method], elapsed)
+	return response, err
+}
+
+// of returns the times of the calls of method.
+func (r *callTimes) of(method string) []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.byMethod[method])
 }
 
 // podToRunning creates a pause pod with one memif, returns how long it took
@@ -83,13 +101,10 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 // memif released.
 func podToRunning(ctx context.Context, b *testing.B, client kubernetes.Interface, a *agent, name string, claim bool) time.Duration {
 	b.Helper()
-	pod := podOf(name, cluster.PauseImage, nil, claim)
-	start := time.Now()
-	if _, err := client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	elapsed, err := podbench.CreateToRunning(ctx, client, podOf(name, cluster.PauseImage, nil, claim))
+	if err != nil {
 		b.Fatal(err)
 	}
-	waitRunning(ctx, b, client, name)
-	elapsed := time.Since(start)
 	var held []string
 	for _, memif := range a.dm.ListAllocations() {
 		if memif.Pod.Name == name {
@@ -113,13 +128,4 @@ func podToRunning(ctx context.Context, b *testing.B, client kubernetes.Interface
 		return nil
 	})
 	return elapsed
-}
-
-func median(times []time.Duration) time.Duration {
-	if len(times) == 0 {
-		return 0
-	}
-	sorted := slices.Clone(times)
-	slices.Sort(sorted)
-	return sorted[len(sorted)/2]
 }

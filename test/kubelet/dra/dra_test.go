@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,6 +42,25 @@ const (
 	podImage  = "memif-testpmd:dra"
 )
 
+// startCluster starts a cluster for tb with the DeviceClass and the claim
+// template of k8s/dra applied. containerd reads CDI specs from /var/run/cdi
+// (its default), the machine's: the specs written while tb runs are removed
+// at its end (their names carry the claim UID, so other clusters' specs
+// never meet).
+func startCluster(tb testing.TB, opts cluster.Options) (*cluster.Cluster, kubernetes.Interface) {
+	tb.Helper()
+	c := cluster.StartForTest(tb, opts)
+	client, err := c.Clientset()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	removeNewCDISpecs(tb, "/var/run/cdi")
+	if out, err := c.Kubectl(context.Background(), "apply", "-f", "../../../k8s/dra/deviceclass.yaml", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
+		tb.Fatalf("apply the DeviceClass and claim template: %v\n%s", err, out)
+	}
+	return c, client
+}
+
 // agent is the device manager and the DRA driver on the event loop, as
 // memif-agent runs them with dradriver.conf enabled and the device plugin
 // off, over the node's paths; driver is nil with the driver off.
@@ -55,20 +75,22 @@ func startAgent(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, c
 	cfg := config.Default()
 	cfg.DevicePlugin = false
 	cfg.ClaimDeviceCount = 1
-	return startAgentWith(t, c, client, cdiDir, cfg)
+	return startAgentWith(t, c, client, cdiDir, cfg, nil)
 }
 
 // startAgentWith runs the agent with cfg over the node's paths, the DRA
-// driver on.
-func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, cdiDir string, cfg config.Config) *agent {
+// driver on; intercept, when set, wraps each of kubelet's gRPC calls to the
+// driver and the device plugin.
+func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, cdiDir string, cfg config.Config, intercept grpc.UnaryServerInterceptor) *agent {
 	t.Helper()
-	a := startDeviceManager(t, c, cfg)
+	a := startDeviceManager(t, c, cfg, intercept)
 	pool := a.dm.ClaimPool()
 	driver, err := kubeletdriver.New(kubeletdriver.Config{
 		DriverName: claims.DefaultDriverName, NodeName: cluster.NodeName,
 		PluginDataDir: c.HostPath("/var/lib/kubelet/plugins/" + claims.DefaultDriverName),
 		RegistrarDir:  c.HostPath("/var/lib/kubelet/plugins_registry"),
 		CDIDir:        cdiDir, SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
+		Interceptor: intercept,
 	}, client, a.loop, devicemanagertest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -82,12 +104,12 @@ func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interfac
 
 // startDeviceManager runs the agent with cfg over the node's paths and the
 // DRA driver off (dradriver.conf enabled: false).
-func startDeviceManager(t testing.TB, c *cluster.Cluster, cfg config.Config) *agent {
+func startDeviceManager(t testing.TB, c *cluster.Cluster, cfg config.Config, intercept grpc.UnaryServerInterceptor) *agent {
 	t.Helper()
 	cfg.PluginDir = c.HostPath("/var/lib/kubelet/device-plugins")
 	cfg.SocketRoot = c.HostPath("/run/contiv/memif")
 	cfg.CheckpointPath = c.HostPath("/var/lib/memif-agent/checkpoint.json")
-	dm, err := manager.New(cfg, manager.Options{Log: devicemanagertest.Logger(t)})
+	dm, err := manager.New(cfg, manager.Options{Log: devicemanagertest.Logger(t), DevicePluginInterceptor: intercept})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,13 +170,9 @@ func podOf(name, image string, command []string, claim bool) *corev1.Pod {
 // the pod unprepares the claim, the directory goes and the second pod gets
 // the device.
 func TestClaimOnARealNode(t *testing.T) {
-	c := cluster.StartForTest(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c, client := startCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	client, err := c.Clientset()
-	if err != nil {
-		t.Fatal(err)
-	}
 	image, err := testpmd.PodImage("docker.io/library/" + podImage)
 	if err != nil {
 		t.Fatal(err)
@@ -162,13 +180,7 @@ func TestClaimOnARealNode(t *testing.T) {
 	if err := c.ImportOCIImage(ctx, image); err != nil {
 		t.Fatal(err)
 	}
-	// containerd reads CDI specs from /var/run/cdi (its default); the
-	// spec names carry the claim UID, so other clusters' specs never meet.
-	removeNewCDISpecs(t, "/var/run/cdi")
 	a := startAgent(t, c, client, "/var/run/cdi")
-	if out, err := c.Kubectl(ctx, "apply", "-f", "../../../k8s/dra/deviceclass.yaml", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
-		t.Fatalf("apply the DeviceClass and claim template: %v\n%s", err, out)
-	}
 	poll.Until(t, waitLimit, "the node's ResourceSlice", func() error {
 		slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 		if err != nil || len(slices.Items) != 1 || len(slices.Items[0].Spec.Devices) != 1 {
@@ -253,18 +265,10 @@ func TestClaimOnARealNode(t *testing.T) {
 // the DRA driver switched off, and then the agent stopped for good, leave
 // no slice of the node (kubelet removes them once the driver is gone).
 func TestAgentRestartAndStopOnARealNode(t *testing.T) {
-	c := cluster.StartForTest(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c, client := startCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	client, err := c.Clientset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	removeNewCDISpecs(t, "/var/run/cdi")
 	a := startAgent(t, c, client, "/var/run/cdi")
-	if out, err := c.Kubectl(ctx, "apply", "-f", "../../../k8s/dra/deviceclass.yaml", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
-		t.Fatalf("apply the DeviceClass and claim template: %v\n%s", err, out)
-	}
 	published := nodeSlice(ctx, t, client)
 
 	a.stop()
@@ -319,7 +323,7 @@ func TestAgentRestartAndStopOnARealNode(t *testing.T) {
 	a.stop()
 	cfg := config.Default()
 	cfg.DevicePlugin, cfg.ClaimDeviceCount = false, 1
-	a = startDeviceManager(t, c, cfg)
+	a = startDeviceManager(t, c, cfg, nil)
 	waitNoNodeSlice(ctx, t, client, "the agent back with the DRA driver off")
 
 	a.stop()
