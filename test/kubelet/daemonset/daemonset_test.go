@@ -48,7 +48,7 @@ func loadManifests(t *testing.T) manifests {
 			t.Fatalf("read k8s/base/%s: %v", name, err)
 		}
 		if err := yaml.UnmarshalStrict(content, target); err != nil {
-			t.Fatalf("decode k8s/%s: %v", name, err)
+			t.Fatalf("decode k8s/base/%s: %v", name, err)
 		}
 	}
 	return m

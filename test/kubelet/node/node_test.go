@@ -199,16 +199,7 @@ func TestAgentOnARealNode(t *testing.T) {
 		if err := n.DeletePod(ctx, memifnode.Namespace, old.Name); err != nil {
 			t.Fatal(err)
 		}
-		poll.Until(t, agentTimeout, "a new agent pod Ready", func() error {
-			pod, err := n.AgentPod(ctx)
-			if err != nil {
-				return err
-			}
-			if pod.UID == old.UID {
-				return fmt.Errorf("agent pod %s is still the old one", pod.Name)
-			}
-			return n.DaemonSetReady(ctx)
-		})
+		poll.Until(t, agentTimeout, "a new agent pod Ready", func() error { return n.AgentReplaced(ctx, old.UID) })
 		poll.Until(t, agentTimeout, "the new agent lists the same allocations", func() error {
 			after, err := n.Memifctl(ctx, "--show-secrets", "list")
 			if err != nil {

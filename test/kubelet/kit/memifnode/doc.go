@@ -1,7 +1,8 @@
 // Package memifnode deploys memif-agent on a cluster node (package
 // cluster) the way a user does, and drives it as a user would: the agent
 // image from `make image` (scripts/image.sh) and the memif-testpmd image
-// (testpmd.PodImage) imported into the node, `kubectl apply -k k8s/`, pods
+// (testpmd.PodImage) imported into the node, `kubectl apply -k k8s/` (or
+// another kustomization, such as k8s/dra/ with the DRA driver on), pods
 // that ask for contivpp.io/memif running DPDK's testpmd as memif client,
 // and memifctl against the agent's node-local API.
 //

@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
@@ -156,6 +157,19 @@ func (n *Node) AgentPod(ctx context.Context) (*v1.Pod, error) {
 		}
 	}
 	return nil, fmt.Errorf("no running pod of daemonset %s/%s among %d", Namespace, DaemonSet, len(pods.Items))
+}
+
+// AgentReplaced returns nil once the DaemonSet's running pod is another
+// than the pod with UID old (deleted by the caller) and Ready.
+func (n *Node) AgentReplaced(ctx context.Context, old types.UID) error {
+	pod, err := n.AgentPod(ctx)
+	if err != nil {
+		return err
+	}
+	if pod.UID == old {
+		return fmt.Errorf("agent pod %s is still the old one", pod.Name)
+	}
+	return n.DaemonSetReady(ctx)
 }
 
 // Allocatable returns the node's allocatable and capacity of
