@@ -31,8 +31,7 @@ func TestDaemonSetRestartAndRemovalOnARealNode(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			out, _ := c.Kubectl(context.Background(), "logs", "-n", memifnode.Namespace, "daemonset/"+memifnode.DaemonSet, "--tail=40")
-			t.Logf("the agent's last log lines:\n%s", out)
+			t.Log(n.AgentLogs(context.Background(), 40))
 		}
 	})
 	reachAPIServer(ctx, t, c, n)

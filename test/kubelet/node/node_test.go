@@ -57,8 +57,7 @@ func TestAgentOnARealNode(t *testing.T) {
 	// logged before.
 	t.Cleanup(func() {
 		if t.Failed() {
-			out, err := c.Kubectl(ctx, "logs", "-n", memifnode.Namespace, "daemonset/"+memifnode.DaemonSet, "--tail", "40")
-			t.Logf("the agent's log ends with (%v):\n%s", err, out)
+			t.Log(n.AgentLogs(context.Background(), 40))
 		}
 	})
 

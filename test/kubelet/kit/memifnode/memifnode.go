@@ -172,6 +172,21 @@ func (n *Node) AgentReplaced(ctx context.Context, old types.UID) error {
 	return n.DaemonSetReady(ctx)
 }
 
+// AgentLogs returns the last lines of the agent container's log, and of
+// its previous run when it restarted: what a failing test shows.
+func (n *Node) AgentLogs(ctx context.Context, lines int) string {
+	var logs strings.Builder
+	for _, run := range []string{"previous", "current"} {
+		args := []string{"logs", "-n", Namespace, "daemonset/" + DaemonSet, fmt.Sprintf("--tail=%d", lines), "--previous=" + fmt.Sprint(run == "previous")}
+		out, err := n.c.Kubectl(ctx, args...)
+		if err != nil {
+			out = err.Error()
+		}
+		fmt.Fprintf(&logs, "%s run of the agent:\n%s\n", run, strings.TrimSpace(out))
+	}
+	return logs.String()
+}
+
 // Allocatable returns the node's allocatable and capacity of
 // contivpp.io/memif.
 func (n *Node) Allocatable(ctx context.Context) (allocatable, capacity int64, err error) {
