@@ -131,9 +131,13 @@ func (ns *mountNamespace) hostPath(nodePath string) string {
 }
 
 // argv returns the command line that runs argv inside the namespace;
-// nsenter execs it, so the pid is argv's own.
+// nsenter execs it, so the pid is argv's own. Entering a mount namespace
+// moves a process to the namespace's root; --root keeps it in the
+// holder's, which differs when the harness itself runs in a chroot (as
+// scripts/fresh-machine.sh runs CI).
 func (ns *mountNamespace) argv(argv ...string) []string {
-	return append([]string{"nsenter", "--mount=/proc/" + strconv.Itoa(ns.holder.Pid()) + "/ns/mnt", "--"}, argv...)
+	holder := "/proc/" + strconv.Itoa(ns.holder.Pid())
+	return append([]string{"nsenter", "--mount=" + holder + "/ns/mnt", "--root=" + holder + "/root", "--"}, argv...)
 }
 
 func (ns *mountNamespace) command(argv ...string) *exec.Cmd {
