@@ -13,12 +13,12 @@
 # the repository, when there, is copied beside the clone as CI has it.
 # COMMAND (default: CI=true bash .ci/run) runs in the clone, for a quicker
 # check such as scripts/install-deps.sh alone. The root gets its own mount
-# and PID namespaces: /proc, /sys (with the cgroup file system that dockerd
-# needs) and /dev are mounted into it, and every process left in it ends
-# with the run. The log is DIR/ci.log (DIR/again.log with AGAIN=1); the
-# exit code is COMMAND's. Needs root, debootstrap and the Debian mirror of
-# /etc/apt/sources.list.d/debian.sources (or MIRROR). Heavy: run it under
-# nice on a shared machine.
+# and PID namespaces and becomes their / (pivot_root): /proc, /sys (with
+# the cgroup file system that dockerd needs) and /dev are mounted into it,
+# and every process left in it ends with the run. The log is DIR/ci.log
+# (DIR/again.log with AGAIN=1); the exit code is COMMAND's. Needs root,
+# debootstrap and the Debian mirror of /etc/apt/sources.list.d/debian.sources
+# (or MIRROR). Heavy: run it under nice on a shared machine.
 #
 # With AGAIN=1 the root of the last run (DIR/run) is kept as that run left
 # it, installed packages and built caches included, and only the clone is
@@ -27,7 +27,7 @@
 set -euo pipefail
 
 [ $# -ge 1 ] && [ $# -le 3 ] || { echo "usage: $0 DIR [REF [COMMAND]]" >&2; exit 2; }
-[ "$(id -u)" -eq 0 ] || { echo "fresh-machine: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "fresh-machine: needs root (debootstrap, namespaces, mounts)" >&2; exit 1; }
 dir=$(realpath -m "$1")
 ref=${2:-main}
 command=${3:-CI=true bash .ci/run}
@@ -87,13 +87,21 @@ unshare --mount --pid --fork --propagation private -- bash -c '
 	set -e
 	run=$1
 	# The root must be a mount point, as a machine'"'"'s / is: dockerd
-	# remounts / when it unpacks an image.
+	# remounts / when it unpacks an image, and pivot_root needs one.
 	mount --bind "$run" "$run"
 	mount -t proc proc "$run/proc"
 	mount --rbind /sys "$run/sys"
 	mount --rbind /dev "$run/dev"
 	mount -t tmpfs -o mode=0755 tmpfs "$run/run"
-	exec chroot "$run" /usr/bin/env -i HOME=/root TERM=dumb \
+	# pivot_root, not chroot: a process that joins a mount namespace
+	# (runc exec, nsenter) lands on the namespace'"'"'s root, which a chroot
+	# leaves at the host'"'"'s /; a container'"'"'s files were then not found.
+	cd "$run"
+	mkdir -p .host-root
+	pivot_root . .host-root
+	umount -l /.host-root
+	rmdir /.host-root
+	exec /usr/bin/env -i HOME=/root TERM=dumb \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		SSL_CERT_FILE=/etc/ssl/ca-certificates.crt \
 		bash -c "cd /work/main && $2"
