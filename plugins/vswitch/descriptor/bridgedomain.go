@@ -38,13 +38,8 @@ func NewBridgeDomains(conn ConnFunc) *BridgeDomains {
 
 // Descriptor returns the bridge domain descriptor.
 func (d *BridgeDomains) Descriptor() *kvs.KVDescriptor {
-	model := vpp_l2.ModelBridgeDomain
-	return &kvs.KVDescriptor{
+	return withModel(vpp_l2.ModelBridgeDomain, &kvs.KVDescriptor{
 		Name:            BridgeDomainDescriptorName,
-		NBKeyPrefix:     model.KeyPrefix(),
-		ValueTypeName:   model.ProtoName(),
-		KeySelector:     model.IsKeyValid,
-		KeyLabel:        model.StripKeyPrefix,
 		ValueComparator: equalBridgeDomains,
 		Validate:        validateBridgeDomain,
 		Create:          d.create,
@@ -56,7 +51,7 @@ func (d *BridgeDomains) Descriptor() *kvs.KVDescriptor {
 		Retrieve:             d.retrieve,
 		DerivedValues:        bridgeDomainInterfaces,
 		RetrieveDependencies: []string{MemifDescriptorName},
-	}
+	})
 }
 
 // InterfaceDescriptor returns the descriptor of a bridge domain's

@@ -41,20 +41,15 @@ func NewMemifInterfaces(conn ConnFunc) *MemifInterfaces {
 
 // Descriptor returns the KV scheduler descriptor.
 func (d *MemifInterfaces) Descriptor() *kvs.KVDescriptor {
-	model := vpp_interfaces.ModelInterface
-	return &kvs.KVDescriptor{
+	return withModel(vpp_interfaces.ModelInterface, &kvs.KVDescriptor{
 		Name:               MemifDescriptorName,
-		NBKeyPrefix:        model.KeyPrefix(),
-		ValueTypeName:      model.ProtoName(),
-		KeySelector:        model.IsKeyValid,
-		KeyLabel:           model.StripKeyPrefix,
 		Validate:           d.validate,
 		Create:             d.create,
 		Delete:             d.delete,
 		Update:             d.update,
 		UpdateWithRecreate: d.updateWithRecreate,
 		Retrieve:           d.retrieve,
-	}
+	})
 }
 
 func (d *MemifInterfaces) validate(_ string, value proto.Message) error {

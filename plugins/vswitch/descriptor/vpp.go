@@ -4,12 +4,32 @@ import (
 	"context"
 	"fmt"
 
+	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
+
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 )
 
 // ConnFunc returns the current connection to VPP, or vppapi.ErrNotConnected.
 type ConnFunc func() (*vppapi.Conn, error)
+
+// model is what a descriptor takes from a registered vpp-agent model.
+type model interface {
+	KeyPrefix() string
+	ProtoName() string
+	IsKeyValid(key string) bool
+	StripKeyPrefix(key string) string
+}
+
+// withModel fills in the fields by which the KV scheduler matches the
+// model's keys and values, the same for every model descriptor.
+func withModel(m model, descriptor *kvs.KVDescriptor) *kvs.KVDescriptor {
+	descriptor.NBKeyPrefix = m.KeyPrefix()
+	descriptor.ValueTypeName = m.ProtoName()
+	descriptor.KeySelector = m.IsKeyValid
+	descriptor.KeyLabel = m.StripKeyPrefix
+	return descriptor
+}
 
 // allInterfaces selects every interface in sw_interface_dump.
 const allInterfaces = ^vppmsg.InterfaceIndex(0)

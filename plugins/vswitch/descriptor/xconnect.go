@@ -41,20 +41,15 @@ func NewXConnects(conn ConnFunc) *XConnects {
 // either is deleted. Without an Update, a changed transmit interface is a
 // re-creation.
 func (d *XConnects) Descriptor() *kvs.KVDescriptor {
-	model := vpp_l2.ModelXConnectPair
-	return &kvs.KVDescriptor{
+	return withModel(vpp_l2.ModelXConnectPair, &kvs.KVDescriptor{
 		Name:                 XConnectDescriptorName,
-		NBKeyPrefix:          model.KeyPrefix(),
-		ValueTypeName:        model.ProtoName(),
-		KeySelector:          model.IsKeyValid,
-		KeyLabel:             model.StripKeyPrefix,
 		Validate:             validateXConnect,
 		Create:               d.create,
 		Delete:               d.delete,
 		Retrieve:             d.retrieve,
 		Dependencies:         xconnectDependencies,
 		RetrieveDependencies: []string{MemifDescriptorName},
-	}
+	})
 }
 
 func validateXConnect(_ string, value proto.Message) error {
