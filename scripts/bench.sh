@@ -33,7 +33,10 @@ benchflags() {
 	test/kubelet/deviceplugin) echo "-bench=. -benchtime=30x -count=3" ;;
 	test/kubelet/dra) echo "-bench=PodCreateToRunning -benchtime=20x -count=1" ;;
 	# One cluster (kubelet on containerd 2.x) per run, a pod per iteration.
-	test/kubelet/nodetracking) echo "-bench=PodDeletionToDirectoryReleased -benchtime=10x -count=1" ;;
+	test/kubelet/nodetracking)
+		echo "-bench=PodDeletionToDirectoryReleased -benchtime=10x -count=1"
+		echo "-bench=PodRunningToBound -benchtime=10x -count=1"
+		;;
 	test/kubelet/podtracking)
 		echo "-bench=GetPodMemifInfo -benchtime=1s -count=1"
 		echo "-bench=PodDeletionToDirectoryReleased -benchtime=10x -count=1"

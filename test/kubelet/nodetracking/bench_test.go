@@ -16,6 +16,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/arrivals"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/podbench"
 )
 
 // BenchmarkPodDeletionToDirectoryReleased measures, on the real node
@@ -33,7 +34,7 @@ import (
 // binds a pod) and is reported as 0.
 func BenchmarkPodDeletionToDirectoryReleased(b *testing.B) {
 	n := startNode(b, cluster.Containerd)
-	stopped := watchContainersStopped(b, n.cluster.RuntimeSocket())
+	stopped := watchContainerEvents(b, n.cluster.RuntimeSocket(), runtimev1.ContainerEventType_CONTAINER_STOPPED_EVENT)
 	var release, runtimeStopped time.Duration
 	for i := range b.N {
 		pod := n.run(b, fmt.Sprintf("del-%d", i))
@@ -59,10 +60,47 @@ func BenchmarkPodDeletionToDirectoryReleased(b *testing.B) {
 	b.ReportMetric(float64(release)/float64(runtimeStopped), "release/runtime-stopped")
 }
 
-// watchContainersStopped follows GetContainerEvents on the runtime's
-// socket until the benchmark ends and notes, by pod UID, when each report
-// of a pod's container stopped arrived.
-func watchContainersStopped(tb testing.TB, socket string) *arrivals.Log {
+// BenchmarkPodRunningToBound measures, on the same real node, how soon the
+// agent binds a memif pod once it runs: per pod, from a watch on the API
+// server seeing it Running to the agent listing its allocation bound to the
+// pod's UID (node API ListAllocations, as memifctl list; "bind"; about one
+// call's time when the agent bound it before the API server said Running).
+// The baseline, on the same pods, is how long the node itself takes to say
+// the pod runs: from containerd's CRI event stream reporting the pod's
+// container started (the benchmark's own connection) to the same watch
+// seeing Running ("runtime-to-running"). Both are p50 over the iterations;
+// run it with -benchtime=10x or more. ns/op is not meaningful (an
+// iteration also creates, deletes and releases a pod) and is reported as 0.
+func BenchmarkPodRunningToBound(b *testing.B) {
+	n := startNode(b, cluster.Containerd)
+	started := watchContainerEvents(b, n.cluster.RuntimeSocket(), runtimev1.ContainerEventType_CONTAINER_STARTED_EVENT)
+	var bind, runtimeToRunning []time.Duration
+	for i := range b.N {
+		pod, _, err := podbench.CreateUntilRunning(b.Context(), n.client, memifPod(fmt.Sprintf("bind-%d", i)))
+		running := time.Now()
+		if err != nil {
+			b.Fatal(err)
+		}
+		poll.Every(b, waitLimit, time.Millisecond, "memif of "+pod.Name+" bound", func() error {
+			_, err := n.boundAllocation(b.Context(), pod)
+			return err
+		})
+		bind = append(bind, time.Since(running))
+		runtimeToRunning = append(runtimeToRunning, running.Sub(started.Await(b, string(pod.UID), waitLimit)))
+		n.deleteAndRelease(b, pod, n.bound(b, pod))
+		n.gone(b, pod.Name)
+	}
+	bindMedian, runtimeMedian := podbench.Median(bind), podbench.Median(runtimeToRunning)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(bindMedian.Nanoseconds()), "bind-p50-ns")
+	b.ReportMetric(float64(runtimeMedian.Nanoseconds()), "runtime-to-running-p50-ns")
+	b.ReportMetric(float64(bindMedian)/float64(runtimeMedian), "bind/runtime-to-running")
+}
+
+// watchContainerEvents follows GetContainerEvents on the runtime's socket
+// until the benchmark ends and notes, by pod UID, when each report of the
+// given kind about a pod's container (not its sandbox) arrived.
+func watchContainerEvents(tb testing.TB, socket string, kind runtimev1.ContainerEventType) *arrivals.Log {
 	tb.Helper()
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -75,7 +113,7 @@ func watchContainersStopped(tb testing.TB, socket string) *arrivals.Log {
 		conn.Close()
 		tb.Fatalf("follow the runtime's container events: %v", err)
 	}
-	stopped := arrivals.New(1024)
+	reports := arrivals.New(1024)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -84,11 +122,11 @@ func watchContainersStopped(tb testing.TB, socket string) *arrivals.Log {
 			if err != nil {
 				return
 			}
-			if event.GetContainerEventType() != runtimev1.ContainerEventType_CONTAINER_STOPPED_EVENT ||
+			if event.GetContainerEventType() != kind ||
 				event.GetContainerId() == event.GetPodSandboxStatus().GetId() {
 				continue
 			}
-			if !stopped.Note(ctx, event.GetPodSandboxStatus().GetMetadata().GetUid()) {
+			if !reports.Note(ctx, event.GetPodSandboxStatus().GetMetadata().GetUid()) {
 				return
 			}
 		}
@@ -98,5 +136,5 @@ func watchContainersStopped(tb testing.TB, socket string) *arrivals.Log {
 		<-done
 		conn.Close()
 	})
-	return stopped
+	return reports
 }

@@ -125,18 +125,9 @@ func (n *node) bound(t testing.TB, pod *v1.Pod) *memifv1.MemifAllocation {
 	t.Helper()
 	var memif *memifv1.MemifAllocation
 	poll.Until(t, waitLimit, "memif of "+pod.Name+" bound", func() error {
-		listed, err := n.agent.APIClient().ListAllocations(t.Context(), &memifv1.ListAllocationsRequest{})
+		allocationID, err := n.boundAllocation(t.Context(), pod)
 		if err != nil {
 			return err
-		}
-		var allocationID string
-		for _, m := range listed.GetAllocations() {
-			if m.GetPodName() == pod.Name && m.GetPodUid() == string(pod.UID) {
-				allocationID = m.GetAllocationId()
-			}
-		}
-		if allocationID == "" {
-			return fmt.Errorf("no allocation bound to %s (uid %s)", pod.Name, pod.UID)
 		}
 		response, err := n.agent.APIClient().GetPodMemifs(t.Context(), &memifv1.GetPodMemifsRequest{Namespace: namespace, Name: pod.Name})
 		if err != nil {
@@ -151,6 +142,21 @@ func (n *node) bound(t testing.TB, pod *v1.Pod) *memifv1.MemifAllocation {
 		return fmt.Errorf("the node API answers %v for %s, not its bound allocation %s", response.GetMemifs(), pod.Name, allocationID)
 	})
 	return memif
+}
+
+// boundAllocation returns the ID of the allocation the agent lists bound
+// to the pod's UID (memifctl list), or an error saying there is none yet.
+func (n *node) boundAllocation(ctx context.Context, pod *v1.Pod) (string, error) {
+	listed, err := n.agent.APIClient().ListAllocations(ctx, &memifv1.ListAllocationsRequest{})
+	if err != nil {
+		return "", err
+	}
+	for _, m := range listed.GetAllocations() {
+		if m.GetPodName() == pod.Name && m.GetPodUid() == string(pod.UID) {
+			return m.GetAllocationId(), nil
+		}
+	}
+	return "", fmt.Errorf("no allocation bound to %s (uid %s)", pod.Name, pod.UID)
 }
 
 // deleteAndRelease deletes the pod and waits until its memif's directory

@@ -16,22 +16,31 @@ import (
 // CreateToRunning creates pod and returns how long until a watch saw it
 // Running. The caller deletes it, also after an error.
 func CreateToRunning(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) (time.Duration, error) {
+	_, elapsed, err := CreateUntilRunning(ctx, client, pod)
+	return elapsed, err
+}
+
+// CreateUntilRunning creates pod and returns it as a watch saw it Running
+// (with its UID and status), and how long that took from the creation; it
+// returns as soon as the watch reports Running. The caller deletes it,
+// also after an error.
+func CreateUntilRunning(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) (*v1.Pod, time.Duration, error) {
 	pods := client.CoreV1().Pods(pod.Namespace)
 	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String()})
 	if err != nil {
-		return 0, fmt.Errorf("podbench: watch pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return nil, 0, fmt.Errorf("podbench: watch pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	defer w.Stop()
 	start := time.Now()
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return 0, fmt.Errorf("podbench: create pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return nil, 0, fmt.Errorf("podbench: create pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	for event := range w.ResultChan() {
 		if p, ok := event.Object.(*v1.Pod); ok && p.Status.Phase == v1.PodRunning {
-			return time.Since(start), nil
+			return p, time.Since(start), nil
 		}
 	}
-	return 0, fmt.Errorf("podbench: pod %s/%s: watch ended before Running: %w", pod.Namespace, pod.Name, ctx.Err())
+	return nil, 0, fmt.Errorf("podbench: pod %s/%s: watch ended before Running: %w", pod.Namespace, pod.Name, ctx.Err())
 }
 
 // Kinds name the two kinds of pods Compare measures, in its metrics.
