@@ -51,15 +51,19 @@ build() {
 	echo "peers: building $name $ver into $dir" >&2
 	local start=$SECONDS
 	mkdir -p "$dir"
-	local pkg
+	# One go build for all the packages keyed by their own names: their
+	# links then run in parallel.
+	local pkg named=()
 	for pkg in "$@"; do
-		local out="$dir/"
 		if [[ $pkg == *=* ]]; then
-			out="$dir/${pkg%%=*}"
-			pkg=${pkg#*=}
+			(cd "$root/test/peers/$name" && go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$dir/${pkg%%=*}" "${pkg#*=}")
+		else
+			named+=("$pkg")
 		fi
-		(cd "$root/test/peers/$name" && go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$out" "$pkg")
 	done
+	if [ ${#named[@]} -gt 0 ]; then
+		(cd "$root/test/peers/$name" && go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$dir/" "${named[@]}")
+	fi
 	touch "$dir/.done"
 	echo "peers: built $name $ver in $((SECONDS - start))s" >&2
 }
