@@ -84,17 +84,19 @@ func TestPrepareClaimMakesBoundAllocationsAndUnprepareReleasesThem(t *testing.T)
 	if err := devicemanagertest.UnprepareClaim(t, loop, "claim-1"); err != nil {
 		t.Fatalf("unprepare: %v", err)
 	}
-	poll.Until(t, waitLimit, "claim-1's allocations released", func() error {
+	// The release removes an allocation from the state, then its
+	// directory, in one event: wait for both.
+	poll.Until(t, waitLimit, "claim-1's allocations and directories released", func() error {
 		if list := dm.ListAllocations(); len(list) != 0 {
 			return fmt.Errorf("still held: %v", list)
 		}
+		for _, p := range event.Prepared {
+			if _, err := os.Stat(p.Memif.HostDir); !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("directory %s after unprepare: %v, want it gone", p.Memif.HostDir, err)
+			}
+		}
 		return nil
 	})
-	for _, p := range event.Prepared {
-		if _, err := os.Stat(p.Memif.HostDir); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("directory %s after unprepare: %v, want it gone", p.Memif.HostDir, err)
-		}
-	}
 	if err := devicemanagertest.UnprepareClaim(t, loop, "claim-1"); err != nil {
 		t.Errorf("unprepare of a released claim: %v, want no error", err)
 	}
