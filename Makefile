@@ -2,6 +2,9 @@
 # it needs (scripts/install-deps.sh asks apt for what is missing).
 
 GO        ?= go
+# Go's own installer puts it in /usr/local/go/bin, which a fresh machine's
+# PATH lacks; the targets and the scripts they run find it there too.
+export PATH := $(PATH):/usr/local/go/bin
 BIN       := $(CURDIR)/bin
 # The end-to-end suites that run kubelet's real device manager live in their
 # own module so the agent never depends on k8s.io/kubernetes.
