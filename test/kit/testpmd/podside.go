@@ -15,7 +15,9 @@ import (
 // shell reads the envs, as kubelet does not expand device plugin envs in a
 // command. Counters are printed every second to the container's output
 // (PodStats reads them), which also keeps testpmd running without a
-// terminal; SIGTERM stops it. A pod side run on the host instead of in a
+// terminal; SIGTERM stops it. The shell first waits for the socket: DPDK's
+// memif client gives its port up for good when the socket is not there at
+// start, and a pod may well start before its vswitch side listens. A pod side run on the host instead of in a
 // container needs its own RuntimeDirEnv, or DPDK writes to the host's
 // /var/run/dpdk (and two such pod sides would share a runtime directory,
 // which DPDK refuses).
@@ -25,7 +27,7 @@ func PodCommand() []string { return PodCommandForwarding("txonly") }
 // sends, rxonly counts what arrives (a pod receiving from another pod
 // through the vswitch).
 func PodCommandForwarding(mode string) []string {
-	script := `exec ` + Binary + ` --no-huge -m 256 --no-pci --file-prefix pod -l 1,0` +
+	script := `until [ -S "$MEMIF_SOCKET" ]; do sleep 0.2; done; exec ` + Binary + ` --no-huge -m 256 --no-pci --file-prefix pod -l 1,0` +
 		` --log-level=pmd.net.memif,info` +
 		` --vdev=net_memif0,role=client,socket="$MEMIF_SOCKET",socket-abstract=no,secret="$MEMIF_SECRET"` +
 		` -- -a --forward-mode=` + mode + ` --stats-period 1 --total-num-mbufs=16384`

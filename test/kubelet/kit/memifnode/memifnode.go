@@ -224,20 +224,11 @@ func MemifPodForwarding(namespace, name, mode string) *v1.Pod {
 				Name:            ContainerName,
 				Image:           TestpmdImage,
 				ImagePullPolicy: v1.PullNever,
-				Command:         waitForVswitch(testpmd.PodCommandForwarding(mode)),
+				Command:         testpmd.PodCommandForwarding(mode),
 				Resources:       v1.ResourceRequirements{Requests: resources, Limits: limits},
 			}},
 		},
 	}
-}
-
-// waitForVswitch prefixes a shell command with a wait for the vswitch's
-// end of the memif: DPDK's memif client gives up its port for good when the
-// socket is not there at start, and a pod may well start before its
-// vswitch side listens.
-func waitForVswitch(command []string) []string {
-	script := `until [ -S "$MEMIF_SOCKET" ]; do sleep 0.2; done; ` + command[len(command)-1]
-	return append(append([]string(nil), command[:len(command)-1]...), script)
 }
 
 // CreatePod creates pod.
