@@ -83,6 +83,9 @@ func replaceAgentPod(ctx context.Context, t *testing.T, n *memifnode.Node) {
 		t.Fatal(err)
 	}
 	poll.Until(t, waitLimit, "a new agent pod Ready", func() error { return n.AgentReplaced(ctx, old.UID) })
+	if err := n.AgentNeverRestarted(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // setDRA switches the DRA driver on or off in the agent's ConfigMap

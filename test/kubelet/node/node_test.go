@@ -199,6 +199,9 @@ func TestAgentOnARealNode(t *testing.T) {
 			t.Fatal(err)
 		}
 		poll.Until(t, agentTimeout, "a new agent pod Ready", func() error { return n.AgentReplaced(ctx, old.UID) })
+		if err := n.AgentNeverRestarted(ctx); err != nil {
+			t.Fatal(err)
+		}
 		poll.Until(t, agentTimeout, "the new agent lists the same allocations", func() error {
 			after, err := n.Memifctl(ctx, "--show-secrets", "list")
 			if err != nil {

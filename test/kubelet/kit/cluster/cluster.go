@@ -334,7 +334,7 @@ func (c *Cluster) writeConfig(context.Context) error {
 	if c.pki, err = newPKI(filepath.Join(c.dir, "pki")); err != nil {
 		return err
 	}
-	ports, err := freePorts(4)
+	ports, err := FreePorts(4)
 	if err != nil {
 		return err
 	}
@@ -362,8 +362,10 @@ func (c *Cluster) writeConfig(context.Context) error {
 	return nil
 }
 
-// freePorts returns n loopback ports the kernel picked as free.
-func freePorts(n int) ([]string, error) {
+// FreePorts returns n loopback ports the kernel picked as free. Every
+// cluster runs on the host's network, so whatever a test runs with host
+// networking must take its ports from here rather than a fixed number.
+func FreePorts(n int) ([]string, error) {
 	var ports []string
 	var listeners []net.Listener
 	defer func() {
@@ -383,7 +385,7 @@ func freePorts(n int) ([]string, error) {
 }
 
 func (c *Cluster) startEtcd(ctx context.Context) error {
-	peerPorts, err := freePorts(1)
+	peerPorts, err := FreePorts(1)
 	if err != nil {
 		return err
 	}

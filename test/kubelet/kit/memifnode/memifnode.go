@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -94,12 +95,49 @@ func Deploy(ctx context.Context, c *cluster.Cluster, opts Options) (*Node, error
 	if kustomization == "" {
 		kustomization = "k8s"
 	}
-	out, err := c.Kubectl(ctx, "apply", "-k", filepath.Join(root, kustomization))
+	manifests, port, err := n.renderOnOwnPort(ctx, filepath.Join(root, kustomization))
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Kubectl(ctx, "apply", "-f", manifests)
 	if err != nil {
 		return nil, fmt.Errorf("memifnode: %w", err)
 	}
-	logf("memifnode: kubectl apply -k %s/:\n%s", kustomization, strings.TrimSpace(out))
+	logf("memifnode: kubectl apply -k %s/ (HTTP on 127.0.0.1:%s):\n%s", kustomization, port, strings.TrimSpace(out))
 	return n, nil
+}
+
+// manifestHTTPPort is the agent's HTTP port in k8s/base (http.conf, the
+// container port and the probes).
+const manifestHTTPPort = "9191"
+
+// renderOnOwnPort renders the kustomization into the cluster's work dir
+// with the agent's HTTP port moved to a free one, and returns the file.
+// The agent runs with host networking, and every cluster of the harness
+// shares the host's network: two nodes' agents on the manifests' fixed
+// port would collide, the second exiting on "address already in use"
+// until the first is gone.
+func (n *Node) renderOnOwnPort(ctx context.Context, kustomization string) (path, port string, err error) {
+	path = filepath.Join(n.c.Dir(), "memif-agent-manifests.yaml")
+	if _, err := n.c.Kubectl(ctx, "kustomize", kustomization, "--output", path); err != nil {
+		return "", "", fmt.Errorf("memifnode: %w", err)
+	}
+	rendered, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", fmt.Errorf("memifnode: %w", err)
+	}
+	ports, err := cluster.FreePorts(1)
+	if err != nil {
+		return "", "", fmt.Errorf("memifnode: %w", err)
+	}
+	portNumber := regexp.MustCompile(`\b` + manifestHTTPPort + `\b`)
+	if !portNumber.Match(rendered) {
+		return "", "", fmt.Errorf("memifnode: %s renders no HTTP port %s to move", kustomization, manifestHTTPPort)
+	}
+	if err := os.WriteFile(path, portNumber.ReplaceAll(rendered, []byte(ports[0])), 0o600); err != nil {
+		return "", "", fmt.Errorf("memifnode: %w", err)
+	}
+	return path, ports[0], nil
 }
 
 // importAgentImage runs scripts/image.sh (make image) into the cluster's
@@ -170,6 +208,29 @@ func (n *Node) AgentReplaced(ctx context.Context, old types.UID) error {
 		return fmt.Errorf("agent pod %s is still the old one", pod.Name)
 	}
 	return n.DaemonSetReady(ctx)
+}
+
+// AgentNeverRestarted returns an error naming the agent pod's container
+// restarts, with the log of the run before the last, when its container
+// exited and kubelet started it again: a replaced agent must come up in
+// one run.
+func (n *Node) AgentNeverRestarted(ctx context.Context) error {
+	pod, err := n.AgentPod(ctx)
+	if err != nil {
+		return err
+	}
+	for _, status := range pod.Status.ContainerStatuses {
+		if status.RestartCount == 0 {
+			continue
+		}
+		reason := ""
+		if exited := status.LastTerminationState.Terminated; exited != nil {
+			reason = fmt.Sprintf(" (last exit code %d, %s)", exited.ExitCode, exited.Reason)
+		}
+		return fmt.Errorf("agent pod %s: container %s restarted %d times%s\n%s",
+			pod.Name, status.Name, status.RestartCount, reason, n.AgentLogs(ctx, 60))
+	}
+	return nil
 }
 
 // AgentLogs returns the last lines of the agent container's log, and of
