@@ -2,9 +2,7 @@ package deviceplugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -14,6 +12,8 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/contivpp/memif-agent/internal/unixsocket"
 )
 
 // connectBackoff paces reconnections to kubelet's registration socket
@@ -36,8 +36,8 @@ type supervisor struct {
 	watcher    *fsnotify.Watcher
 	grpcServer *grpc.Server
 	serveErr   <-chan error
-	served     socketID // our socket as our server created it
-	serving    uint64   // counts serve calls: names our server in a registration
+	served     unixsocket.ID // our socket as our server created it
+	serving    uint64        // counts serve calls: names our server in a registration
 
 	registered registration // the pair of the last successful registration
 	inFlight   *attempt     // nil when no registration runs
@@ -52,7 +52,7 @@ type supervisor struct {
 // registration is what a Register call is for: the kubelet socket it is
 // sent to and our server (its serve count) that kubelet dials back.
 type registration struct {
-	kubelet socketID
+	kubelet unixsocket.ID
 	serving uint64
 }
 
@@ -155,7 +155,7 @@ func (sup *supervisor) reconcile(ctx context.Context, retrying bool) {
 		notYet(err)
 		return
 	}
-	kubelet, err := statSocket(sup.s.kubeletSocketPath())
+	kubelet, err := unixsocket.Stat(sup.s.kubeletSocketPath())
 	if err != nil {
 		// The creation of kubelet's socket triggers the next attempt; the
 		// retry timer covers a watch that missed it.
@@ -179,7 +179,7 @@ func (sup *supervisor) reconcile(ctx context.Context, retrying bool) {
 // socket our server listens on, and returns the serve count of the server.
 func (sup *supervisor) ensureServing() (uint64, error) {
 	if sup.grpcServer != nil {
-		current, err := statSocket(sup.s.SocketPath())
+		current, err := unixsocket.Stat(sup.s.SocketPath())
 		if err == nil && current == sup.served {
 			return sup.serving, nil
 		}
@@ -201,7 +201,7 @@ func (sup *supervisor) serve() error {
 	if err != nil {
 		return err
 	}
-	served, err := statSocket(sup.s.SocketPath())
+	served, err := unixsocket.Stat(sup.s.SocketPath())
 	if err != nil {
 		server.Stop()
 		return fmt.Errorf("device plugin socket vanished as it was served: %w", err)
@@ -215,7 +215,7 @@ func (sup *supervisor) stopServing() {
 	if sup.grpcServer != nil {
 		// Stop ends every stream: ListAndWatch of the old kubelet returns.
 		sup.grpcServer.Stop()
-		sup.grpcServer, sup.serveErr, sup.served = nil, nil, socketID{}
+		sup.grpcServer, sup.serveErr, sup.served = nil, nil, unixsocket.ID{}
 	}
 }
 
@@ -284,10 +284,12 @@ func (sup *supervisor) shutdown() {
 	sup.retry.Stop()
 	sup.cancelAttempt()
 	sup.attempts.Wait()
+	// A replacement agent may already serve at our path: remove only ours.
+	served := sup.served
 	sup.stopServing()
 	sup.watcher.Close()
-	if err := os.Remove(sup.s.SocketPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		sup.s.log.Warnf("remove device plugin socket %s: %v", sup.s.SocketPath(), err)
+	if err := unixsocket.RemoveIfSame(sup.s.SocketPath(), served); err != nil {
+		sup.s.log.Warnf("device plugin socket: %v", err)
 	}
 }
 

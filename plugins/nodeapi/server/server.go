@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"google.golang.org/grpc"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	"github.com/contivpp/memif-agent/internal/unixgroup"
+	"github.com/contivpp/memif-agent/internal/unixsocket"
 )
 
 // Config says where the API is served.
@@ -26,6 +26,7 @@ type Config struct {
 // Server serves a Service on a Unix socket until Close.
 type Server struct {
 	path     string
+	socket   unixsocket.ID // the socket at path as we made it
 	grpc     *grpc.Server
 	served   chan struct{}
 	serveErr error
@@ -46,11 +47,11 @@ func Start(config Config, service *Service) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("API socket %w", err)
 	}
-	listener, err := listenUnix(path, mode, gid)
+	listener, socket, err := listenUnix(path, mode, gid)
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{path: path, grpc: grpc.NewServer(), served: make(chan struct{})}
+	srv := &Server{path: path, socket: socket, grpc: grpc.NewServer(), served: make(chan struct{})}
 	memifv1.RegisterMemifAgentServer(srv.grpc, service)
 	go func() {
 		defer close(srv.served)
@@ -70,8 +71,9 @@ func (s *Server) Close() error {
 	if errors.Is(err, grpc.ErrServerStopped) {
 		err = nil
 	}
-	if rmErr := os.Remove(s.path); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-		err = errors.Join(err, fmt.Errorf("remove API socket %s: %w", s.path, rmErr))
+	// A replacement agent may already serve at our path: remove only ours.
+	if rmErr := unixsocket.RemoveIfSame(s.path, s.socket); rmErr != nil {
+		err = errors.Join(err, fmt.Errorf("API %w", rmErr))
 	}
 	if err != nil {
 		return fmt.Errorf("serve node API on %s: %w", s.path, err)

@@ -351,3 +351,29 @@ func serveSocket(t *testing.T, path string) {
 	}
 	t.Cleanup(func() { listener.Close() })
 }
+
+// When a DaemonSet replaces the agent, the new agent can make its socket at
+// the same path (the old one's is stale by then) before the old agent has
+// finished closing: the old agent's Close must leave the new socket alone.
+func TestCloseLeavesTheSocketOfAReplacement(t *testing.T) {
+	devices, _ := startWithWebMemif(t)
+	path := filepath.Join(t.TempDir(), "api.sock")
+	old, err := server.Start(server.Config{SocketPath: path}, server.NewService(devices, nil, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	replacement := startAPI(t, devices, nil, server.Config{SocketPath: path})
+	if err := old.Close(); err != nil {
+		t.Fatalf("close the old server: %v", err)
+	}
+	reply, err := replacement.ListAllocations(context.Background(), &memifv1.ListAllocationsRequest{})
+	if err != nil {
+		t.Fatalf("the replacement's API after the old server closed: %v", err)
+	}
+	if len(reply.Allocations) != 1 {
+		t.Errorf("the replacement lists %d allocations, want 1", len(reply.Allocations))
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/contivpp/memif-agent/internal/unixsocket"
 )
 
 // DefaultSocketMode makes the API socket root-only; it lives in a
@@ -24,29 +26,34 @@ const DefaultSocketMode = fs.FileMode(0o600)
 // The socket is made under a temporary name and renamed to path only once
 // its mode and group are set, so path never has the wider mode the umask
 // gives a new socket.
-func listenUnix(path string, mode fs.FileMode, gid int) (net.Listener, error) {
+func listenUnix(path string, mode fs.FileMode, gid int) (net.Listener, unixsocket.ID, error) {
 	if err := makeSocketDir(filepath.Dir(path), mode, gid); err != nil {
-		return nil, fmt.Errorf("create API socket directory for %s: %w", path, err)
+		return nil, unixsocket.ID{}, fmt.Errorf("create API socket directory for %s: %w", path, err)
 	}
 	if err := removeStaleSocket(path); err != nil {
-		return nil, err
+		return nil, unixsocket.ID{}, err
 	}
 	tmpPath := path + ".new"
 	if err := removeStaleSocket(tmpPath); err != nil {
-		return nil, err
+		return nil, unixsocket.ID{}, err
 	}
 	listener, err := net.Listen("unix", tmpPath)
 	if err != nil {
-		return nil, fmt.Errorf("listen on API socket %s: %w", tmpPath, err)
+		return nil, unixsocket.ID{}, fmt.Errorf("listen on API socket %s: %w", tmpPath, err)
 	}
 	if err := publishSocket(tmpPath, path, mode, gid); err != nil {
 		listener.Close()
-		return nil, err
+		return nil, unixsocket.ID{}, err
+	}
+	socket, err := unixsocket.Stat(path)
+	if err != nil {
+		listener.Close()
+		return nil, unixsocket.ID{}, fmt.Errorf("API socket vanished as it was made: %w", err)
 	}
 	// Server.Close removes path; the listener would unlink tmpPath, a name
 	// it no longer has.
 	listener.(*net.UnixListener).SetUnlinkOnClose(false)
-	return listener, nil
+	return listener, socket, nil
 }
 
 // publishSocket sets the mode and group of the socket at tmpPath and

@@ -1,0 +1,62 @@
+// Package unixsocket tells one incarnation of a Unix socket file from
+// another at the same path, so that a server removes only the socket it
+// made. When a DaemonSet replaces the agent, the new agent can make its
+// sockets while the old one is still shutting down; the old one must not
+// remove them on its way out.
+package unixsocket
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ID is one incarnation of a socket file. The inode number alone does not
+// tell: a filesystem reuses the number of a removed file. With the change
+// time a reused number still differs. The zero ID is no socket.
+type ID struct {
+	dev, ino            uint64
+	ctimeSec, ctimeNsec int64
+}
+
+var errNotSocket = errors.New("not a socket")
+
+// Stat returns the identity of the socket at path.
+func Stat(path string) (ID, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return ID{}, err
+	}
+	if info.Mode()&os.ModeSocket == 0 {
+		return ID{}, fmt.Errorf("%s is %w (mode %s)", path, errNotSocket, info.Mode())
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ID{}, fmt.Errorf("stat %s: no inode information on this platform", path)
+	}
+	return ID{dev: uint64(st.Dev), ino: st.Ino, ctimeSec: int64(st.Ctim.Sec), ctimeNsec: int64(st.Ctim.Nsec)}, nil
+}
+
+// RemoveIfSame removes the socket at path if it is still own. A missing
+// file, or another socket or file now at path, is left alone and is not an
+// error: it belongs to whoever made it.
+func RemoveIfSame(path string, own ID) error {
+	if own == (ID{}) {
+		return nil
+	}
+	current, err := Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errNotSocket):
+		return nil
+	case err != nil:
+		return fmt.Errorf("check socket %s before removing it: %w", path, err)
+	case current != own:
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove socket %s: %w", path, err)
+	}
+	return nil
+}
