@@ -31,10 +31,22 @@ func Match(a Allocation, resource string, container podapi.PodContainer) string 
 		return matchMount
 	case a.HostSocket != "" && container.Annotations[dmapi.AnnotationSocketHost] == a.HostSocket:
 		return matchAnnotation
-	case sameDevices(container.DeviceIDs[resource], a.DeviceIDs):
+	case sameDevices(container.DeviceIDs[resource], a.DeviceIDs) && !madeForAnother(a, container):
 		return matchDevices
 	}
 	return matchNone
+}
+
+// madeForAnother tells whether the runtime shows container made for another
+// allocation (kubelet asks Allocate once per container). pod-resources
+// names pods, not their incarnations: until the runtime drops the
+// containers of a pod deleted and re-created under the same name, the
+// re-created pod's device IDs are merged onto the dead incarnation's
+// containers, and binding on them would give the new allocation the dead
+// pod's UID, and so its release.
+func madeForAnother(a Allocation, container podapi.PodContainer) bool {
+	socket := container.Annotations[dmapi.AnnotationSocketHost]
+	return socket != "" && socket != a.HostSocket
 }
 
 func sameDevices(held, allocated []string) bool {

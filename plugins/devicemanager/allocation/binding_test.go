@@ -30,6 +30,14 @@ func TestMatch(t *testing.T) {
 		{"other dir mounted", podapi.PodContainer{MountSources: []string{a.HostDir + "x"}}, matchNone},
 		{"other socket annotation", podapi.PodContainer{Annotations: map[string]string{dmapi.AnnotationSocketHost: "/x/memif.sock"}}, matchNone},
 		{"no evidence", podapi.PodContainer{}, matchNone},
+		{"same device IDs on a container made for another memif (a dead pod of the same name)", podapi.PodContainer{
+			RuntimeID: "c-old", Annotations: map[string]string{dmapi.AnnotationSocketHost: "/x/memif.sock"},
+			DeviceIDs: map[string][]string{resource: {"memif-001", "memif-003"}},
+		}, matchNone},
+		{"same device IDs on a container made for this memif", podapi.PodContainer{
+			RuntimeID: "c-new", Annotations: map[string]string{dmapi.AnnotationSocketHost: a.HostSocket},
+			DeviceIDs: map[string][]string{resource: {"memif-001", "memif-003"}},
+		}, matchAnnotation},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
