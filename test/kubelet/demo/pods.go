@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
 	v1 "k8s.io/api/core/v1"
@@ -125,13 +127,33 @@ func (p *dockerPod) remove(client *docker.Client) error {
 		if id == "" {
 			continue
 		}
-		err := client.RemoveContainer(docker.RemoveContainerOptions{ID: id, Force: true})
-		var missing *docker.NoSuchContainer
-		if err != nil && !errors.As(err, &missing) {
+		if err := removeContainer(client, id); err != nil {
 			errs = append(errs, fmt.Errorf("remove container %.12s of pod %s: %w", id, p.pod.Name, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeRetryFor bounds the retries of removeContainer.
+const removeRetryFor = time.Minute
+
+// removeContainer force-removes container id. dockerd waits a fixed time
+// for the exit event of the container it killed and then gives up with
+// "did not receive an exit event", though the container goes on to exit:
+// on a loaded machine that answer is asked again until it goes away.
+func removeContainer(client *docker.Client, id string) error {
+	deadline := time.Now().Add(removeRetryFor)
+	for {
+		err := client.RemoveContainer(docker.RemoveContainerOptions{ID: id, Force: true})
+		var missing *docker.NoSuchContainer
+		if err == nil || errors.As(err, &missing) {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "did not receive an exit event") || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // logs returns the app container's output (the pod side's testpmd).

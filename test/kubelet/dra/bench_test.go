@@ -43,7 +43,7 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 	// it): enough devices for every iteration.
 	cfg.DeviceCount, cfg.ClaimDeviceCount = 64, 4
 	calls := &callTimes{byMethod: map[string][]time.Duration{}}
-	a := startAgentWith(b, c, client, "/var/run/cdi", cfg, calls.intercept)
+	a := startAgentWith(b, c, client, cfg, calls.intercept)
 	poll.Until(b, waitLimit, "the node's memifs published and allocatable", func() error {
 		node, err := client.CoreV1().Nodes().Get(ctx, cluster.NodeName, metav1.GetOptions{})
 		if err != nil {

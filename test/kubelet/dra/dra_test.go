@@ -44,9 +44,8 @@ const (
 
 // startCluster starts a cluster for tb with the DeviceClass and the claim
 // template of k8s/dra applied. containerd reads CDI specs from /var/run/cdi
-// (its default), the machine's: the specs written while tb runs are removed
-// at its end (their names carry the claim UID, so other clusters' specs
-// never meet).
+// (its default), a private node path of the cluster: no other cluster's
+// specs or watches meet there.
 func startCluster(tb testing.TB, opts cluster.Options) (*cluster.Cluster, kubernetes.Interface) {
 	tb.Helper()
 	c := cluster.StartForTest(tb, opts)
@@ -54,7 +53,6 @@ func startCluster(tb testing.TB, opts cluster.Options) (*cluster.Cluster, kubern
 	if err != nil {
 		tb.Fatal(err)
 	}
-	removeNewCDISpecs(tb, "/var/run/cdi")
 	if out, err := c.Kubectl(context.Background(), "apply", "-f", "../../../k8s/dra/deviceclass.yaml", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
 		tb.Fatalf("apply the DeviceClass and claim template: %v\n%s", err, out)
 	}
@@ -70,18 +68,18 @@ type agent struct {
 	loop   *eventloop.Loop
 }
 
-func startAgent(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, cdiDir string) *agent {
+func startAgent(t testing.TB, c *cluster.Cluster, client kubernetes.Interface) *agent {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DevicePlugin = false
 	cfg.ClaimDeviceCount = 1
-	return startAgentWith(t, c, client, cdiDir, cfg, nil)
+	return startAgentWith(t, c, client, cfg, nil)
 }
 
 // startAgentWith runs the agent with cfg over the node's paths, the DRA
 // driver on; intercept, when set, wraps each of kubelet's gRPC calls to the
 // driver and the device plugin.
-func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, cdiDir string, cfg config.Config, intercept grpc.UnaryServerInterceptor) *agent {
+func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, cfg config.Config, intercept grpc.UnaryServerInterceptor) *agent {
 	t.Helper()
 	a := startDeviceManager(t, c, cfg, intercept)
 	pool := a.dm.ClaimPool()
@@ -89,7 +87,7 @@ func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interfac
 		DriverName: claims.DefaultDriverName, NodeName: cluster.NodeName,
 		PluginDataDir: c.HostPath("/var/lib/kubelet/plugins/" + claims.DefaultDriverName),
 		RegistrarDir:  c.HostPath("/var/lib/kubelet/plugins_registry"),
-		CDIDir:        cdiDir, SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
+		CDIDir:        c.HostPath("/var/run/cdi"), SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
 		Interceptor: intercept,
 	}, client, a.loop, devicemanagertest.Logger(t))
 	if err != nil {
@@ -180,7 +178,7 @@ func TestClaimOnARealNode(t *testing.T) {
 	if err := c.ImportOCIImage(ctx, image); err != nil {
 		t.Fatal(err)
 	}
-	a := startAgent(t, c, client, "/var/run/cdi")
+	a := startAgent(t, c, client)
 	poll.Until(t, waitLimit, "the node's ResourceSlice", func() error {
 		slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 		if err != nil || len(slices.Items) != 1 || len(slices.Items[0].Spec.Devices) != 1 {
@@ -232,7 +230,7 @@ func TestClaimOnARealNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.stop()
-	a = startAgent(t, c, client, "/var/run/cdi")
+	a = startAgent(t, c, client)
 	if again := podMemif(t, a, "memif-claim-1"); again.AllocationID != memif.AllocationID || again.Secret != memif.Secret {
 		t.Errorf("after kubelet's and the agent's restart the pod holds %v, want %v", again, memif)
 	}
@@ -268,11 +266,11 @@ func TestAgentRestartAndStopOnARealNode(t *testing.T) {
 	c, client := startCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	a := startAgent(t, c, client, "/var/run/cdi")
+	a := startAgent(t, c, client)
 	published := nodeSlice(ctx, t, client)
 
 	a.stop()
-	a = startAgent(t, c, client, "/var/run/cdi")
+	a = startAgent(t, c, client)
 	first := createPod(ctx, t, client, podOf("memif-restart-1", cluster.PauseImage, nil, true))
 	waitRunning(ctx, t, client, first.Name)
 	if now := nodeSlice(ctx, t, client); now.UID != published.UID || now.ResourceVersion != published.ResourceVersion {
@@ -295,7 +293,7 @@ func TestAgentRestartAndStopOnARealNode(t *testing.T) {
 		}
 		return nil
 	})
-	a = startAgent(t, c, client, "/var/run/cdi")
+	a = startAgent(t, c, client)
 	poll.Until(t, waitLimit, "the deleted pod's memif released", func() error {
 		if _, err := os.Stat(memif.HostDir); !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("%s still there (%v)", memif.HostDir, err)
@@ -327,7 +325,7 @@ func TestAgentRestartAndStopOnARealNode(t *testing.T) {
 	waitNoNodeSlice(ctx, t, client, "the agent back with the DRA driver off")
 
 	a.stop()
-	a = startAgent(t, c, client, "/var/run/cdi")
+	a = startAgent(t, c, client)
 	nodeSlice(ctx, t, client)
 	a.stop()
 	waitNoNodeSlice(ctx, t, client, "the agent stopped for good")
@@ -406,27 +404,6 @@ func containerSpec(ctx context.Context, t *testing.T, c *cluster.Cluster, client
 		t.Fatalf("ctr containers info %s: %v\n%s", id, err, out)
 	}
 	return info.Spec.Process.Env, info.Spec.Mounts
-}
-
-// removeNewCDISpecs removes, when t ends, the memif CDI specs written
-// since it was called: the cluster's stop leaves claims unprepared, and
-// /var/run/cdi is the machine's.
-func removeNewCDISpecs(t testing.TB, dir string) {
-	pattern := filepath.Join(dir, claims.CDISpecName("*"))
-	before, err := filepath.Glob(pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		after, _ := filepath.Glob(pattern)
-		for _, spec := range after {
-			if !slices.Contains(before, spec) {
-				if err := os.Remove(spec); err != nil && !errors.Is(err, os.ErrNotExist) {
-					t.Errorf("remove CDI spec %s: %v", spec, err)
-				}
-			}
-		}
-	})
 }
 
 // createPod creates pod and deletes it when t ends.
