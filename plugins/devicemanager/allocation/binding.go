@@ -101,10 +101,19 @@ func (s *State) bindLocked(pod podapi.Pod, containers []podapi.PodContainer) []B
 			if evidence == matchNone {
 				continue
 			}
-			if a.Bound() && a.ContainerName == container.Name && !learnsUID(a, pod) {
+			uid := pod.UID
+			if evidence == matchDevices && container.RuntimeID == "" {
+				// kubelet asks Allocate before it creates the pod's
+				// sandbox, and pod-resources names pods, not their
+				// incarnations: the UID the runtime gives a pod whose
+				// container it does not show yet can be that of a deleted
+				// pod of the same name. The container's mount tells it.
+				uid = a.PodUID
+			}
+			if a.Bound() && a.ContainerName == container.Name && (a.PodUID != "" || uid == "") {
 				break
 			}
-			a.Pod, a.PodUID, a.ContainerName = pod.ID, pod.UID, container.Name
+			a.Pod, a.PodUID, a.ContainerName = pod.ID, uid, container.Name
 			s.allocations[id] = a
 			bindings = append(bindings, Binding{Allocation: a.clone(), Evidence: evidence})
 			break
@@ -114,14 +123,17 @@ func (s *State) bindLocked(pod podapi.Pod, containers []podapi.PodContainer) []B
 	return bindings
 }
 
-// PodAllocations returns every allocation bound to pod (this incarnation,
-// when both UIDs are known), ordered by ID. The caller releases them with
+// PodAllocations returns every allocation bound to pod, ordered by ID: to
+// this incarnation when pod's UID is known, so a binding that has no UID
+// yet (made on kubelet's device IDs alone, possibly for a re-created pod of
+// the same name) is not among them; the collection of what no live pod
+// holds releases it once the pod is gone. The caller releases them with
 // Remove once the vswitch side is gone.
 func (s *State) PodAllocations(pod podapi.Pod) []Allocation {
 	s.mu.RLock()
 	var held []Allocation
 	for _, a := range s.allocations {
-		if a.Bound() && heldBy(a, pod) {
+		if a.Bound() && a.Pod == pod.ID && (pod.UID == "" || a.PodUID == pod.UID) {
 			held = append(held, a.clone())
 		}
 	}

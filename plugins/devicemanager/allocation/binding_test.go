@@ -251,3 +251,30 @@ func TestBindLearnsUID(t *testing.T) {
 		})
 	}
 }
+
+// TestPodRecreatedUnderTheSameName: a pod deleted and re-created under the
+// same name is admitted (kubelet lists its device IDs) while the runtime
+// still shows the deleted incarnation without the new container. The new
+// allocation must not take the deleted pod's UID, nor be released by its
+// deletion; the new container's mount then gives it the new UID.
+func TestPodRecreatedUnderTheSameName(t *testing.T) {
+	deleted := podapi.Pod{ID: podWeb.ID, UID: "uid-deleted"}
+	s := newTestState(t, 8, newAllocation("a-2", "memif-000"))
+	admitted := []podapi.PodContainer{{Name: "app", DeviceIDs: map[string][]string{resource: {"memif-000"}}}}
+	if got := bindingSummary(s.Bind(deleted, admitted)); !reflect.DeepEqual(got, []string{"a-2 app device IDs"}) {
+		t.Fatalf("Bind of the admitted pod = %v", got)
+	}
+	if a2, _ := held(s, "a-2"); a2.PodUID != "" {
+		t.Errorf("a-2 took uid %q from a pod whose container the runtime does not show", a2.PodUID)
+	}
+	if released := s.PodAllocations(deleted); len(released) != 0 {
+		t.Errorf("the deleted incarnation's release takes %v", released)
+	}
+	running := []podapi.PodContainer{{Name: "app", RuntimeID: "c-new", MountSources: []string{"/var/run/contiv/memif/a-2"}, DeviceIDs: admitted[0].DeviceIDs}}
+	if got := bindingSummary(s.Bind(podWeb, running)); !reflect.DeepEqual(got, []string{"a-2 app mount"}) {
+		t.Errorf("binding the re-created pod's container = %v", got)
+	}
+	if a2, _ := held(s, "a-2"); a2.PodUID != podWeb.UID {
+		t.Errorf("a-2 has uid %q, want the re-created pod's %q", a2.PodUID, podWeb.UID)
+	}
+}
