@@ -39,6 +39,9 @@ func (m *Manager) GetPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
 		if admitted := m.resolveAdmitted(pod); len(admitted) > 0 {
 			return admitted, nil
 		}
+		// The event loop can bind them while the resolver asks the
+		// runtime and kubelet: the resolver's answer then skips them.
+		infos, err = m.state.PodMemifs(pod)
 	}
 	return infos, err
 }

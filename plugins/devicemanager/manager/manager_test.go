@@ -566,3 +566,36 @@ func TestAdmittedPodBindingLearnsUID(t *testing.T) {
 		t.Errorf("the checkpoint holds uid %q, want %s: %+v", persisted.Allocations[0].PodUID, pod.UID, persisted)
 	}
 }
+
+// bindingResolver is the pod tracker's PodResolver as the event loop races
+// it: while it asks the runtime and kubelet about the pod, the loop binds
+// the pod's allocation; then it answers the pod as kubelet lists it.
+type bindingResolver struct {
+	bind   func()
+	answer podapi.PodState
+}
+
+func (r *bindingResolver) ResolvePod(_ context.Context, pod podapi.PodID) (podapi.PodState, bool, error) {
+	r.bind()
+	return r.answer, pod == r.answer.Pod.ID, nil
+}
+
+func TestLookupWhileTheLoopBindsThePod(t *testing.T) {
+	pod := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "web"}, UID: "uid-1"}
+	resolver := &bindingResolver{answer: podapi.PodState{Pod: podapi.Pod{ID: pod.ID}, Containers: []podapi.PodContainer{
+		{Name: "app", DeviceIDs: map[string][]string{dmapi.DefaultResourceName: {"memif-000"}}},
+	}}}
+	a := startAgentWith(t, testConfig(t), manager.Options{Log: testLogger{t}, PodResolver: resolver})
+	response, err := allocate(a, []string{"memif-000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostDir := response.ContainerResponses[0].Mounts[0].HostPath
+	resolver.bind = func() {
+		push(t, a, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{hostDir}}}})
+	}
+	info, err := a.dm.GetPodMemifInfo(pod.ID)
+	if err != nil || info.HostDir != hostDir || info.PodUID != pod.UID {
+		t.Errorf("GetPodMemifInfo while the loop binds the pod = %v, %v; want the allocation of %s bound to %s", info, err, hostDir, pod.UID)
+	}
+}
