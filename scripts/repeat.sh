@@ -4,14 +4,14 @@
 # after the other, with the environment make test gives them (CI=true, so a
 # missing peer fails instead of skipping; the agent binary from bin/).
 # Several of these beside each other are the load the figures in the
-# README's "Flakes" section were taken under.
+# README's "Repeated runs" section were taken under.
 #
 #   scripts/repeat.sh [-n COUNT] [PACKAGE...]
 #
 # PACKAGE is a path from the repository root (plugins/devicemanager/manager,
 # test/kubelet/node); none means every package of both modules. COUNT
 # defaults to 30. Each package's full output is kept in
-# _out/repeat/<UTC time>/<package>.log; one line per package goes to
+# _out/repeat/<UTC time>-<pid>/<package>.log; one line per package goes to
 # stdout and to summary.tsv beside the logs:
 #
 #   package  result  runs  failed  seconds

@@ -110,7 +110,7 @@ func (s *State) bindLocked(pod podapi.Pod, containers []podapi.PodContainer) []B
 				// pod of the same name. The container's mount tells it.
 				uid = a.PodUID
 			}
-			if a.Bound() && a.ContainerName == container.Name && (a.PodUID != "" || uid == "") {
+			if a.Bound() && a.ContainerName == container.Name && !learnsUID(a, podapi.Pod{ID: pod.ID, UID: uid}) {
 				break
 			}
 			a.Pod, a.PodUID, a.ContainerName = pod.ID, uid, container.Name

@@ -50,8 +50,8 @@ func listenUnix(path string, mode fs.FileMode, gid int) (net.Listener, unixsocke
 		listener.Close()
 		return nil, unixsocket.ID{}, fmt.Errorf("API socket vanished as it was made: %w", err)
 	}
-	// Server.Close removes path; the listener would unlink tmpPath, a name
-	// it no longer has.
+	// Server.Close removes path while it is still this socket; the
+	// listener would unlink tmpPath, a name it no longer has.
 	listener.(*net.UnixListener).SetUnlinkOnClose(false)
 	return listener, socket, nil
 }
