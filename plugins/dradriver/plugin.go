@@ -108,7 +108,8 @@ func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
 // Close stops serving kubelet and publishing; prepared claims stay in the
 // checkpoint, the slices in the API server for the next start. When no
 // start follows (the DaemonSet deleted, or dradriver.conf enabled: false),
-// kubelet deletes this node's slices of the driver 30 seconds later.
+// kubelet deletes this node's slices of the driver 30 seconds later; a
+// driver kubelet never registered deletes them itself as it stops.
 func (p *Plugin) Close() error {
 	if p.driver != nil {
 		p.driver.Stop()

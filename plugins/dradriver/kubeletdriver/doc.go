@@ -28,7 +28,10 @@
 // later) deletes the driver's ResourceSlices of its node 30 seconds after
 // it lost the driver's last registration or connection, unless the driver
 // registers again first, and at its own start (the driver, when running,
-// publishes them again).
+// publishes them again). kubelet cleans up only after a driver it
+// registered, so a driver that stops before kubelet registered it (the
+// agent gone within a second of its start, or kubelet down) deletes its
+// slices itself.
 //
 // It never writes claim status or events: secrets leave the agent only
 // through the CDI spec files and the node-local API.

@@ -6,15 +6,19 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -62,11 +66,13 @@ const (
 	socketDirMode = 0o700
 )
 
-// syncTimeout bounds the claims' sync at start; listPageSize is the
-// ResourceClaims listed per call.
+// syncTimeout bounds the claims' sync at start; withdrawTimeout the
+// removal of the node's slices at a stop kubelet would not clean up after;
+// listPageSize is the ResourceClaims listed per call.
 const (
-	syncTimeout  = 30 * time.Second
-	listPageSize = 500
+	syncTimeout     = 30 * time.Second
+	withdrawTimeout = 10 * time.Second
+	listPageSize    = 500
 )
 
 // Driver is the DRA driver. Create it with New, then Start.
@@ -79,6 +85,9 @@ type Driver struct {
 
 	mu     sync.Mutex
 	helper *kubeletplugin.Helper
+	// registered is set when kubelet reports it registered the driver
+	// (NotifyRegistrationStatus), for this start.
+	registered atomic.Bool
 }
 
 var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
@@ -126,10 +135,12 @@ func (d *Driver) Start(ctx context.Context) error {
 		kubeletplugin.PluginDataDirectoryPath(d.cfg.PluginDataDir),
 		kubeletplugin.RegistrarDirectoryPath(d.cfg.RegistrarDir),
 		kubeletplugin.HealthService(false),
+		kubeletplugin.GRPCInterceptor(d.watchRegistration),
 	}
 	if d.cfg.Interceptor != nil {
 		options = append(options, kubeletplugin.GRPCInterceptor(d.cfg.Interceptor))
 	}
+	d.registered.Store(false)
 	helper, err := kubeletplugin.Start(ctx, d, options...)
 	if err != nil {
 		return fmt.Errorf("start DRA driver %s: %w", d.cfg.DriverName, err)
@@ -158,11 +169,63 @@ func (d *Driver) resources() resourceslice.DriverResources {
 // its slices to kubelet: 30 seconds after the last registration of a
 // driver goes (or its connection breaks), kubelet deletes the driver's
 // ResourceSlices of its node, unless the driver registers again first.
+// kubelet cleans up only after a driver it registered, though: one that
+// stops before kubelet registered it (kubelet slow, or not running)
+// withdraws its slices itself, or they would advertise devices nobody
+// prepares.
 func (d *Driver) Stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.helper == nil {
+		return
+	}
 	d.helper.Stop()
 	d.helper = nil
+	if d.registered.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
+	defer cancel()
+	if err := d.withdrawSlices(ctx); err != nil {
+		d.log.Warnf("DRA driver %s stopped before kubelet registered it, and its ResourceSlices of node %s stay (kubelet deletes them when it next starts; or delete them by hand): %v",
+			d.cfg.DriverName, d.cfg.NodeName, err)
+		return
+	}
+	d.log.Infof("DRA driver %s stopped before kubelet registered it: deleted its ResourceSlices of node %s, as kubelet does for a driver that goes", d.cfg.DriverName, d.cfg.NodeName)
+}
+
+// Registered reports whether kubelet has registered the driver since it
+// last started.
+func (d *Driver) Registered() bool { return d.registered.Load() }
+
+// watchRegistration wraps kubelet's calls to note a successful
+// registration; kubeletplugin.Helper keeps the status unguarded.
+func (d *Driver) watchRegistration(ctx context.Context, request any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	response, err := handler(ctx, request)
+	if status, ok := request.(*registerapi.RegistrationStatus); ok && err == nil && status.PluginRegistered {
+		d.registered.Store(true)
+	}
+	return response, err
+}
+
+// withdrawSlices deletes the driver's ResourceSlices of the node.
+func (d *Driver) withdrawSlices(ctx context.Context) error {
+	selector := fields.Set{
+		resourceapi.ResourceSliceSelectorNodeName: d.cfg.NodeName,
+		resourceapi.ResourceSliceSelectorDriver:   d.cfg.DriverName,
+	}.String()
+	list, err := d.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: selector})
+	if err != nil {
+		return fmt.Errorf("list ResourceSlices (%s): %w", selector, err)
+	}
+	var errs []error
+	for _, slice := range list.Items {
+		err := d.client.ResourceV1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &slice.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete ResourceSlice %s: %w", slice.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // syncClaims tells the device manager which of its prepared claims the API

@@ -366,3 +366,54 @@ func inject(t *testing.T, dir, id string) ([]string, []oci.Mount) {
 	}
 	return spec.Process.Env, spec.Mounts
 }
+
+// kubelet deletes the slices of a driver it registered when the driver
+// goes; a driver it never registered withdraws them itself at Stop.
+func TestStopWithdrawsSlices(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		notify     *registerapi.RegistrationStatus
+		wantSlices int
+	}{
+		{"ok", &registerapi.RegistrationStatus{PluginRegistered: true}, 1},
+		{"refused", &registerapi.RegistrationStatus{PluginRegistered: false, Error: "unsupported version"}, 0},
+		{"never", nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := startNode(t)
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			nodeSlices := func() int {
+				list, err := n.apiServer.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(list.Items)
+			}
+			poll.Until(t, waitLimit, "this node's ResourceSlice", func() error {
+				if got := nodeSlices(); got != 1 {
+					return fmt.Errorf("%d slices", got)
+				}
+				return nil
+			})
+			if tc.notify != nil {
+				conn, err := grpc.NewClient("unix://"+n.registrarIn, grpc.WithTransportCredentials(insecure.NewCredentials()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				_, err = registerapi.NewRegistrationClient(conn).NotifyRegistrationStatus(ctx, tc.notify)
+				if (err == nil) != tc.notify.PluginRegistered {
+					t.Fatalf("NotifyRegistrationStatus(%v) = %v", tc.notify, err)
+				}
+			}
+			if got, want := n.driver.Registered(), tc.notify.GetPluginRegistered(); got != want {
+				t.Errorf("Registered() = %v, want %v", got, want)
+			}
+			n.driver.Stop()
+			if got := nodeSlices(); got != tc.wantSlices {
+				t.Errorf("after Stop the node has %d slices, want %d", got, tc.wantSlices)
+			}
+		})
+	}
+}

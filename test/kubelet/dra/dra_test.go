@@ -82,11 +82,25 @@ func startAgent(t testing.TB, c *cluster.Cluster, client kubernetes.Interface) *
 func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, cfg config.Config, intercept grpc.UnaryServerInterceptor) *agent {
 	t.Helper()
 	a := startDeviceManager(t, c, cfg, intercept)
+	a.driver = startDriver(t, c, client, a, c.HostPath("/var/lib/kubelet/plugins_registry"), intercept)
+	poll.Until(t, waitLimit, "kubelet registered the DRA driver", func() error {
+		if !a.driver.Registered() {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	return a
+}
+
+// startDriver starts the DRA driver of a's device manager, registering in
+// registrarDir.
+func startDriver(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, a *agent, registrarDir string, intercept grpc.UnaryServerInterceptor) *kubeletdriver.Driver {
+	t.Helper()
 	pool := a.dm.ClaimPool()
 	driver, err := kubeletdriver.New(kubeletdriver.Config{
 		DriverName: claims.DefaultDriverName, NodeName: cluster.NodeName,
 		PluginDataDir: c.HostPath("/var/lib/kubelet/plugins/" + claims.DefaultDriverName),
-		RegistrarDir:  c.HostPath("/var/lib/kubelet/plugins_registry"),
+		RegistrarDir:  registrarDir,
 		CDIDir:        c.HostPath("/var/run/cdi"), SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
 		Interceptor: intercept,
 	}, client, a.loop, devicemanagertest.Logger(t))
@@ -96,8 +110,7 @@ func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interfac
 	if err := driver.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	a.driver = driver
-	return a
+	return driver
 }
 
 // startDeviceManager runs the agent with cfg over the node's paths and the
@@ -329,6 +342,27 @@ func TestAgentRestartAndStopOnARealNode(t *testing.T) {
 	nodeSlice(ctx, t, client)
 	a.stop()
 	waitNoNodeSlice(ctx, t, client, "the agent stopped for good")
+}
+
+// kubelet wipes only the slices of a driver it registered; a driver
+// that stops before kubelet registered it withdraws its own.
+func TestDriverKubeletNeverRegisteredWithdrawsItsSlice(t *testing.T) {
+	c, client := startCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cfg := config.Default()
+	cfg.DevicePlugin, cfg.ClaimDeviceCount = false, 1
+	a := startDeviceManager(t, c, cfg, nil)
+	// A registration directory kubelet does not watch: it never learns of
+	// the driver, as when the agent goes before kubelet's plugin watcher
+	// gets to it.
+	a.driver = startDriver(t, c, client, a, t.TempDir(), nil)
+	nodeSlice(ctx, t, client)
+	if a.driver.Registered() {
+		t.Fatal("kubelet registered a driver outside its registration directory")
+	}
+	a.stop()
+	waitNoNodeSlice(ctx, t, client, "the unregistered driver stopped")
 }
 
 // nodeSlice waits for the driver's one ResourceSlice of the node and
