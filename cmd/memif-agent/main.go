@@ -41,7 +41,9 @@ func main() {
 	// SIGHUP (the terminal that started the agent went away) stops it as
 	// SIGTERM does, closing its sockets, rather than killing it.
 	quit := agent.QuitSignals(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	if err := agent.NewAgent(agent.AllPlugins(memifAgent), quit).Run(); err != nil {
+	// The device manager's Init may wait for the agent this one replaces.
+	startTimeout := agent.StartTimeout(devicemanager.NodeLockWait + agent.DefaultStartTimeout)
+	if err := agent.NewAgent(agent.AllPlugins(memifAgent), quit, startTimeout).Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "memif-agent:", err)
 		os.Exit(1)
 	}

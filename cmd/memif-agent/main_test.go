@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/loopback"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/procnet"
+	"github.com/contivpp/memif-agent/test/kit/syncbuffer"
 )
 
 // agentBinary is built once per test binary by TestMain.
@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 // runningAgent is one memif-agent process started by a test.
 type runningAgent struct {
 	cmd      *exec.Cmd
-	log      *bytes.Buffer
+	log      *syncbuffer.Buffer
 	httpPort string
 	// exited is closed once the process has been waited for; exitErr is
 	// Wait's result from then on.
@@ -161,7 +161,7 @@ func startAgent(t *testing.T, configDir string, args ...string) *runningAgent {
 // test's).
 func startAgentIn(t *testing.T, workDir, configDir string, args ...string) *runningAgent {
 	t.Helper()
-	agent := &runningAgent{log: &bytes.Buffer{}, httpPort: loopback.FreePort(t), exited: make(chan struct{})}
+	agent := &runningAgent{log: &syncbuffer.Buffer{}, httpPort: loopback.FreePort(t), exited: make(chan struct{})}
 	args = append([]string{"-config-dir", configDir, "-http-port", agent.httpPort}, args...)
 	agent.cmd = exec.Command(agentBinary, args...)
 	agent.cmd.Dir = workDir
@@ -181,7 +181,7 @@ func startAgentIn(t *testing.T, workDir, configDir string, args ...string) *runn
 			<-agent.exited
 		}
 		if t.Failed() {
-			t.Logf("agent log:\n%s", agent.log)
+			t.Logf("agent log:\n%s", agent.log.String())
 		}
 	})
 	return agent
@@ -363,7 +363,7 @@ func TestAgentRefusesInvalidConfigNamingTheKey(t *testing.T) {
 			}
 			want := fmt.Sprintf("config file %s: config key %q", filepath.Join(configDir, tc.file), tc.wantKey)
 			if !strings.Contains(agent.log.String(), want) {
-				t.Errorf("agent log does not name the file and the bad key with %s:\n%s", want, agent.log)
+				t.Errorf("agent log does not name the file and the bad key with %s:\n%s", want, agent.log.String())
 			}
 		})
 	}
@@ -398,6 +398,56 @@ func TestCommandLineHelpAndBadFlags(t *testing.T) {
 					t.Errorf("memif-agent %v printed:\n%s\nwant it to contain %q", tc.args, out, want)
 				}
 			}
+		})
+	}
+}
+
+// TestOneAgentPerNode: an agent started beside a running one (its
+// DaemonSet pod replaced while the old one terminates) waits for it before
+// it touches the checkpoint or listens, and gives up, naming the holder,
+// when it does not exit.
+func TestOneAgentPerNode(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		firstExits bool
+	}{
+		{"the first exits", true},
+		{"the first stays", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			configDir := agentConfigDir(t, nil)
+			first := startAgent(t, configDir)
+			first.waitReady(t)
+			second := startAgent(t, configDir)
+			lockPath := filepath.Join(filepath.Dir(configDir), "state", "checkpoint.json.lock")
+			waiting := fmt.Sprintf("waiting up to 40s for the memif-agent holding %s (pid %d on ", lockPath, first.cmd.Process.Pid)
+			poll.Until(t, 60*time.Second, "the second agent saying it waits for the first", func() error {
+				if !strings.Contains(second.log.String(), waiting) {
+					return errors.New("not yet")
+				}
+				return nil
+			})
+			if addresses := listeningAddresses(t, second.cmd.Process.Pid); len(addresses) != 0 {
+				t.Errorf("the waiting agent listens on %v", addresses)
+			}
+			if !tc.firstExits {
+				select {
+				case <-second.exited:
+				case <-time.After(2 * time.Minute):
+					t.Fatal("the second agent still runs two minutes after it started waiting")
+				}
+				held := fmt.Sprintf("another memif-agent holds %s (pid %d on ", lockPath, first.cmd.Process.Pid)
+				if second.exitErr == nil || !strings.Contains(second.log.String(), held) {
+					t.Errorf("the second agent exited with %v; want an error saying %q", second.exitErr, held)
+				}
+				first.waitReady(t)
+				return
+			}
+			if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			<-first.exited
+			second.waitReady(t)
 		})
 	}
 }

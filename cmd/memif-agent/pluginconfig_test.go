@@ -55,7 +55,7 @@ func TestConfigDirWinsOverWorkingDirectory(t *testing.T) {
 	}
 	<-agent.exited
 	if strings.Contains(agent.log.String(), "not-a-key") {
-		t.Errorf("agent read a config file of its working directory %s:\n%s", workDir, agent.log)
+		t.Errorf("agent read a config file of its working directory %s:\n%s", workDir, agent.log.String())
 	}
 }
 
@@ -73,6 +73,6 @@ func TestNamedConfigFileMissing(t *testing.T) {
 		t.Fatal("agent still running a minute after start with a missing -controller-config")
 	}
 	if want := "read config file: open " + filepath.Join(configDir, "ctrl.conf") + ": no such file"; !strings.Contains(agent.log.String(), want) {
-		t.Errorf("agent log does not say %q:\n%s", want, agent.log)
+		t.Errorf("agent log does not say %q:\n%s", want, agent.log.String())
 	}
 }

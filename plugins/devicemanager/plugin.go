@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/infra"
 	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/nodelock"
 	"github.com/contivpp/memif-agent/internal/promregistry"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -23,7 +25,16 @@ import (
 type Plugin struct {
 	Deps
 	dm *manager.Manager
+	// nodeLock is held until the process exits (an unreferenced one would
+	// be closed, and so released, by the garbage collector).
+	nodeLock *nodelock.Lock
 }
+
+// NodeLockWait is how long a starting agent waits for the one it
+// replaces to exit: the DaemonSet's termination grace period (30 s), after
+// which kubelet kills it, and a margin. The agent's start timeout must
+// allow for it.
+const NodeLockWait = 40 * time.Second
 
 // Deps are the plugin's dependencies. EventLoop is required; PodLister,
 // PodResolver, Prometheus and StatusCheck are optional.
@@ -46,8 +57,10 @@ var (
 	_ dmapi.DeviceManagerAPI     = (*Plugin)(nil)
 )
 
-// Init reads and validates the config and creates the manager. An invalid
-// config stops the agent with an error naming the key.
+// Init reads and validates the config, takes the node lock beside the
+// checkpoint (nodelock) and creates the manager. An invalid config stops
+// the agent with an error naming the key; so does another agent holding
+// the node past NodeLockWait, naming it.
 func (p *Plugin) Init() error {
 	if p.EventLoop == nil {
 		return errors.New("devicemanager plugin: no EventLoop dependency given")
@@ -56,6 +69,16 @@ func (p *Plugin) Init() error {
 	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
 		return fmt.Errorf("devicemanager plugin: %w", err)
 	}
+	// Before the checkpoint is read and before the agent listens anywhere:
+	// the agent a DaemonSet replaces may still be terminating.
+	lockPath := cfg.CheckpointPath + ".lock"
+	lock, err := nodelock.Acquire(lockPath, NodeLockWait, func(holder string) {
+		p.Log.Infof("waiting up to %v for the memif-agent holding %s (%s) to exit", NodeLockWait, lockPath, holder)
+	})
+	if err != nil {
+		return fmt.Errorf("devicemanager plugin: %w", err)
+	}
+	p.nodeLock = lock
 	opts := manager.Options{Log: p.Log, PodLister: p.PodLister, PodResolver: p.PodResolver}
 	if p.Prometheus != nil {
 		opts.Metrics = promregistry.Default(p.Prometheus)
