@@ -11,7 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ligato/cn-infra/agent"
 	"github.com/ligato/cn-infra/logging/logmanager"
 	"github.com/ligato/cn-infra/rpc/rest"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
@@ -21,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
@@ -372,6 +375,13 @@ func TestDaemonSetProbes(t *testing.T) {
 		{"startup", container.StartupProbe, "/liveness"},
 		{"liveness", container.LivenessProbe, "/liveness"},
 		{"readiness", container.ReadinessProbe, "/readiness"},
+	}
+	// The agent may wait for the one it replaces before its start.
+	if probe := container.StartupProbe; probe != nil {
+		window := time.Duration(probe.PeriodSeconds*probe.FailureThreshold) * time.Second
+		if longest := devicemanager.NodeLockWait + agent.DefaultStartTimeout; window <= longest {
+			t.Errorf("the startup probe gives the agent %v; its start may take %v (waiting for the agent it replaces, then starting)", window, longest)
+		}
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

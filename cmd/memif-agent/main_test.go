@@ -427,8 +427,8 @@ func TestOneAgentPerNode(t *testing.T) {
 				}
 				return nil
 			})
-			if addresses := listeningAddresses(t, second.cmd.Process.Pid); len(addresses) != 0 {
-				t.Errorf("the waiting agent listens on %v", addresses)
+			if open := socketsAndCheckpoint(t, second.cmd.Process.Pid, filepath.Join(filepath.Dir(configDir), "state", "checkpoint.json")); len(open) != 0 {
+				t.Errorf("the waiting agent has open %v; want no socket and no checkpoint file", open)
 			}
 			if !tc.firstExits {
 				select {
@@ -450,4 +450,26 @@ func TestOneAgentPerNode(t *testing.T) {
 			second.waitReady(t)
 		})
 	}
+}
+
+// socketsAndCheckpoint lists the process's open sockets and checkpoint
+// files (the snapshot and its journal, not the lock), from /proc.
+func socketsAndCheckpoint(t *testing.T, pid int, checkpoint string) []string {
+	t.Helper()
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(fdDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []string
+	for _, entry := range entries {
+		target, err := os.Readlink(filepath.Join(fdDir, entry.Name()))
+		if err != nil {
+			continue // closed meanwhile
+		}
+		if strings.HasPrefix(target, "socket:") || (strings.HasPrefix(target, checkpoint) && !strings.HasSuffix(target, ".lock")) {
+			open = append(open, target)
+		}
+	}
+	return open
 }

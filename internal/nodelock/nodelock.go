@@ -41,11 +41,13 @@ func (e *HeldError) Error() string {
 		e.Path, e.Holder, e.Waited)
 }
 
-// Acquire takes the lock at path, creating the file (mode 0600) and its
-// directory (mode 0700, refused when others could change it). When another
-// process holds it, Acquire calls waiting once with the holder's
-// description and tries again until wait has passed; then it returns a
-// *HeldError.
+// Acquire takes the lock at path, creating the file and its directory
+// (mode 0700, refused when others could change it); the file is made mode
+// 0600 whoever created it. When another process holds it, Acquire calls
+// waiting once with the holder's description and tries again until wait
+// has passed; then it returns a *HeldError. Keep the Lock reachable for as
+// long as it must be held: the garbage collector closes an unreachable
+// one's file, which releases it.
 func Acquire(path string, wait time.Duration, waiting func(holder string)) (*Lock, error) {
 	dir, err := securedir.Open(filepath.Dir(path), securedir.Options{Create: true, Mode: 0o700, Group: securedir.NoGroup})
 	if err != nil {
@@ -77,6 +79,11 @@ func Acquire(path string, wait time.Duration, waiting func(holder string)) (*Loc
 			told = true
 		}
 		time.Sleep(retryEvery)
+	}
+	// An older file may have been made with a wider mode.
+	if err := file.Chmod(fileMode); err != nil {
+		file.Close()
+		return nil, fmt.Errorf("node lock: chmod %s: %w", path, err)
 	}
 	if err := writeHolder(file); err != nil {
 		file.Close()

@@ -17,9 +17,13 @@ import (
 // value, says so on stdout and sleeps until killed.
 const holderEnv = "NODELOCK_TEST_HOLD"
 
+// heldLock keeps the holder process's lock reachable.
+var heldLock *nodelock.Lock
+
 func TestMain(m *testing.M) {
 	if path := os.Getenv(holderEnv); path != "" {
-		if _, err := nodelock.Acquire(path, 0, nil); err != nil {
+		var err error
+		if heldLock, err = nodelock.Acquire(path, 0, nil); err != nil {
 			fmt.Println(err)
 			os.Exit(1)
 		}
@@ -37,14 +41,26 @@ func TestAcquire(t *testing.T) {
 		// releaseAfter (0: at the end).
 		held         bool
 		releaseAfter time.Duration
-		wantErr      bool
+		// leftOver: a file an earlier agent left, mode 0644 and a longer
+		// holder line than this process writes.
+		leftOver bool
+		wantErr  bool
 	}{
 		{name: "free"},
+		{name: "file left by an earlier agent", leftOver: true},
 		{name: "released while waiting", held: true, releaseAfter: 300 * time.Millisecond},
 		{name: "held all along", held: true, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state", "checkpoint.json.lock")
+			if tc.leftOver {
+				if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte("pid 4194304 on an-earlier-host-with-a-long-name since 2026-01-01T00:00:00Z\nmore\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if tc.held {
 				first, err := nodelock.Acquire(path, 0, nil)
 				if err != nil {

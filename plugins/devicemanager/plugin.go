@@ -31,9 +31,9 @@ type Plugin struct {
 }
 
 // NodeLockWait is how long a starting agent waits for the one it
-// replaces to exit: the DaemonSet's termination grace period (30 s), after
-// which kubelet kills it, and a margin. The agent's start timeout must
-// allow for it.
+// replaces to exit: the pod's termination grace period (30 s), after which
+// kubelet kills it, and a margin. The agent's start timeout and the
+// DaemonSet's startup probe must allow for it.
 const NodeLockWait = 40 * time.Second
 
 // Deps are the plugin's dependencies. EventLoop is required; PodLister,
@@ -70,7 +70,7 @@ func (p *Plugin) Init() error {
 		return fmt.Errorf("devicemanager plugin: %w", err)
 	}
 	// Before the checkpoint is read and before the agent listens anywhere:
-	// the agent a DaemonSet replaces may still be terminating.
+	// the agent this one replaces may still be terminating (nodelock).
 	lockPath := cfg.CheckpointPath + ".lock"
 	lock, err := nodelock.Acquire(lockPath, NodeLockWait, func(holder string) {
 		p.Log.Infof("waiting up to %v for the memif-agent holding %s (%s) to exit", NodeLockWait, lockPath, holder)

@@ -67,11 +67,13 @@ const (
 )
 
 // syncTimeout bounds the claims' sync at start; withdrawTimeout the
-// removal of the node's slices at a stop kubelet would not clean up after;
+// removal of the node's slices at a stop kubelet would not clean up after,
+// well within the agent's 5 s stop timeout (cn-infra's) so that the
+// plugins closed after the driver still remove their sockets;
 // listPageSize is the ResourceClaims listed per call.
 const (
 	syncTimeout     = 30 * time.Second
-	withdrawTimeout = 10 * time.Second
+	withdrawTimeout = 2 * time.Second
 	listPageSize    = 500
 )
 
@@ -195,7 +197,12 @@ func (d *Driver) Stop() {
 }
 
 // Registered reports whether kubelet has registered the driver since it
-// last started.
+// last started. A notification still in flight as Stop checks it changes
+// nothing: kubelet's notify then fails, and kubelet unregisters the driver
+// and wipes its slices itself. Not covered: kubelet restarting (it wipes
+// the node's slices at its start, the driver publishes them again) and
+// the driver stopping before the new kubelet registered it; the slices
+// stay until kubelet's next start.
 func (d *Driver) Registered() bool { return d.registered.Load() }
 
 // watchRegistration wraps kubelet's calls to note a successful
