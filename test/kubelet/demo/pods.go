@@ -137,10 +137,12 @@ func (p *dockerPod) remove(client *docker.Client) error {
 // removeRetryFor bounds the retries of removeContainer.
 const removeRetryFor = time.Minute
 
-// removeContainer force-removes container id. dockerd waits a fixed time
-// for the exit event of the container it killed and then gives up with
-// "did not receive an exit event", though the container goes on to exit:
-// on a loaded machine that answer is asked again until it goes away.
+// removeContainer force-removes container id. On a loaded machine dockerd
+// answers two ways while the container is on its way out, which are asked
+// again until they go away: it waits a fixed time for the exit event of the
+// container it killed and gives up with "did not receive an exit event";
+// and it refuses to kill a process that has exited but is not reaped yet
+// ("is zombie and can not be killed").
 func removeContainer(client *docker.Client, id string) error {
 	deadline := time.Now().Add(removeRetryFor)
 	for {
@@ -149,7 +151,8 @@ func removeContainer(client *docker.Client, id string) error {
 		if err == nil || errors.As(err, &missing) {
 			return nil
 		}
-		if !strings.Contains(err.Error(), "did not receive an exit event") || time.Now().After(deadline) {
+		exiting := strings.Contains(err.Error(), "did not receive an exit event") || strings.Contains(err.Error(), "is zombie and can not be killed")
+		if !exiting || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(500 * time.Millisecond)
