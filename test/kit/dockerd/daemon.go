@@ -165,8 +165,10 @@ func (d *Daemon) start() error {
 	cmd := exec.Command(Binary, d.args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Own process group: a Ctrl-C of the test does not hit dockerd before
-	// cleanup can stop it in order.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// cleanup can stop it in order. A test process that dies without its
+	// cleanup (killed, or go test's -timeout) takes dockerd with it: on
+	// SIGTERM dockerd stops its containers and exits.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return fmt.Errorf("run %s: %w", Binary, err)
