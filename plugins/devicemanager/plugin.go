@@ -60,7 +60,8 @@ var (
 // Init reads and validates the config, takes the node lock beside the
 // checkpoint (nodelock) and creates the manager. An invalid config stops
 // the agent with an error naming the key; so does another agent holding
-// the node past NodeLockWait, naming it.
+// the node past NodeLockWait, naming it. A lock that cannot be taken for
+// any other reason is logged, not fatal.
 func (p *Plugin) Init() error {
 	if p.EventLoop == nil {
 		return errors.New("devicemanager plugin: no EventLoop dependency given")
@@ -75,10 +76,18 @@ func (p *Plugin) Init() error {
 	lock, err := nodelock.Acquire(lockPath, NodeLockWait, func(holder string) {
 		p.Log.Infof("waiting up to %v for the memif-agent holding %s (%s) to exit", NodeLockWait, lockPath, holder)
 	})
-	if err != nil {
+	var held *nodelock.HeldError
+	switch {
+	case errors.As(err, &held):
 		return fmt.Errorf("devicemanager plugin: %w", err)
+	case err != nil:
+		// The lock only keeps agents apart: a directory the lock cannot
+		// be taken in (unsafe, read-only) is the checkpoint's too, and the
+		// manager refuses every Allocate naming what is wrong with it.
+		p.Log.Warnf("running without the node lock, so nothing keeps a second memif-agent off this node: %v", err)
+	default:
+		p.nodeLock = lock
 	}
-	p.nodeLock = lock
 	opts := manager.Options{Log: p.Log, PodLister: p.PodLister, PodResolver: p.PodResolver}
 	if p.Prometheus != nil {
 		opts.Metrics = promregistry.Default(p.Prometheus)
