@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contivpp/memif-agent/test/kit/loopback"
 	"github.com/contivpp/memif-agent/test/kit/program"
 )
 
@@ -51,11 +52,12 @@ func newAgent(binDir string, cfg agentConfig) (*agent, error) {
 		apiSocket:  filepath.Join(cfg.dir, "api", "api.sock"),
 		logPath:    filepath.Join(cfg.dir, "memif-agent.log"),
 	}
-	port, err := freeLoopbackPort()
+	// A free port, not the default: an agent may already run here.
+	ports, err := loopback.Ports(1)
 	if err != nil {
 		return nil, err
 	}
-	a.httpAddr = net.JoinHostPort("127.0.0.1", port)
+	a.httpAddr = net.JoinHostPort("127.0.0.1", ports[0])
 	files := map[string]string{
 		"http.conf": "endpoint: " + a.httpAddr + "\n",
 		"devicemanager.conf": fmt.Sprintf("device-count: %d\nsocket-root: %s\ncheckpoint-path: %s\n",
@@ -80,18 +82,6 @@ func newAgent(binDir string, cfg agentConfig) (*agent, error) {
 		}
 	}
 	return a, nil
-}
-
-// freeLoopbackPort finds a port for the agent's HTTP server, so the demo
-// does not collide with an agent already running on the default port.
-func freeLoopbackPort() (string, error) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free loopback port: %w", err)
-	}
-	defer listener.Close()
-	_, port, err := net.SplitHostPort(listener.Addr().String())
-	return port, err
 }
 
 // start runs the agent and waits until its readiness probe passes.

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/contivpp/memif-agent/test/kit/loopback"
 	"github.com/contivpp/memif-agent/test/kit/ociimage"
 	"github.com/contivpp/memif-agent/test/kit/program"
 )
@@ -362,27 +363,10 @@ func (c *Cluster) writeConfig(context.Context) error {
 	return nil
 }
 
-// FreePorts returns n loopback ports the kernel picked as free. Every
-// cluster runs on the host's network, so whatever a test runs with host
-// networking must take its ports from here rather than a fixed number.
-func FreePorts(n int) ([]string, error) {
-	var ports []string
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free loopback port: %w", err)
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
-	}
-	return ports, nil
-}
+// FreePorts returns n free loopback ports (loopback.Ports). Every cluster
+// runs on the host's network, so whatever a test runs with host networking
+// must take its ports from here rather than a fixed number.
+func FreePorts(n int) ([]string, error) { return loopback.Ports(n) }
 
 func (c *Cluster) startEtcd(ctx context.Context) error {
 	peerPorts, err := FreePorts(1)
