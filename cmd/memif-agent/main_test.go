@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contivpp/memif-agent/plugins/devicemanager"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
@@ -419,15 +420,16 @@ func TestOneAgentPerNode(t *testing.T) {
 			first := startAgent(t, configDir)
 			first.waitReady(t)
 			second := startAgent(t, configDir)
-			lockPath := filepath.Join(filepath.Dir(configDir), "state", "checkpoint.json.lock")
-			waiting := fmt.Sprintf("waiting up to 40s for the memif-agent holding %s (pid %d on ", lockPath, first.cmd.Process.Pid)
+			checkpoint := filepath.Join(filepath.Dir(configDir), "state", "checkpoint.json")
+			lockPath := checkpoint + ".lock"
+			waiting := fmt.Sprintf("waiting up to %v for the memif-agent holding %s (pid %d on ", devicemanager.NodeLockWait, lockPath, first.cmd.Process.Pid)
 			poll.Until(t, 60*time.Second, "the second agent saying it waits for the first", func() error {
 				if !strings.Contains(second.log.String(), waiting) {
 					return errors.New("not yet")
 				}
 				return nil
 			})
-			if open := socketsAndCheckpoint(t, second.cmd.Process.Pid, filepath.Join(filepath.Dir(configDir), "state", "checkpoint.json")); len(open) != 0 {
+			if open := socketsAndCheckpoint(t, second.cmd.Process.Pid, checkpoint); len(open) != 0 {
 				t.Errorf("the waiting agent has open %v; want no socket and no checkpoint file", open)
 			}
 			if !tc.firstExits {

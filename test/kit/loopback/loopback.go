@@ -48,22 +48,26 @@ func Ports(n int) ([]string, error) {
 		}
 	}()
 	for range n {
-		var lastErr error
-		for range triesPerPort {
-			port := strconv.Itoa(lowestPort + rand.IntN(highest-lowestPort+1))
-			listener, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", port))
-			if err != nil {
-				lastErr = err
-				continue
-			}
-			listeners, ports, lastErr = append(listeners, listener), append(ports, port), nil
-			break
+		listener, port, err := listenBelow(highest)
+		if err != nil {
+			return nil, err
 		}
-		if lastErr != nil {
-			return nil, fmt.Errorf("find a free loopback port from %d to %d: %d tries failed, the last with %w", lowestPort, highest, triesPerPort, lastErr)
-		}
+		listeners, ports = append(listeners, listener), append(ports, port)
 	}
 	return ports, nil
+}
+
+// listenBelow listens on a random free port from lowestPort to highest.
+func listenBelow(highest int) (net.Listener, string, error) {
+	var err error
+	for range triesPerPort {
+		port := strconv.Itoa(lowestPort + rand.IntN(highest-lowestPort+1))
+		var listener net.Listener
+		if listener, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", port)); err == nil {
+			return listener, port, nil
+		}
+	}
+	return nil, "", fmt.Errorf("find a free loopback port from %d to %d: %d tries failed, the last with %w", lowestPort, highest, triesPerPort, err)
 }
 
 // firstEphemeralPort reads where the kernel's ephemeral range starts.

@@ -70,10 +70,15 @@ type agent struct {
 
 func startAgent(t testing.TB, c *cluster.Cluster, client kubernetes.Interface) *agent {
 	t.Helper()
+	return startAgentWith(t, c, client, claimsOnly(), nil)
+}
+
+// claimsOnly is the device manager's config of the suite: no device
+// plugin, one claim device.
+func claimsOnly() config.Config {
 	cfg := config.Default()
-	cfg.DevicePlugin = false
-	cfg.ClaimDeviceCount = 1
-	return startAgentWith(t, c, client, cfg, nil)
+	cfg.DevicePlugin, cfg.ClaimDeviceCount = false, 1
+	return cfg
 }
 
 // startAgentWith runs the agent with cfg over the node's paths, the DRA
@@ -332,9 +337,7 @@ func TestAgentRestartAndStopOnARealNode(t *testing.T) {
 	})
 
 	a.stop()
-	cfg := config.Default()
-	cfg.DevicePlugin, cfg.ClaimDeviceCount = false, 1
-	a = startDeviceManager(t, c, cfg, nil)
+	a = startDeviceManager(t, c, claimsOnly(), nil)
 	waitNoNodeSlice(ctx, t, client, "the agent back with the DRA driver off")
 
 	a.stop()
@@ -350,9 +353,7 @@ func TestDriverKubeletNeverRegisteredWithdrawsItsSlice(t *testing.T) {
 	c, client := startCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cfg := config.Default()
-	cfg.DevicePlugin, cfg.ClaimDeviceCount = false, 1
-	a := startDeviceManager(t, c, cfg, nil)
+	a := startDeviceManager(t, c, claimsOnly(), nil)
 	// A registration directory kubelet does not watch: it never learns of
 	// the driver, as when the agent goes before kubelet's plugin watcher
 	// gets to it.
