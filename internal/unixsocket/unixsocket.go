@@ -6,9 +6,11 @@
 package unixsocket
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"syscall"
 )
@@ -22,6 +24,10 @@ type ID struct {
 }
 
 var errNotSocket = errors.New("not a socket")
+
+// ErrReplaced says the socket at a path is no longer the incarnation a
+// caller meant to reach.
+var ErrReplaced = errors.New("replaced by another socket")
 
 // Stat returns the identity of the socket at path.
 func Stat(path string) (ID, error) {
@@ -57,6 +63,40 @@ func RemoveIfSame(path string, own ID) error {
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove socket %s: %w", path, err)
+	}
+	return nil
+}
+
+// Dial connects to the socket at path only while it is the incarnation
+// want. A client that retries its connection to a path reaches whichever
+// server listens there at the time; Dial refuses to reach a newer one
+// instead. The path is checked before and after connecting: an incarnation
+// never comes back once replaced, so the same ID both times means the
+// connection reached it. A connection made to a newer socket is closed
+// before a byte is sent.
+func Dial(ctx context.Context, path string, want ID) (net.Conn, error) {
+	if err := isStill(path, want); err != nil {
+		return nil, err
+	}
+	var dialer net.Dialer
+	conn, err := dialer.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if err := isStill(path, want); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+func isStill(path string, want ID) error {
+	current, err := Stat(path)
+	if err != nil {
+		return err
+	}
+	if current != want {
+		return fmt.Errorf("socket %s: %w", path, ErrReplaced)
 	}
 	return nil
 }

@@ -20,6 +20,20 @@
 // socket is replaced. kubelet's Register handler dials our socket back and
 // waits for it, so a registration must never outlive our socket. Stale or
 // reordered events cost nothing: a pair already registered is not
-// registered again (kubelet would refuse it as already connected).
+// registered again.
+//
+// kubelet must never get a second registration for our socket while it
+// holds the endpoint of the first: kubelet refuses it as "already
+// connected" and, in refusing, forgets its client of the first while it
+// keeps the endpoint; once that stream ends, kubelet refuses every
+// registration on our socket path until kubelet restarts. Two rules keep
+// it from happening. A Register call reaches only the kubelet socket it
+// was made for: a killed kubelet leaves its socket behind, and a call that
+// retried its connection to it would reach the restarted kubelet, which
+// then also gets the call made for its own socket. And kubelet opening
+// ListAndWatch on the server we serve is its answer to the registration,
+// as good as the Register call's own: that answer may never come (the call
+// ran out of time, or was cancelled after kubelet took it).
+//
 // Stop ends every stream (ListAndWatch returns) and removes the socket.
 package deviceplugin

@@ -174,7 +174,7 @@ func (s *Server) Stop() {
 
 // listen serves a fresh gRPC server on the plugin socket. The listener does
 // not unlink on close: the path may already be another server's socket.
-func (s *Server) listen() (*grpc.Server, <-chan error, error) {
+func (s *Server) listen(plugin pluginapi.DevicePluginServer) (*grpc.Server, <-chan error, error) {
 	path := s.SocketPath()
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, fmt.Errorf("remove stale device plugin socket %s: %w", path, err)
@@ -195,7 +195,7 @@ func (s *Server) listen() (*grpc.Server, <-chan error, error) {
 		options = append(options, grpc.UnaryInterceptor(s.cfg.Interceptor))
 	}
 	server := grpc.NewServer(options...)
-	pluginapi.RegisterDevicePluginServer(server, s)
+	pluginapi.RegisterDevicePluginServer(server, plugin)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- server.Serve(listener) }()
 	return server, serveErr, nil

@@ -2,15 +2,20 @@ package deviceplugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/contivpp/memif-agent/internal/unixsocket"
@@ -47,6 +52,12 @@ type supervisor struct {
 	registrations int
 	backoff       time.Duration
 	retry         *time.Timer
+
+	// followed is the serve count of the last server kubelet opened
+	// ListAndWatch on, set from gRPC's goroutines; a send on follows
+	// tells the run goroutine to look.
+	followed atomic.Uint64
+	follows  chan struct{}
 }
 
 // registration is what a Register call is for: the kubelet socket it is
@@ -71,7 +82,7 @@ func newSupervisor(s *Server) (*supervisor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create device plugin directory watcher: %w", err)
 	}
-	sup := &supervisor{s: s, watcher: watcher, retry: time.NewTimer(0), results: make(chan attemptResult)}
+	sup := &supervisor{s: s, watcher: watcher, retry: time.NewTimer(0), results: make(chan attemptResult), follows: make(chan struct{}, 1)}
 	if err := s.watchDir(watcher); err != nil {
 		watcher.Close()
 		return nil, err
@@ -105,7 +116,9 @@ func (sup *supervisor) run(ctx context.Context) {
 			sup.stopServing()
 			sup.reconcile(ctx, false)
 		case result := <-sup.results:
-			sup.finished(result)
+			sup.finished(ctx, result)
+		case <-sup.follows:
+			sup.kubeletFollows()
 		case <-sup.retry.C:
 			sup.reconcile(ctx, true)
 		}
@@ -197,7 +210,8 @@ func (sup *supervisor) ensureServing() (uint64, error) {
 }
 
 func (sup *supervisor) serve() error {
-	server, serveErr, err := sup.s.listen()
+	serving := sup.serving + 1
+	server, serveErr, err := sup.s.listen(followedServer{Server: sup.s, sup: sup, serving: serving})
 	if err != nil {
 		return err
 	}
@@ -206,8 +220,7 @@ func (sup *supervisor) serve() error {
 		server.Stop()
 		return fmt.Errorf("device plugin socket vanished as it was served: %w", err)
 	}
-	sup.grpcServer, sup.serveErr, sup.served = server, serveErr, served
-	sup.serving++
+	sup.grpcServer, sup.serveErr, sup.served, sup.serving = server, serveErr, served, serving
 	return nil
 }
 
@@ -227,7 +240,7 @@ func (sup *supervisor) startAttempt(ctx context.Context, want registration) {
 	sup.attempts.Add(1)
 	go func() {
 		defer sup.attempts.Done()
-		err := sup.s.registerWithKubelet(ctx)
+		err := sup.s.registerWithKubelet(ctx, want.kubelet)
 		select {
 		case sup.results <- attemptResult{attempt: a, err: err}:
 		case <-ctx.Done():
@@ -245,17 +258,69 @@ func (sup *supervisor) cancelAttempt() {
 	}
 }
 
-func (sup *supervisor) finished(result attemptResult) {
+func (sup *supervisor) finished(ctx context.Context, result attemptResult) {
 	if result.attempt != sup.inFlight {
 		return // cancelled: a newer attempt or state replaced it
 	}
 	result.attempt.cancel()
 	sup.inFlight = nil
-	if result.err != nil {
+	switch {
+	case errors.Is(result.err, unixsocket.ErrReplaced):
+		// Not kubelet's failure: register with the socket there now.
+		sup.reconcile(ctx, false)
+	case result.err != nil:
 		sup.failed(result.err)
+	default:
+		sup.succeeded(result.attempt.registration)
+	}
+}
+
+// followedServer is the device plugin as one server serves it: it tells
+// the supervisor when kubelet opens ListAndWatch there.
+type followedServer struct {
+	*Server
+	sup     *supervisor
+	serving uint64
+}
+
+func (f followedServer) ListAndWatch(empty *pluginapi.Empty, stream grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
+	f.sup.followed.Store(f.serving)
+	select {
+	case f.sup.follows <- struct{}{}:
+	default: // the run goroutine has yet to look: it will see this serve count
+	}
+	return f.Server.ListAndWatch(empty, stream)
+}
+
+// kubeletFollows takes kubelet opening ListAndWatch on the server we serve
+// now as its answer to our registration: kubelet opens the stream only
+// once it holds our endpoint. The answer to the Register call itself can
+// be lost (the call ran out of time, or was cancelled after kubelet took
+// it); registering again would then make kubelet refuse the call as
+// already connected and forget the endpoint it holds, which blocks every
+// later registration on our socket path until kubelet restarts.
+func (sup *supervisor) kubeletFollows() {
+	serving := sup.followed.Load()
+	if sup.grpcServer == nil || serving != sup.serving || sup.registered.serving == serving {
 		return
 	}
-	sup.registered = result.attempt.registration
+	// A kubelet that restarted removed our socket before it listened: while
+	// ours is still there, the kubelet socket there is the one following.
+	if current, err := unixsocket.Stat(sup.s.SocketPath()); err != nil || current != sup.served {
+		return
+	}
+	kubelet, err := unixsocket.Stat(sup.s.kubeletSocketPath())
+	if err != nil {
+		return
+	}
+	sup.s.log.Debugf("kubelet follows our device list without having answered the registration: registered")
+	sup.cancelAttempt()
+	sup.retry.Stop()
+	sup.succeeded(registration{kubelet: kubelet, serving: serving})
+}
+
+func (sup *supervisor) succeeded(done registration) {
+	sup.registered = done
 	again := sup.registrations > 0
 	sup.registrations++
 	sup.backoff = 0
@@ -293,28 +358,53 @@ func (sup *supervisor) shutdown() {
 	}
 }
 
-// registerWithKubelet makes one Register call. It waits for kubelet's
-// socket to accept (kubelet binds it before it listens: a connection in
-// between is refused), retrying the connection every few milliseconds
-// rather than gRPC's default second, until the call's context ends.
-func (s *Server) registerWithKubelet(ctx context.Context) error {
+// registerWithKubelet makes one Register call to the kubelet socket
+// incarnation kubelet. It waits for that socket to accept (kubelet binds it
+// before it listens: a connection in between is refused), retrying the
+// connection every few milliseconds rather than gRPC's default second,
+// until the call's context ends. It never reaches a newer kubelet socket
+// at the same path: a restarted kubelet whose socket replaced the one the
+// call was for gets its own call, and two calls would make kubelet refuse
+// the second as "already connected" and forget our endpoint (see doc.go).
+func (s *Server) registerWithKubelet(ctx context.Context, kubelet unixsocket.ID) error {
 	path := s.kubeletSocketPath()
+	ctx, replaced := context.WithCancelCause(ctx)
+	defer replaced(nil)
+	dial := func(ctx context.Context, _ string) (net.Conn, error) {
+		conn, err := unixsocket.Dial(ctx, path, kubelet)
+		if errors.Is(err, unixsocket.ErrReplaced) {
+			replaced(err) // no retry can reach it again
+		}
+		return conn, err
+	}
 	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(dial),
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: connectBackoff, MinConnectTimeout: s.cfg.RegisterTimeout}))
 	if err != nil {
 		return fmt.Errorf("connect to kubelet registration socket %s: %w", path, err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RegisterTimeout)
+	callCtx, cancel := context.WithTimeout(ctx, s.cfg.RegisterTimeout)
 	defer cancel()
-	_, err = pluginapi.NewRegistrationClient(conn).Register(ctx, &pluginapi.RegisterRequest{
+	_, err = pluginapi.NewRegistrationClient(conn).Register(callCtx, &pluginapi.RegisterRequest{
 		Version:      pluginapi.Version,
 		Endpoint:     s.cfg.PluginSocket,
 		ResourceName: s.cfg.ResourceName,
 		Options:      pluginOptions(),
 	}, grpc.WaitForReady(true))
+	if cause := context.Cause(ctx); errors.Is(cause, unixsocket.ErrReplaced) {
+		return fmt.Errorf("register %s with kubelet: %w", s.cfg.ResourceName, cause)
+	}
 	if err != nil {
+		if strings.Contains(status.Convert(err).Message(), alreadyConnected) {
+			return fmt.Errorf("register %s with kubelet at %s: %w (kubelet keeps an endpoint for %s from an earlier registration and refuses every new one for that socket until kubelet restarts)",
+				s.cfg.ResourceName, path, err, s.SocketPath())
+		}
 		return fmt.Errorf("register %s with kubelet at %s: %w", s.cfg.ResourceName, path, err)
 	}
 	return nil
 }
+
+// alreadyConnected is how kubelet's device manager refuses a registration
+// for a socket path it holds an endpoint for.
+const alreadyConnected = "device plugin already connected"

@@ -37,6 +37,10 @@ type Options struct {
 	// plugin is dialled back, with the call's context (it ends when the
 	// plugin cancels the call) and number (1 for the first).
 	BeforeDial func(ctx context.Context, call int)
+	// BeforeReply, if set, is called in each Register call that connected
+	// the plugin and opened ListAndWatch, before the call is answered: it
+	// may hold the answer back, as a kubelet too slow to answer in time.
+	BeforeReply func(ctx context.Context, call int)
 }
 
 // Registry serves the registration socket. Create it with Start.
@@ -106,6 +110,9 @@ func (r *Registry) Register(ctx context.Context, request *pluginapi.RegisterRequ
 		r.opts.BeforeDial(ctx, call)
 	}
 	empty, err := r.register(ctx, request)
+	if err == nil && r.opts.BeforeReply != nil {
+		r.opts.BeforeReply(ctx, call)
+	}
 	if err != nil {
 		select {
 		case r.failures <- err:

@@ -1,0 +1,138 @@
+package deviceplugin_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contivpp/memif-agent/internal/unixsocket"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
+	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
+)
+
+// TestRegistrationReachesNoNewerKubelet: a kubelet killed leaves its socket
+// behind, and the restarted kubelet removes it and listens at the same
+// path. A Register call made for the old socket retries its connection
+// and, without a check, reaches the new kubelet, which then also gets the
+// call the plugin makes for its socket: kubelet refuses the second as
+// "already connected" and forgets the endpoint of the first. The call for
+// the old socket must reach no kubelet.
+func TestRegistrationReachesNoNewerKubelet(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// whileCalling: the new kubelet starts while the call retries its
+		// connection; else before the call.
+		whileCalling bool
+	}{
+		{"the old socket replaced before the call", false},
+		{"the old socket replaced while the call retries", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "kubelet.sock")
+			old := deadSocket(t, path)
+			server, err := deviceplugin.New(testConfig(dir), startLoop(t), testLogger{t}, deviceplugin.Hooks{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			restart := func() *fakekubelet.Registry {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+				return startRegistry(t, dir)
+			}
+			var registry *fakekubelet.Registry
+			if !tc.whileCalling {
+				registry = restart()
+			}
+			called := make(chan error, 1)
+			go func() { called <- deviceplugin.RegisterWithKubelet(context.Background(), server, old) }()
+			if tc.whileCalling {
+				registry = restart()
+			}
+			select {
+			case err = <-called:
+			case <-time.After(waitLimit):
+				t.Fatal("the Register call for the old kubelet socket did not return")
+			}
+			if !errors.Is(err, unixsocket.ErrReplaced) {
+				t.Errorf("Register for the old kubelet socket = %v, want it refused as replaced", err)
+			}
+			registry.Stop()
+			if calls := registry.Calls(); calls != 0 {
+				t.Errorf("the new kubelet got %d Register calls meant for the old one, want none", calls)
+			}
+		})
+	}
+}
+
+// TestKubeletFollowingIsItsAnswer: kubelet took the registration and
+// follows the device list, but its answer to the Register call does not
+// come (a loaded kubelet, a call that ran out of time). kubelet holds the
+// endpoint: a second Register would be refused as "already connected" and
+// make kubelet forget it. The plugin must count the registration as done
+// when kubelet opens ListAndWatch, and register no second time.
+func TestKubeletFollowingIsItsAnswer(t *testing.T) {
+	dir := t.TempDir()
+	var abandoned atomic.Bool
+	registry := startRegistryWith(t, dir, fakekubelet.Options{BeforeReply: func(ctx context.Context, call int) {
+		select {
+		case <-ctx.Done():
+			abandoned.Store(true)
+		case <-time.After(2 * waitLimit):
+		}
+	}})
+	var failures atomic.Int32
+	counter := &registrationCounter{}
+	hooks := counter.hooks()
+	hooks.RegistrationFailed = func(err error) {
+		failures.Add(1)
+		t.Logf("registration failed: %v", err)
+	}
+	cfg := testConfig(dir)
+	cfg.RegisterTimeout = 100 * waitLimit // the answer never comes: only ListAndWatch tells
+	server := startServerWith(t, cfg, startLoop(t), hooks)
+
+	if devices, _ := nextDevices(t, nextRegistration(t, registry)); len(devices) != 4 {
+		t.Errorf("device list = %v, want 4 devices", devices)
+	}
+	counter.waitTotal(t, 1)
+	server.Stop() // no registration runs after this
+	registry.Stop()
+	if calls := registry.Calls(); calls != 1 {
+		t.Errorf("kubelet got %d Register calls, want 1", calls)
+	}
+	if n := failures.Load(); n != 0 {
+		t.Errorf("%d registrations failed, want none", n)
+	}
+	if first, more := counter.counts(); first != 1 || more != 0 {
+		t.Errorf("the plugin saw %d first and %d further registrations, want 1 and 0", first, more)
+	}
+	if !abandoned.Load() {
+		t.Error("the Register call was still waiting for its answer when the plugin stopped, want it cancelled once kubelet followed")
+	}
+}
+
+// deadSocket leaves a socket file at path that refuses connections, as a
+// killed kubelet leaves its own, and returns its identity.
+func deadSocket(t *testing.T, path string) unixsocket.ID {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := unixsocket.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
