@@ -33,6 +33,9 @@ const (
 // examplePod is k8s/example-pod.yaml's pod.
 const examplePod = "memif-example"
 
+// kubeletRestarts is how many times the suite restarts kubelet in a row.
+const kubeletRestarts = 5
+
 // memifPods are the suite's own memif pods, besides the example pod.
 var memifPods = []string{"memif-a", "memif-b"}
 
@@ -149,15 +152,23 @@ func TestAgentOnARealNode(t *testing.T) {
 		waitAllocatable(t, n, deviceCount)
 	})
 
-	step("kubelet restart: re-registration, running pods untouched", func(t *testing.T) {
+	// Each restart leaves the stopped kubelet's socket for the new one to
+	// remove, and the agent must register once with the new one: a second
+	// registration is refused, and kubelet then refuses the next agent.
+	step("kubelet restarts: re-registration, running pods untouched", func(t *testing.T) {
 		before := containerIDs(t, n, remainingPods(links))
-		restarted := time.Now()
-		if err := c.RestartKubelet(ctx); err != nil {
-			t.Fatal(err)
+		for range kubeletRestarts {
+			restarted := time.Now()
+			if err := c.RestartKubelet(ctx); err != nil {
+				t.Fatal(err)
+			}
+			waitReregistered(t, c, restarted, deviceCount)
 		}
-		waitReregistered(t, c, restarted, deviceCount)
 		poll.Until(t, agentTimeout, "node Ready after kubelet restart", func() error { return c.WaitNodeReady(ctx) })
 		waitAllocatable(t, n, deviceCount)
+		if refused := grepLines(t, c.LogPath("kubelet"), "device plugin already connected"); len(refused) > 0 {
+			t.Errorf("kubelet refused %d registrations of the agent over %d restarts, want none:\n%s", len(refused), kubeletRestarts, strings.Join(refused, "\n"))
+		}
 		assertUntouched(t, n, before)
 		for _, name := range remainingPods(links) {
 			assertFlowing(t, switches[name], name)
@@ -420,4 +431,20 @@ func repoRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// grepLines returns the lines of the file at path that contain text.
+func grepLines(t *testing.T, path, text string) []string {
+	t.Helper()
+	content, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, line := range strings.Split(string(content), "\n") {
+		if strings.Contains(line, text) {
+			lines = append(lines, line)
+		}
+	}
+	return lines
 }
