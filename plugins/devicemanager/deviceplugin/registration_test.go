@@ -87,13 +87,9 @@ func TestKubeletFollowingIsItsAnswer(t *testing.T) {
 		case <-time.After(2 * waitLimit):
 		}
 	}})
-	var failures atomic.Int32
 	counter := &registrationCounter{}
 	hooks := counter.hooks()
-	hooks.RegistrationFailed = func(err error) {
-		failures.Add(1)
-		t.Logf("registration failed: %v", err)
-	}
+	failures := countFailures(t, &hooks)
 	cfg := testConfig(dir)
 	cfg.RegisterTimeout = 100 * waitLimit // the answer never comes: only ListAndWatch tells
 	server := startServerWith(t, cfg, startLoop(t), hooks)

@@ -75,6 +75,16 @@ func (c *registrationCounter) waitTotal(t *testing.T, total int) {
 	})
 }
 
+// countFailures makes hooks count and log every failed registration.
+func countFailures(t *testing.T, hooks *deviceplugin.Hooks) *atomic.Int32 {
+	failures := &atomic.Int32{}
+	hooks.RegistrationFailed = func(err error) {
+		failures.Add(1)
+		t.Logf("registration failed: %v", err)
+	}
+	return failures
+}
+
 func (c *registrationCounter) counts() (int, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -311,13 +321,9 @@ func TestOurSocketRemovedWhileRegistering(t *testing.T) {
 // events of a kubelet restart, left capacity away for seconds).
 func TestRegistersWhenKubeletSocketIsBoundBeforeListening(t *testing.T) {
 	dir := t.TempDir()
-	var failures atomic.Int32
 	counter := &registrationCounter{}
 	hooks := counter.hooks()
-	hooks.RegistrationFailed = func(err error) {
-		failures.Add(1)
-		t.Logf("registration failed: %v", err)
-	}
+	failures := countFailures(t, &hooks)
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
