@@ -2,10 +2,11 @@ package kubelettest
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -91,34 +92,34 @@ func (k *Kubelet) Stop() error {
 	return nil
 }
 
-// Restart is a kubelet restart: stop, leave a socket that refuses every
-// connection at RegistrationSocket (a kubelet that is stopped by a signal
-// does not remove its socket), start a new device manager, whose startup
-// removes every socket in PluginDir in directory order (the kubelet's
-// checkpoint stays), and a new pod-resources server. Plugins must notice
-// and register again by themselves. Pods stay active, as they do across a
-// real kubelet restart.
+// Restart is a kubelet restart: stop, delete every socket in PluginDir (the
+// kubelet's checkpoint stays), start a new device manager and pod-resources
+// server. Plugins must notice and register again by themselves. Pods stay
+// active, as they do across a real kubelet restart.
 func (k *Kubelet) Restart(ctx context.Context) error {
 	k.admission.Lock()
 	defer k.admission.Unlock()
 	if err := k.Stop(); err != nil {
 		return err
 	}
-	if err := leaveDeadSocket(RegistrationSocket); err != nil {
+	if err := removeSockets(PluginDir); err != nil {
 		return err
 	}
 	return k.start(ctx)
 }
 
-// leaveDeadSocket makes a socket file at path that nothing listens on.
-func leaveDeadSocket(path string) error {
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+func removeSockets(dir string) error {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("kubelettest: leave the stopped kubelet's socket: %w", err)
+		return fmt.Errorf("kubelettest: list the plugin directory %s: %w", dir, err)
 	}
-	defer syscall.Close(fd)
-	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil && !errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("kubelettest: leave the stopped kubelet's socket %s: %w", path, err)
+	for _, entry := range entries {
+		if entry.Type()&fs.ModeSocket == 0 {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, entry.Name())); err != nil {
+			return fmt.Errorf("kubelettest: remove socket %s: %w", entry.Name(), err)
+		}
 	}
 	return nil
 }
