@@ -16,11 +16,13 @@ import (
 )
 
 // ID is one incarnation of a socket file. The inode number alone does not
-// tell: a filesystem reuses the number of a removed file. With the change
-// time a reused number still differs. The zero ID is no socket.
+// tell: a filesystem reuses the number of a removed file. With the
+// modification time, set when the socket is made, a reused number still
+// differs. Not the change time: chmod, chown and a relabel change it, and
+// the socket is still the same one.
 type ID struct {
 	dev, ino            uint64
-	ctimeSec, ctimeNsec int64
+	mtimeSec, mtimeNsec int64
 }
 
 var errNotSocket = errors.New("not a socket")
@@ -42,7 +44,7 @@ func Stat(path string) (ID, error) {
 	if !ok {
 		return ID{}, fmt.Errorf("stat %s: no inode information on this platform", path)
 	}
-	return ID{dev: uint64(st.Dev), ino: st.Ino, ctimeSec: int64(st.Ctim.Sec), ctimeNsec: int64(st.Ctim.Nsec)}, nil
+	return ID{dev: uint64(st.Dev), ino: st.Ino, mtimeSec: int64(st.Mtim.Sec), mtimeNsec: int64(st.Mtim.Nsec)}, nil
 }
 
 // RemoveIfSame removes the socket at path if it is still own. A missing
@@ -78,6 +80,7 @@ func Dial(ctx context.Context, path string, want ID) (net.Conn, error) {
 	if err := isStill(path, want); err != nil {
 		return nil, err
 	}
+	beforeConnect()
 	var dialer net.Dialer
 	conn, err := dialer.DialContext(ctx, "unix", path)
 	if err != nil {
@@ -89,6 +92,10 @@ func Dial(ctx context.Context, path string, want ID) (net.Conn, error) {
 	}
 	return conn, nil
 }
+
+// beforeConnect runs between Dial's first look at the path and its
+// connection; tests replace the socket there.
+var beforeConnect = func() {}
 
 func isStill(path string, want ID) error {
 	current, err := Stat(path)

@@ -27,6 +27,14 @@ func TestRemoveIfSame(t *testing.T) {
 			listen(t, path)
 		}, false},
 		{"nothing there", func(t *testing.T, path string) { remove(t, path) }, true},
+		{"our socket with its mode and owner changed", func(t *testing.T, path string) {
+			if err := os.Chmod(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(path, 0, 0); err != nil && !errors.Is(err, fs.ErrPermission) {
+				t.Fatal(err)
+			}
+		}, true},
 		{"a regular file", func(t *testing.T, path string) {
 			remove(t, path)
 			if err := os.WriteFile(path, []byte("keep me"), 0o600); err != nil {
@@ -77,28 +85,17 @@ func TestStatNamesWhatIsNotASocket(t *testing.T) {
 func TestDialReachesOnlyTheSocketAsked(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		// after changes what is at path once the caller took its ID.
-		after func(t *testing.T, path string)
+		// before runs once the caller took the socket's ID, during runs
+		// inside Dial, after its first look at the path and before it
+		// connects; each may replace the socket with newer (nil: none).
+		before, during func(t *testing.T, path string) *server
 		// want is the error Dial returns; nil: it connects.
 		want error
 	}{
-		{"the same socket", func(*testing.T, string) {}, nil},
-		{"a newer socket listening at the same path", func(t *testing.T, path string) {
-			remove(t, path)
-			accepted := serve(t, path)
-			t.Cleanup(func() {
-				// Dial returned without a connection: the newer server
-				// was never reached, or was left before a byte was sent.
-				select {
-				case n := <-accepted:
-					if n != 0 {
-						t.Errorf("the newer socket received %d bytes, want none", n)
-					}
-				default:
-				}
-			})
-		}, unixsocket.ErrReplaced},
-		{"nothing there", func(t *testing.T, path string) { remove(t, path) }, fs.ErrNotExist},
+		{"the same socket", nil, nil, nil},
+		{"a newer socket before Dial", replace, nil, unixsocket.ErrReplaced},
+		{"a newer socket while Dial connects", nil, replace, unixsocket.ErrReplaced},
+		{"nothing there", func(t *testing.T, path string) *server { remove(t, path); return nil }, nil, fs.ErrNotExist},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "kubelet.sock")
@@ -107,7 +104,13 @@ func TestDialReachesOnlyTheSocketAsked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc.after(t, path)
+			var newer *server
+			if tc.before != nil {
+				newer = tc.before(t, path)
+			}
+			if tc.during != nil {
+				unixsocket.SetBeforeConnect(t, func() { newer = tc.during(t, path) })
+			}
 			conn, err := unixsocket.Dial(context.Background(), path, own)
 			if conn != nil {
 				conn.Close()
@@ -118,22 +121,41 @@ func TestDialReachesOnlyTheSocketAsked(t *testing.T) {
 			if tc.want != nil && conn != nil {
 				t.Error("Dial returned a connection with its error")
 			}
+			if newer == nil {
+				return
+			}
+			for _, sent := range newer.stop() {
+				if sent != 0 {
+					t.Errorf("the newer socket received %d bytes, want none", sent)
+				}
+			}
 		})
 	}
 }
 
-// serve makes a listening socket at path; accepted receives the number of
-// bytes each accepted connection sent before it was closed.
-func serve(t *testing.T, path string) <-chan int {
+// replace removes the socket at path and serves a newer one there.
+func replace(t *testing.T, path string) *server {
+	remove(t, path)
+	return serve(t, path)
+}
+
+// server accepts connections on a socket and reads them until they close.
+type server struct {
+	listener net.Listener
+	done     chan struct{}
+	sent     []int // bytes received on each connection, once done
+}
+
+// serve makes a listening socket at path, stopped at the test's end.
+func serve(t *testing.T, path string) *server {
 	t.Helper()
 	listener, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	accepted := make(chan int, 16)
-	done := make(chan struct{})
+	s := &server{listener: listener, done: make(chan struct{})}
 	go func() {
-		defer close(done)
+		defer close(s.done)
 		for {
 			conn, err := listener.Accept()
 			if err != nil {
@@ -141,18 +163,22 @@ func serve(t *testing.T, path string) <-chan int {
 			}
 			n, _ := io.Copy(io.Discard, conn)
 			conn.Close()
-			accepted <- int(n)
+			s.sent = append(s.sent, int(n))
 		}
 	}()
-	t.Cleanup(func() {
-		listener.Close()
-		<-done
-	})
-	return accepted
+	t.Cleanup(func() { s.stop() })
+	return s
 }
 
-// listen makes a socket at path that outlives its listener, as a server's
-// does until it removes it.
+// stop closes the listener and returns the bytes each connection sent.
+func (s *server) stop() []int {
+	s.listener.Close()
+	<-s.done
+	return s.sent
+}
+
+// listen makes a socket that outlives its listener, as a server's does
+// until it removes it.
 func listen(t *testing.T, path string) {
 	t.Helper()
 	listener, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})

@@ -22,18 +22,25 @@
 // reordered events cost nothing: a pair already registered is not
 // registered again.
 //
-// kubelet must never get a second registration for our socket while it
+// kubelet must not get a second registration for our socket while it
 // holds the endpoint of the first: kubelet refuses it as "already
 // connected" and, in refusing, forgets its client of the first while it
 // keeps the endpoint; once that stream ends, kubelet refuses every
-// registration on our socket path until kubelet restarts. Two rules keep
-// it from happening. A Register call reaches only the kubelet socket it
-// was made for: a killed kubelet leaves its socket behind, and a call that
-// retried its connection to it would reach the restarted kubelet, which
-// then also gets the call made for its own socket. And kubelet opening
-// ListAndWatch on the server we serve is its answer to the registration,
-// as good as the Register call's own: that answer may never come (the call
-// ran out of time, or was cancelled after kubelet took it).
+// registration on our socket path until kubelet restarts. Three rules
+// keep the supervisor from sending one. A Register call reaches only the
+// kubelet socket it was made for: a killed kubelet leaves its socket
+// behind, and a call that retried its connection to it would reach the
+// restarted kubelet, which then also gets the call made for its own
+// socket. kubelet opening ListAndWatch on a server we have not seen
+// registered is its answer, as good as the Register call's own, which may
+// never come (the call ran out of time, or was cancelled after kubelet
+// took it). And a socket is known by its device, inode and modification
+// time, which a chmod, chown or relabel leaves as they are. Two windows
+// stay open: a call whose answer was lost and whose ListAndWatch has not
+// arrived when the retry goes out (the retry waits MinBackoff first), and
+// a registration after someone else removed our socket while kubelet
+// kept running, if it reaches kubelet before kubelet has seen the old
+// server's stream end.
 //
 // Stop ends every stream (ListAndWatch returns) and removes the socket.
 package deviceplugin

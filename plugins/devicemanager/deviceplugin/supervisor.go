@@ -53,11 +53,11 @@ type supervisor struct {
 	backoff       time.Duration
 	retry         *time.Timer
 
-	// followed is the serve count of the last server kubelet opened
-	// ListAndWatch on, set from gRPC's goroutines; a send on follows
-	// tells the run goroutine to look.
-	followed atomic.Uint64
-	follows  chan struct{}
+	// current is our server as kubelet's streams see it; nil when not
+	// serving. A send on follows tells the run goroutine that kubelet
+	// opened ListAndWatch on a server.
+	current *followedServer
+	follows chan struct{}
 }
 
 // registration is what a Register call is for: the kubelet socket it is
@@ -118,7 +118,7 @@ func (sup *supervisor) run(ctx context.Context) {
 		case result := <-sup.results:
 			sup.finished(ctx, result)
 		case <-sup.follows:
-			sup.kubeletFollows()
+			sup.reconcile(ctx, false)
 		case <-sup.retry.C:
 			sup.reconcile(ctx, true)
 		}
@@ -154,9 +154,10 @@ func (sup *supervisor) handleFileEvent(event fsnotify.Event) bool {
 
 // reconcile serves again if our socket is not the one our server listens
 // on, and registers the current pair of sockets unless that is done or
-// under way. An attempt for another pair is cancelled: its sockets are gone.
-// Only the retry timer's own retries back off further: one kubelet restart
-// brings a burst of events, which must not push the next retry seconds out.
+// under way, or kubelet follows our new server. An attempt for another pair is
+// cancelled: its sockets are gone. Only the retry timer's own retries back
+// off further: one kubelet restart brings a burst of events, which must not
+// push the next retry seconds out.
 func (sup *supervisor) reconcile(ctx context.Context, retrying bool) {
 	notYet := sup.retryLater
 	if retrying {
@@ -181,6 +182,17 @@ func (sup *supervisor) reconcile(ctx context.Context, retrying bool) {
 	case want == sup.registered:
 		sup.cancelAttempt() // for an older pair, if any
 		sup.retry.Stop()
+	case sup.registered.serving != serving && sup.current.following():
+		// kubelet holds our endpoint for this server: that is its answer,
+		// whether or not the Register call's own came (the call ran out
+		// of time, or was cancelled after kubelet took it). Registering
+		// again would make kubelet refuse the call as already connected
+		// and forget the endpoint it holds, which blocks every later
+		// registration on our socket path until kubelet restarts.
+		sup.cancelAttempt()
+		sup.retry.Stop()
+		sup.s.log.Debugf("kubelet follows our device list: registered")
+		sup.succeeded(want)
 	case sup.inFlight != nil && sup.inFlight.registration == want:
 	default:
 		sup.cancelAttempt()
@@ -210,8 +222,11 @@ func (sup *supervisor) ensureServing() (uint64, error) {
 }
 
 func (sup *supervisor) serve() error {
-	serving := sup.serving + 1
-	server, serveErr, err := sup.s.listen(followedServer{Server: sup.s, sup: sup, serving: serving})
+	// Each server gets its own count, served or not: a registration
+	// names the server it is for.
+	sup.serving++
+	current := &followedServer{Server: sup.s, follows: sup.follows}
+	server, serveErr, err := sup.s.listen(current)
 	if err != nil {
 		return err
 	}
@@ -220,7 +235,7 @@ func (sup *supervisor) serve() error {
 		server.Stop()
 		return fmt.Errorf("device plugin socket vanished as it was served: %w", err)
 	}
-	sup.grpcServer, sup.serveErr, sup.served, sup.serving = server, serveErr, served, serving
+	sup.grpcServer, sup.serveErr, sup.served, sup.current = server, serveErr, served, current
 	return nil
 }
 
@@ -228,7 +243,7 @@ func (sup *supervisor) stopServing() {
 	if sup.grpcServer != nil {
 		// Stop ends every stream: ListAndWatch of the old kubelet returns.
 		sup.grpcServer.Stop()
-		sup.grpcServer, sup.serveErr, sup.served = nil, nil, unixsocket.ID{}
+		sup.grpcServer, sup.serveErr, sup.served, sup.current = nil, nil, unixsocket.ID{}, nil
 	}
 }
 
@@ -275,49 +290,29 @@ func (sup *supervisor) finished(ctx context.Context, result attemptResult) {
 	}
 }
 
-// followedServer is the device plugin as one server serves it: it tells
-// the supervisor when kubelet opens ListAndWatch there.
+// followedServer is the device plugin as one server serves it: it counts
+// the ListAndWatch streams kubelet holds open on that server and tells the
+// supervisor when one opens.
 type followedServer struct {
 	*Server
-	sup     *supervisor
-	serving uint64
+	follows chan<- struct{}
+	open    atomic.Int32
 }
 
-func (f followedServer) ListAndWatch(empty *pluginapi.Empty, stream grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
-	f.sup.followed.Store(f.serving)
+func (f *followedServer) ListAndWatch(empty *pluginapi.Empty, stream grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
+	f.open.Add(1)
+	defer f.open.Add(-1)
 	select {
-	case f.sup.follows <- struct{}{}:
-	default: // the run goroutine has yet to look: it will see this serve count
+	case f.follows <- struct{}{}:
+	default: // the run goroutine has yet to look: it will count this stream
 	}
 	return f.Server.ListAndWatch(empty, stream)
 }
 
-// kubeletFollows takes kubelet opening ListAndWatch on the server we serve
-// now as its answer to our registration: kubelet opens the stream only
-// once it holds our endpoint. The answer to the Register call itself can
-// be lost (the call ran out of time, or was cancelled after kubelet took
-// it); registering again would then make kubelet refuse the call as
-// already connected and forget the endpoint it holds, which blocks every
-// later registration on our socket path until kubelet restarts.
-func (sup *supervisor) kubeletFollows() {
-	serving := sup.followed.Load()
-	if sup.grpcServer == nil || serving != sup.serving || sup.registered.serving == serving {
-		return
-	}
-	// A kubelet that restarted removed our socket before it listened: while
-	// ours is still there, the kubelet socket there is the one following.
-	if current, err := unixsocket.Stat(sup.s.SocketPath()); err != nil || current != sup.served {
-		return
-	}
-	kubelet, err := unixsocket.Stat(sup.s.kubeletSocketPath())
-	if err != nil {
-		return
-	}
-	sup.s.log.Debugf("kubelet follows our device list without having answered the registration: registered")
-	sup.cancelAttempt()
-	sup.retry.Stop()
-	sup.succeeded(registration{kubelet: kubelet, serving: serving})
-}
+// following tells whether kubelet holds a ListAndWatch stream open on the
+// server; false for no server. kubelet opens one only once it holds our
+// endpoint, and one kubelet at a time serves a node.
+func (f *followedServer) following() bool { return f != nil && f.open.Load() > 0 }
 
 func (sup *supervisor) succeeded(done registration) {
 	sup.registered = done
@@ -392,17 +387,17 @@ func (s *Server) registerWithKubelet(ctx context.Context, kubelet unixsocket.ID)
 		ResourceName: s.cfg.ResourceName,
 		Options:      pluginOptions(),
 	}, grpc.WaitForReady(true))
+	if err == nil {
+		return nil
+	}
 	if cause := context.Cause(ctx); errors.Is(cause, unixsocket.ErrReplaced) {
 		return fmt.Errorf("register %s with kubelet: %w", s.cfg.ResourceName, cause)
 	}
-	if err != nil {
-		if strings.Contains(status.Convert(err).Message(), alreadyConnected) {
-			return fmt.Errorf("register %s with kubelet at %s: %w (kubelet keeps an endpoint for %s from an earlier registration and refuses every new one for that socket until kubelet restarts)",
-				s.cfg.ResourceName, path, err, s.SocketPath())
-		}
-		return fmt.Errorf("register %s with kubelet at %s: %w", s.cfg.ResourceName, path, err)
+	if strings.Contains(status.Convert(err).Message(), alreadyConnected) {
+		return fmt.Errorf("register %s with kubelet at %s: %w (kubelet keeps an endpoint for %s from an earlier registration and refuses every new one for that socket until kubelet restarts)",
+			s.cfg.ResourceName, path, err, s.SocketPath())
 	}
-	return nil
+	return fmt.Errorf("register %s with kubelet at %s: %w", s.cfg.ResourceName, path, err)
 }
 
 // alreadyConnected is how kubelet's device manager refuses a registration
