@@ -394,7 +394,7 @@ func (s *Server) registerWithKubelet(ctx context.Context, kubelet unixsocket.ID)
 		return fmt.Errorf("register %s with kubelet: %w", s.cfg.ResourceName, cause)
 	}
 	if strings.Contains(status.Convert(err).Message(), alreadyConnected) {
-		return fmt.Errorf("register %s with kubelet at %s: %w (kubelet keeps an endpoint for %s from an earlier registration and refuses every new one for that socket until kubelet restarts)",
+		return fmt.Errorf("register %s with kubelet at %s: %w (kubelet keeps an endpoint for %s from an earlier registration and refuses every new one for that socket until it restarts: restart kubelet)",
 			s.cfg.ResourceName, path, err, s.SocketPath())
 	}
 	return fmt.Errorf("register %s with kubelet at %s: %w", s.cfg.ResourceName, path, err)

@@ -110,10 +110,15 @@ func (m *metrics) hooks() deviceplugin.Hooks {
 
 // registrationErrorKind tells a Register call that ran out of time, which
 // a healthy kubelet restart never causes (a registration whose sockets go
-// away is cancelled at once), from one kubelet refused or was absent for.
+// away is cancelled at once), and one kubelet answered with a refusal
+// (such as "already connected", which a healthy restart never causes
+// either), from one kubelet was absent for.
 func registrationErrorKind(err error) string {
 	if status.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded) {
 		return "registration-timeout"
+	}
+	if answer, fromKubelet := status.FromError(err); fromKubelet && answer.Code() == codes.Unknown {
+		return "registration-refused"
 	}
 	return "registration"
 }
