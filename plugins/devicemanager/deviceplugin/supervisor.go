@@ -154,10 +154,10 @@ func (sup *supervisor) handleFileEvent(event fsnotify.Event) bool {
 
 // reconcile serves again if our socket is not the one our server listens
 // on, and registers the current pair of sockets unless that is done or
-// under way, or kubelet follows our new server. An attempt for another pair is
-// cancelled: its sockets are gone. Only the retry timer's own retries back
-// off further: one kubelet restart brings a burst of events, which must not
-// push the next retry seconds out.
+// under way, or kubelet follows our new server. An attempt for another
+// pair is cancelled: its sockets are gone. Only the retry timer's own
+// retries back off further: one kubelet restart brings a burst of events,
+// which must not push the next retry seconds out.
 func (sup *supervisor) reconcile(ctx context.Context, retrying bool) {
 	notYet := sup.retryLater
 	if retrying {
