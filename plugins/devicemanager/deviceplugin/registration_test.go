@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -119,14 +118,7 @@ func TestKubeletFollowingIsItsAnswer(t *testing.T) {
 // killed kubelet leaves its own, and returns its identity.
 func deadSocket(t *testing.T, path string) unixsocket.ID {
 	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fd)
-	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
-		t.Fatal(err)
-	}
+	boundSocket(t, path).Close()
 	id, err := unixsocket.Stat(path)
 	if err != nil {
 		t.Fatal(err)

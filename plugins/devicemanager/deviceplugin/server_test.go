@@ -324,15 +324,9 @@ func TestRegistersWhenKubeletSocketIsBoundBeforeListening(t *testing.T) {
 	counter := &registrationCounter{}
 	hooks := counter.hooks()
 	failures := countFailures(t, &hooks)
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	socket := os.NewFile(uintptr(fd), "kubelet.sock")
+	socket := boundSocket(t, filepath.Join(dir, "kubelet.sock"))
 	defer socket.Close()
-	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: filepath.Join(dir, "kubelet.sock")}); err != nil {
-		t.Fatal(err)
-	}
+	fd := int(socket.Fd())
 	startServer(t, dir, startLoop(t), hooks)
 	// Give the plugin time to try the bound socket; this bounds the wait
 	// only: on a slow machine the test may check less, never fail wrongly.
@@ -354,6 +348,22 @@ func TestRegistersWhenKubeletSocketIsBoundBeforeListening(t *testing.T) {
 	if n := failures.Load(); n != 0 {
 		t.Errorf("%d registrations failed while kubelet's socket was bound but not listening, want none", n)
 	}
+}
+
+// boundSocket makes a socket bound at path that does not listen: a
+// connection is refused until the caller listens on it.
+func boundSocket(t *testing.T, path string) *os.File {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	socket := os.NewFile(uintptr(fd), filepath.Base(path))
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		socket.Close()
+		t.Fatal(err)
+	}
+	return socket
 }
 
 func startRegistryWith(t *testing.T, dir string, opts fakekubelet.Options) *fakekubelet.Registry {
