@@ -7,11 +7,13 @@
 #
 # Where the VPP comes from, first match wins:
 #   1. VPP_PREFIX, an installed VPP's prefix (a node's own VPP);
-#   2. the cache, keyed by VPP commit: $MEMIF_AGENT_CACHE/vpp/<commit>
-#      (default ~/.cache/memif-agent), filled once from
+#   2. the cache, keyed by VPP commit and the tarball's checksum:
+#      $MEMIF_AGENT_CACHE/vpp/<commit>-<sha256 prefix> (default
+#      ~/.cache/memif-agent), filled once from
 #   3. the prebuilt relocatable runtime tarball in VPP_DIST (default
 #      shared/vpp beside the clone), or
-#   4. the source tarball there, built with its build.sh (about 25 min);
+#   4. the source tarball there, built with its build.sh and the plugins the
+#      runtime tarball carries (about 45 min);
 #   5. a `vpp` on PATH (a distribution package: prefix /usr).
 # The runtime needs Debian's libunwind8 and libssl3 (scripts/install-deps.sh).
 set -euo pipefail
@@ -34,15 +36,18 @@ if [ -n "${VPP_PREFIX:-}" ]; then
 	exit 0
 fi
 
-# The tarballs are named vpp-[src-]<version>-g<commit>...; the commit keys
-# the cache.
+# The tarballs are named vpp-[src-]<version>-g<commit>...; the commit and
+# the tarball's checksum key the cache: a tarball rebuilt with other plugins
+# keeps its name and commit, and a cache extracted from the older one lacks
+# those plugins.
 runtime=$(ls "$dist"/vpp-v*-amd64.tar.xz 2>/dev/null | head -n1 || true)
 source=$(ls "$dist"/vpp-src-*.tar.xz 2>/dev/null | head -n1 || true)
 tarball=${runtime:-$source}
 if [ -n "$tarball" ]; then
 	commit=$(basename "$tarball" | sed -n 's/.*-g\([0-9a-f]\{7,40\}\).*/\1/p')
 	[ -n "$commit" ] || { echo "vpp.sh: cannot read the VPP commit from $tarball" >&2; exit 1; }
-	prefix=$cache/$commit
+	sum=$(sha256sum "$tarball" | cut -c1-16)
+	prefix=$cache/$commit-$sum
 	if usable "$prefix"; then
 		echo "$prefix"
 		exit 0
@@ -57,8 +62,8 @@ if [ -n "$tarball" ]; then
 			echo "vpp.sh: extracting $runtime into $prefix" >&2
 			tar -xJf "$runtime" -C "$partial"
 		else
-			echo "vpp.sh: building VPP from $source into $prefix (about 25 min)" >&2
-			bash "$dist/build.sh" "$partial" >&2
+			echo "vpp.sh: building VPP from $source into $prefix (about 45 min)" >&2
+			PLUGINS=memif,ping,af_packet,vxlan,acl bash "$dist/build.sh" "$partial" >&2
 		fi
 		rm -rf "$prefix"
 		mv "$partial" "$prefix"
