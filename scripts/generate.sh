@@ -72,7 +72,16 @@ vpp_messages="
 	bridge_domain_dump bridge_domain_details
 	sw_interface_set_l2_bridge sw_interface_set_l2_bridge_reply
 	sw_interface_set_l2_xconnect sw_interface_set_l2_xconnect_reply
-	l2_xconnect_dump l2_xconnect_details"
+	l2_xconnect_dump l2_xconnect_details
+	create_loopback create_loopback_reply delete_loopback delete_loopback_reply
+	sw_interface_set_mac_address sw_interface_set_mac_address_reply
+	sw_interface_set_table sw_interface_set_table_reply
+	sw_interface_get_table sw_interface_get_table_reply
+	sw_interface_set_unnumbered sw_interface_set_unnumbered_reply
+	ip_unnumbered_dump ip_unnumbered_details
+	sw_interface_rx_placement_dump sw_interface_rx_placement_details
+	ip_table_add_del ip_table_add_del_reply ip_table_dump ip_table_details
+	ip_route_add_del_v2 ip_route_add_del_v2_reply ip_route_v2_dump ip_route_v2_details"
 vppmsg=internal/vppapi/vppmsg
 mkdir -p "$out/$vppmsg"
 # shellcheck disable=SC2086 # one argument per message

@@ -12,10 +12,24 @@ var Messages = map[string]func() Message{
 	"cli_inband_reply":                       func() Message { return new(CliInbandReply) },
 	"control_ping":                           func() Message { return new(ControlPing) },
 	"control_ping_reply":                     func() Message { return new(ControlPingReply) },
+	"create_loopback":                        func() Message { return new(CreateLoopback) },
+	"create_loopback_reply":                  func() Message { return new(CreateLoopbackReply) },
+	"delete_loopback":                        func() Message { return new(DeleteLoopback) },
+	"delete_loopback_reply":                  func() Message { return new(DeleteLoopbackReply) },
 	"hw_interface_set_mtu":                   func() Message { return new(HwInterfaceSetMTU) },
 	"hw_interface_set_mtu_reply":             func() Message { return new(HwInterfaceSetMTUReply) },
 	"ip_address_details":                     func() Message { return new(IPAddressDetails) },
 	"ip_address_dump":                        func() Message { return new(IPAddressDump) },
+	"ip_route_add_del_v2":                    func() Message { return new(IPRouteAddDelV2) },
+	"ip_route_add_del_v2_reply":              func() Message { return new(IPRouteAddDelV2Reply) },
+	"ip_route_v2_details":                    func() Message { return new(IPRouteV2Details) },
+	"ip_route_v2_dump":                       func() Message { return new(IPRouteV2Dump) },
+	"ip_table_add_del":                       func() Message { return new(IPTableAddDel) },
+	"ip_table_add_del_reply":                 func() Message { return new(IPTableAddDelReply) },
+	"ip_table_details":                       func() Message { return new(IPTableDetails) },
+	"ip_table_dump":                          func() Message { return new(IPTableDump) },
+	"ip_unnumbered_details":                  func() Message { return new(IPUnnumberedDetails) },
+	"ip_unnumbered_dump":                     func() Message { return new(IPUnnumberedDump) },
 	"l2_xconnect_details":                    func() Message { return new(L2XconnectDetails) },
 	"l2_xconnect_dump":                       func() Message { return new(L2XconnectDump) },
 	"memclnt_keepalive":                      func() Message { return new(MemclntKeepalive) },
@@ -38,14 +52,24 @@ var Messages = map[string]func() Message{
 	"sw_interface_add_del_address_reply":     func() Message { return new(SwInterfaceAddDelAddressReply) },
 	"sw_interface_details":                   func() Message { return new(SwInterfaceDetails) },
 	"sw_interface_dump":                      func() Message { return new(SwInterfaceDump) },
+	"sw_interface_get_table":                 func() Message { return new(SwInterfaceGetTable) },
+	"sw_interface_get_table_reply":           func() Message { return new(SwInterfaceGetTableReply) },
+	"sw_interface_rx_placement_details":      func() Message { return new(SwInterfaceRxPlacementDetails) },
+	"sw_interface_rx_placement_dump":         func() Message { return new(SwInterfaceRxPlacementDump) },
 	"sw_interface_set_flags":                 func() Message { return new(SwInterfaceSetFlags) },
 	"sw_interface_set_flags_reply":           func() Message { return new(SwInterfaceSetFlagsReply) },
 	"sw_interface_set_l2_bridge":             func() Message { return new(SwInterfaceSetL2Bridge) },
 	"sw_interface_set_l2_bridge_reply":       func() Message { return new(SwInterfaceSetL2BridgeReply) },
 	"sw_interface_set_l2_xconnect":           func() Message { return new(SwInterfaceSetL2Xconnect) },
 	"sw_interface_set_l2_xconnect_reply":     func() Message { return new(SwInterfaceSetL2XconnectReply) },
+	"sw_interface_set_mac_address":           func() Message { return new(SwInterfaceSetMACAddress) },
+	"sw_interface_set_mac_address_reply":     func() Message { return new(SwInterfaceSetMACAddressReply) },
 	"sw_interface_set_rx_mode":               func() Message { return new(SwInterfaceSetRxMode) },
 	"sw_interface_set_rx_mode_reply":         func() Message { return new(SwInterfaceSetRxModeReply) },
+	"sw_interface_set_table":                 func() Message { return new(SwInterfaceSetTable) },
+	"sw_interface_set_table_reply":           func() Message { return new(SwInterfaceSetTableReply) },
+	"sw_interface_set_unnumbered":            func() Message { return new(SwInterfaceSetUnnumbered) },
+	"sw_interface_set_unnumbered_reply":      func() Message { return new(SwInterfaceSetUnnumberedReply) },
 	"sw_interface_tag_add_del":               func() Message { return new(SwInterfaceTagAddDel) },
 	"sw_interface_tag_add_del_reply":         func() Message { return new(SwInterfaceTagAddDelReply) },
 }
@@ -412,6 +436,151 @@ func (m *ControlPingReply) Unmarshal(b *Decoder) {
 	m.VpePid = b.U32()
 }
 
+// CreateLoopback is VPP's create_loopback (module interface).
+type CreateLoopback struct {
+	ClientIndex uint32
+	Context     uint32
+	MACAddress  MACAddress
+}
+
+// MessageName implements Message.
+func (*CreateLoopback) MessageName() string { return "create_loopback" }
+
+// CRC implements Message.
+func (*CreateLoopback) CRC() string { return "0x42bb5d22" }
+
+// SetClientIndex implements Request.
+func (m *CreateLoopback) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *CreateLoopback) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *CreateLoopback) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *CreateLoopback) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	for i := range m.MACAddress {
+		b.U8(m.MACAddress[i])
+	}
+}
+
+// Unmarshal implements Message.
+func (m *CreateLoopback) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	for i := range m.MACAddress {
+		m.MACAddress[i] = b.U8()
+	}
+}
+
+// CreateLoopbackReply is VPP's create_loopback_reply (module interface).
+type CreateLoopbackReply struct {
+	Context   uint32
+	Retval    int32
+	SwIfIndex InterfaceIndex
+}
+
+// MessageName implements Message.
+func (*CreateLoopbackReply) MessageName() string { return "create_loopback_reply" }
+
+// CRC implements Message.
+func (*CreateLoopbackReply) CRC() string { return "0x5383d31f" }
+
+// SetContext implements Message.
+func (m *CreateLoopbackReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *CreateLoopbackReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *CreateLoopbackReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *CreateLoopbackReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+	b.U32(uint32(m.SwIfIndex))
+}
+
+// Unmarshal implements Message.
+func (m *CreateLoopbackReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+}
+
+// DeleteLoopback is VPP's delete_loopback (module interface).
+type DeleteLoopback struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+}
+
+// MessageName implements Message.
+func (*DeleteLoopback) MessageName() string { return "delete_loopback" }
+
+// CRC implements Message.
+func (*DeleteLoopback) CRC() string { return "0xf9e6675e" }
+
+// SetClientIndex implements Request.
+func (m *DeleteLoopback) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *DeleteLoopback) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *DeleteLoopback) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *DeleteLoopback) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+}
+
+// Unmarshal implements Message.
+func (m *DeleteLoopback) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+}
+
+// DeleteLoopbackReply is VPP's delete_loopback_reply (module interface).
+type DeleteLoopbackReply struct {
+	Context uint32
+	Retval  int32
+}
+
+// MessageName implements Message.
+func (*DeleteLoopbackReply) MessageName() string { return "delete_loopback_reply" }
+
+// CRC implements Message.
+func (*DeleteLoopbackReply) CRC() string { return "0xe8d4e804" }
+
+// SetContext implements Message.
+func (m *DeleteLoopbackReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *DeleteLoopbackReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *DeleteLoopbackReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *DeleteLoopbackReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+}
+
+// Unmarshal implements Message.
+func (m *DeleteLoopbackReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+}
+
 // HwInterfaceSetMTU is VPP's hw_interface_set_mtu (module interface).
 type HwInterfaceSetMTU struct {
 	ClientIndex uint32
@@ -554,6 +723,357 @@ func (m *IPAddressDump) Unmarshal(b *Decoder) {
 	m.Context = b.U32()
 	m.SwIfIndex = InterfaceIndex(b.U32())
 	m.IsIPv6 = b.Bool()
+}
+
+// IPRouteAddDelV2 is VPP's ip_route_add_del_v2 (module ip).
+type IPRouteAddDelV2 struct {
+	ClientIndex uint32
+	Context     uint32
+	IsAdd       bool
+	IsMultipath bool
+	Route       IPRouteV2
+}
+
+// MessageName implements Message.
+func (*IPRouteAddDelV2) MessageName() string { return "ip_route_add_del_v2" }
+
+// CRC implements Message.
+func (*IPRouteAddDelV2) CRC() string { return "0x521ef330" }
+
+// SetClientIndex implements Request.
+func (m *IPRouteAddDelV2) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *IPRouteAddDelV2) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPRouteAddDelV2) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *IPRouteAddDelV2) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.Bool(m.IsAdd)
+	b.Bool(m.IsMultipath)
+	m.Route.Marshal(b)
+}
+
+// Unmarshal implements Message.
+func (m *IPRouteAddDelV2) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.IsAdd = b.Bool()
+	m.IsMultipath = b.Bool()
+	m.Route.Unmarshal(b)
+}
+
+// IPRouteAddDelV2Reply is VPP's ip_route_add_del_v2_reply (module ip).
+type IPRouteAddDelV2Reply struct {
+	Context    uint32
+	Retval     int32
+	StatsIndex uint32
+}
+
+// MessageName implements Message.
+func (*IPRouteAddDelV2Reply) MessageName() string { return "ip_route_add_del_v2_reply" }
+
+// CRC implements Message.
+func (*IPRouteAddDelV2Reply) CRC() string { return "0x1992deab" }
+
+// SetContext implements Message.
+func (m *IPRouteAddDelV2Reply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPRouteAddDelV2Reply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *IPRouteAddDelV2Reply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *IPRouteAddDelV2Reply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+	b.U32(m.StatsIndex)
+}
+
+// Unmarshal implements Message.
+func (m *IPRouteAddDelV2Reply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+	m.StatsIndex = b.U32()
+}
+
+// IPRouteV2Details is VPP's ip_route_v2_details (module ip).
+type IPRouteV2Details struct {
+	Context uint32
+	Route   IPRouteV2
+}
+
+// MessageName implements Message.
+func (*IPRouteV2Details) MessageName() string { return "ip_route_v2_details" }
+
+// CRC implements Message.
+func (*IPRouteV2Details) CRC() string { return "0xb09aa6c0" }
+
+// SetContext implements Message.
+func (m *IPRouteV2Details) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPRouteV2Details) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *IPRouteV2Details) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	m.Route.Marshal(b)
+}
+
+// Unmarshal implements Message.
+func (m *IPRouteV2Details) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Route.Unmarshal(b)
+}
+
+// IPRouteV2Dump is VPP's ip_route_v2_dump (module ip).
+type IPRouteV2Dump struct {
+	ClientIndex uint32
+	Context     uint32
+	Src         uint8
+	Table       IPTable
+}
+
+// MessageName implements Message.
+func (*IPRouteV2Dump) MessageName() string { return "ip_route_v2_dump" }
+
+// CRC implements Message.
+func (*IPRouteV2Dump) CRC() string { return "0xd16f72e6" }
+
+// SetClientIndex implements Request.
+func (m *IPRouteV2Dump) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *IPRouteV2Dump) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPRouteV2Dump) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *IPRouteV2Dump) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U8(m.Src)
+	m.Table.Marshal(b)
+}
+
+// Unmarshal implements Message.
+func (m *IPRouteV2Dump) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.Src = b.U8()
+	m.Table.Unmarshal(b)
+}
+
+// IPTableAddDel is VPP's ip_table_add_del (module ip).
+type IPTableAddDel struct {
+	ClientIndex uint32
+	Context     uint32
+	IsAdd       bool
+	Table       IPTable
+}
+
+// MessageName implements Message.
+func (*IPTableAddDel) MessageName() string { return "ip_table_add_del" }
+
+// CRC implements Message.
+func (*IPTableAddDel) CRC() string { return "0x0ffdaec0" }
+
+// SetClientIndex implements Request.
+func (m *IPTableAddDel) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *IPTableAddDel) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPTableAddDel) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *IPTableAddDel) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.Bool(m.IsAdd)
+	m.Table.Marshal(b)
+}
+
+// Unmarshal implements Message.
+func (m *IPTableAddDel) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.IsAdd = b.Bool()
+	m.Table.Unmarshal(b)
+}
+
+// IPTableAddDelReply is VPP's ip_table_add_del_reply (module ip).
+type IPTableAddDelReply struct {
+	Context uint32
+	Retval  int32
+}
+
+// MessageName implements Message.
+func (*IPTableAddDelReply) MessageName() string { return "ip_table_add_del_reply" }
+
+// CRC implements Message.
+func (*IPTableAddDelReply) CRC() string { return "0xe8d4e804" }
+
+// SetContext implements Message.
+func (m *IPTableAddDelReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPTableAddDelReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *IPTableAddDelReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *IPTableAddDelReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+}
+
+// Unmarshal implements Message.
+func (m *IPTableAddDelReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+}
+
+// IPTableDetails is VPP's ip_table_details (module ip).
+type IPTableDetails struct {
+	Context uint32
+	Table   IPTable
+}
+
+// MessageName implements Message.
+func (*IPTableDetails) MessageName() string { return "ip_table_details" }
+
+// CRC implements Message.
+func (*IPTableDetails) CRC() string { return "0xc79fca0f" }
+
+// SetContext implements Message.
+func (m *IPTableDetails) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPTableDetails) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *IPTableDetails) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	m.Table.Marshal(b)
+}
+
+// Unmarshal implements Message.
+func (m *IPTableDetails) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Table.Unmarshal(b)
+}
+
+// IPTableDump is VPP's ip_table_dump (module ip).
+type IPTableDump struct {
+	ClientIndex uint32
+	Context     uint32
+}
+
+// MessageName implements Message.
+func (*IPTableDump) MessageName() string { return "ip_table_dump" }
+
+// CRC implements Message.
+func (*IPTableDump) CRC() string { return "0x51077d14" }
+
+// SetClientIndex implements Request.
+func (m *IPTableDump) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *IPTableDump) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPTableDump) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *IPTableDump) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+}
+
+// Unmarshal implements Message.
+func (m *IPTableDump) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+}
+
+// IPUnnumberedDetails is VPP's ip_unnumbered_details (module ip).
+type IPUnnumberedDetails struct {
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+	IPSwIfIndex InterfaceIndex
+}
+
+// MessageName implements Message.
+func (*IPUnnumberedDetails) MessageName() string { return "ip_unnumbered_details" }
+
+// CRC implements Message.
+func (*IPUnnumberedDetails) CRC() string { return "0xcc59bd42" }
+
+// SetContext implements Message.
+func (m *IPUnnumberedDetails) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPUnnumberedDetails) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *IPUnnumberedDetails) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	b.U32(uint32(m.IPSwIfIndex))
+}
+
+// Unmarshal implements Message.
+func (m *IPUnnumberedDetails) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.IPSwIfIndex = InterfaceIndex(b.U32())
+}
+
+// IPUnnumberedDump is VPP's ip_unnumbered_dump (module ip).
+type IPUnnumberedDump struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+}
+
+// MessageName implements Message.
+func (*IPUnnumberedDump) MessageName() string { return "ip_unnumbered_dump" }
+
+// CRC implements Message.
+func (*IPUnnumberedDump) CRC() string { return "0xf9e6675e" }
+
+// SetClientIndex implements Request.
+func (m *IPUnnumberedDump) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *IPUnnumberedDump) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *IPUnnumberedDump) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *IPUnnumberedDump) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+}
+
+// Unmarshal implements Message.
+func (m *IPUnnumberedDump) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
 }
 
 // L2XconnectDetails is VPP's l2_xconnect_details (module l2).
@@ -1522,6 +2042,164 @@ func (m *SwInterfaceDump) Unmarshal(b *Decoder) {
 	m.NameFilter = b.VarString()
 }
 
+// SwInterfaceGetTable is VPP's sw_interface_get_table (module interface).
+type SwInterfaceGetTable struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+	IsIPv6      bool
+}
+
+// MessageName implements Message.
+func (*SwInterfaceGetTable) MessageName() string { return "sw_interface_get_table" }
+
+// CRC implements Message.
+func (*SwInterfaceGetTable) CRC() string { return "0x2d033de4" }
+
+// SetClientIndex implements Request.
+func (m *SwInterfaceGetTable) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *SwInterfaceGetTable) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceGetTable) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *SwInterfaceGetTable) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	b.Bool(m.IsIPv6)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceGetTable) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.IsIPv6 = b.Bool()
+}
+
+// SwInterfaceGetTableReply is VPP's sw_interface_get_table_reply (module interface).
+type SwInterfaceGetTableReply struct {
+	Context uint32
+	Retval  int32
+	VrfID   uint32
+}
+
+// MessageName implements Message.
+func (*SwInterfaceGetTableReply) MessageName() string { return "sw_interface_get_table_reply" }
+
+// CRC implements Message.
+func (*SwInterfaceGetTableReply) CRC() string { return "0xa6eb0109" }
+
+// SetContext implements Message.
+func (m *SwInterfaceGetTableReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceGetTableReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *SwInterfaceGetTableReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *SwInterfaceGetTableReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+	b.U32(m.VrfID)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceGetTableReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+	m.VrfID = b.U32()
+}
+
+// SwInterfaceRxPlacementDetails is VPP's sw_interface_rx_placement_details (module interface).
+type SwInterfaceRxPlacementDetails struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+	QueueID     uint32
+	WorkerID    uint32
+	Mode        RxMode
+}
+
+// MessageName implements Message.
+func (*SwInterfaceRxPlacementDetails) MessageName() string {
+	return "sw_interface_rx_placement_details"
+}
+
+// CRC implements Message.
+func (*SwInterfaceRxPlacementDetails) CRC() string { return "0x9e44a7ce" }
+
+// SetClientIndex implements Request.
+func (m *SwInterfaceRxPlacementDetails) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *SwInterfaceRxPlacementDetails) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceRxPlacementDetails) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *SwInterfaceRxPlacementDetails) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	b.U32(m.QueueID)
+	b.U32(m.WorkerID)
+	b.U32(uint32(m.Mode))
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceRxPlacementDetails) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.QueueID = b.U32()
+	m.WorkerID = b.U32()
+	m.Mode = RxMode(b.U32())
+}
+
+// SwInterfaceRxPlacementDump is VPP's sw_interface_rx_placement_dump (module interface).
+type SwInterfaceRxPlacementDump struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+}
+
+// MessageName implements Message.
+func (*SwInterfaceRxPlacementDump) MessageName() string { return "sw_interface_rx_placement_dump" }
+
+// CRC implements Message.
+func (*SwInterfaceRxPlacementDump) CRC() string { return "0xf9e6675e" }
+
+// SetClientIndex implements Request.
+func (m *SwInterfaceRxPlacementDump) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *SwInterfaceRxPlacementDump) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceRxPlacementDump) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *SwInterfaceRxPlacementDump) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceRxPlacementDump) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+}
+
 // SwInterfaceSetFlags is VPP's sw_interface_set_flags (module interface).
 type SwInterfaceSetFlags struct {
 	ClientIndex uint32
@@ -1752,6 +2430,84 @@ func (m *SwInterfaceSetL2XconnectReply) Unmarshal(b *Decoder) {
 	m.Retval = b.I32()
 }
 
+// SwInterfaceSetMACAddress is VPP's sw_interface_set_mac_address (module interface).
+type SwInterfaceSetMACAddress struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+	MACAddress  MACAddress
+}
+
+// MessageName implements Message.
+func (*SwInterfaceSetMACAddress) MessageName() string { return "sw_interface_set_mac_address" }
+
+// CRC implements Message.
+func (*SwInterfaceSetMACAddress) CRC() string { return "0xc536e7eb" }
+
+// SetClientIndex implements Request.
+func (m *SwInterfaceSetMACAddress) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *SwInterfaceSetMACAddress) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceSetMACAddress) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *SwInterfaceSetMACAddress) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	for i := range m.MACAddress {
+		b.U8(m.MACAddress[i])
+	}
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceSetMACAddress) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	for i := range m.MACAddress {
+		m.MACAddress[i] = b.U8()
+	}
+}
+
+// SwInterfaceSetMACAddressReply is VPP's sw_interface_set_mac_address_reply (module interface).
+type SwInterfaceSetMACAddressReply struct {
+	Context uint32
+	Retval  int32
+}
+
+// MessageName implements Message.
+func (*SwInterfaceSetMACAddressReply) MessageName() string {
+	return "sw_interface_set_mac_address_reply"
+}
+
+// CRC implements Message.
+func (*SwInterfaceSetMACAddressReply) CRC() string { return "0xe8d4e804" }
+
+// SetContext implements Message.
+func (m *SwInterfaceSetMACAddressReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceSetMACAddressReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *SwInterfaceSetMACAddressReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *SwInterfaceSetMACAddressReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceSetMACAddressReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+}
+
 // SwInterfaceSetRxMode is VPP's sw_interface_set_rx_mode (module interface).
 type SwInterfaceSetRxMode struct {
 	ClientIndex  uint32
@@ -1826,6 +2582,158 @@ func (m *SwInterfaceSetRxModeReply) Marshal(b *Encoder) {
 
 // Unmarshal implements Message.
 func (m *SwInterfaceSetRxModeReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+}
+
+// SwInterfaceSetTable is VPP's sw_interface_set_table (module interface).
+type SwInterfaceSetTable struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+	IsIPv6      bool
+	VrfID       uint32
+}
+
+// MessageName implements Message.
+func (*SwInterfaceSetTable) MessageName() string { return "sw_interface_set_table" }
+
+// CRC implements Message.
+func (*SwInterfaceSetTable) CRC() string { return "0xdf42a577" }
+
+// SetClientIndex implements Request.
+func (m *SwInterfaceSetTable) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *SwInterfaceSetTable) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceSetTable) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *SwInterfaceSetTable) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	b.Bool(m.IsIPv6)
+	b.U32(m.VrfID)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceSetTable) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.IsIPv6 = b.Bool()
+	m.VrfID = b.U32()
+}
+
+// SwInterfaceSetTableReply is VPP's sw_interface_set_table_reply (module interface).
+type SwInterfaceSetTableReply struct {
+	Context uint32
+	Retval  int32
+}
+
+// MessageName implements Message.
+func (*SwInterfaceSetTableReply) MessageName() string { return "sw_interface_set_table_reply" }
+
+// CRC implements Message.
+func (*SwInterfaceSetTableReply) CRC() string { return "0xe8d4e804" }
+
+// SetContext implements Message.
+func (m *SwInterfaceSetTableReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceSetTableReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *SwInterfaceSetTableReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *SwInterfaceSetTableReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceSetTableReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+}
+
+// SwInterfaceSetUnnumbered is VPP's sw_interface_set_unnumbered (module interface).
+type SwInterfaceSetUnnumbered struct {
+	ClientIndex         uint32
+	Context             uint32
+	SwIfIndex           InterfaceIndex
+	UnnumberedSwIfIndex InterfaceIndex
+	IsAdd               bool
+}
+
+// MessageName implements Message.
+func (*SwInterfaceSetUnnumbered) MessageName() string { return "sw_interface_set_unnumbered" }
+
+// CRC implements Message.
+func (*SwInterfaceSetUnnumbered) CRC() string { return "0x154a6439" }
+
+// SetClientIndex implements Request.
+func (m *SwInterfaceSetUnnumbered) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *SwInterfaceSetUnnumbered) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceSetUnnumbered) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *SwInterfaceSetUnnumbered) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	b.U32(uint32(m.UnnumberedSwIfIndex))
+	b.Bool(m.IsAdd)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceSetUnnumbered) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.UnnumberedSwIfIndex = InterfaceIndex(b.U32())
+	m.IsAdd = b.Bool()
+}
+
+// SwInterfaceSetUnnumberedReply is VPP's sw_interface_set_unnumbered_reply (module interface).
+type SwInterfaceSetUnnumberedReply struct {
+	Context uint32
+	Retval  int32
+}
+
+// MessageName implements Message.
+func (*SwInterfaceSetUnnumberedReply) MessageName() string {
+	return "sw_interface_set_unnumbered_reply"
+}
+
+// CRC implements Message.
+func (*SwInterfaceSetUnnumberedReply) CRC() string { return "0xe8d4e804" }
+
+// SetContext implements Message.
+func (m *SwInterfaceSetUnnumberedReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceSetUnnumberedReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *SwInterfaceSetUnnumberedReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *SwInterfaceSetUnnumberedReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceSetUnnumberedReply) Unmarshal(b *Decoder) {
 	m.Context = b.U32()
 	m.Retval = b.I32()
 }
@@ -1929,8 +2837,67 @@ func (m *BridgeDomainSwIf) Unmarshal(b *Decoder) {
 	m.Shg = b.U8()
 }
 
+// MACAddress is VPP's mac_address.
+type MACAddress [6]uint8
+
 // AddressWithPrefix is VPP's address_with_prefix.
 type AddressWithPrefix = Prefix
+
+// IPRouteV2 is VPP's type ip_route_v2.
+type IPRouteV2 struct {
+	TableID    uint32
+	StatsIndex uint32
+	Prefix     Prefix
+	NPaths     uint8
+	Src        uint8
+	Paths      []FibPath
+}
+
+// Marshal implements Message.
+func (m *IPRouteV2) Marshal(b *Encoder) {
+	b.U32(m.TableID)
+	b.U32(m.StatsIndex)
+	m.Prefix.Marshal(b)
+	b.U8(m.NPaths)
+	b.U8(m.Src)
+	for i := range m.Paths {
+		m.Paths[i].Marshal(b)
+	}
+}
+
+// Unmarshal implements Message.
+func (m *IPRouteV2) Unmarshal(b *Decoder) {
+	m.TableID = b.U32()
+	m.StatsIndex = b.U32()
+	m.Prefix.Unmarshal(b)
+	m.NPaths = b.U8()
+	m.Src = b.U8()
+	m.Paths = make([]FibPath, b.Count(int(m.NPaths)))
+	for i := range m.Paths {
+		m.Paths[i].Unmarshal(b)
+	}
+}
+
+// IPTable is VPP's type ip_table.
+type IPTable struct {
+	TableID uint32
+	IsIP6   bool
+	Name    string
+}
+
+// Marshal implements Message.
+func (m *IPTable) Marshal(b *Encoder) {
+	b.U32(m.TableID)
+	b.Bool(m.IsIP6)
+	b.String(m.Name, 64)
+}
+
+// Unmarshal implements Message.
+func (m *IPTable) Unmarshal(b *Decoder) {
+	m.TableID = b.U32()
+	m.IsIP6 = b.Bool()
+	m.Name = b.String(64)
+}
 
 // MemifRole is VPP's enum memif_role.
 type MemifRole uint32
@@ -1948,9 +2915,6 @@ const (
 	MemifModeAPIIP         MemifMode = 1
 	MemifModeAPIPuntInject MemifMode = 2
 )
-
-// MACAddress is VPP's mac_address.
-type MACAddress [6]uint8
 
 // IfStatusFlags is VPP's enum if_status_flags.
 type IfStatusFlags uint32
@@ -2013,15 +2977,6 @@ const (
 	SubIfAPIFlagDot1ah         SubIfFlags = 256
 )
 
-// L2PortType is VPP's enum l2_port_type.
-type L2PortType uint32
-
-const (
-	L2APIPortTypeNormal L2PortType = 0
-	L2APIPortTypeBvi    L2PortType = 1
-	L2APIPortTypeUuFwd  L2PortType = 2
-)
-
 // RxMode is VPP's enum rx_mode.
 type RxMode uint32
 
@@ -2031,6 +2986,15 @@ const (
 	RxModeAPIInterrupt RxMode = 2
 	RxModeAPIAdaptive  RxMode = 3
 	RxModeAPIDefault   RxMode = 4
+)
+
+// L2PortType is VPP's enum l2_port_type.
+type L2PortType uint32
+
+const (
+	L2APIPortTypeNormal L2PortType = 0
+	L2APIPortTypeBvi    L2PortType = 1
+	L2APIPortTypeUuFwd  L2PortType = 2
 )
 
 // Prefix is VPP's type prefix.
@@ -2051,6 +3015,55 @@ func (m *Prefix) Unmarshal(b *Decoder) {
 	m.Len = b.U8()
 }
 
+// FibPath is VPP's type fib_path.
+type FibPath struct {
+	SwIfIndex  uint32
+	TableID    uint32
+	RpfID      uint32
+	Weight     uint8
+	Preference uint8
+	Type       FibPathType
+	Flags      FibPathFlags
+	Proto      FibPathNhProto
+	Nh         FibPathNh
+	NLabels    uint8
+	LabelStack [16]FibMplsLabel
+}
+
+// Marshal implements Message.
+func (m *FibPath) Marshal(b *Encoder) {
+	b.U32(m.SwIfIndex)
+	b.U32(m.TableID)
+	b.U32(m.RpfID)
+	b.U8(m.Weight)
+	b.U8(m.Preference)
+	b.U32(uint32(m.Type))
+	b.U32(uint32(m.Flags))
+	b.U32(uint32(m.Proto))
+	m.Nh.Marshal(b)
+	b.U8(m.NLabels)
+	for i := range m.LabelStack {
+		m.LabelStack[i].Marshal(b)
+	}
+}
+
+// Unmarshal implements Message.
+func (m *FibPath) Unmarshal(b *Decoder) {
+	m.SwIfIndex = b.U32()
+	m.TableID = b.U32()
+	m.RpfID = b.U32()
+	m.Weight = b.U8()
+	m.Preference = b.U8()
+	m.Type = FibPathType(b.U32())
+	m.Flags = FibPathFlags(b.U32())
+	m.Proto = FibPathNhProto(b.U32())
+	m.Nh.Unmarshal(b)
+	m.NLabels = b.U8()
+	for i := range m.LabelStack {
+		m.LabelStack[i].Unmarshal(b)
+	}
+}
+
 // Address is VPP's type address.
 type Address struct {
 	Af AddressFamily
@@ -2067,6 +3080,92 @@ func (m *Address) Marshal(b *Encoder) {
 func (m *Address) Unmarshal(b *Decoder) {
 	m.Af = AddressFamily(b.U8())
 	m.Un.Unmarshal(b)
+}
+
+// FibPathType is VPP's enum fib_path_type.
+type FibPathType uint32
+
+const (
+	FibAPIPathTypeNormal       FibPathType = 0
+	FibAPIPathTypeLocal        FibPathType = 1
+	FibAPIPathTypeDrop         FibPathType = 2
+	FibAPIPathTypeUdpEncap     FibPathType = 3
+	FibAPIPathTypeBierImp      FibPathType = 4
+	FibAPIPathTypeIcmpUnreach  FibPathType = 5
+	FibAPIPathTypeIcmpProhibit FibPathType = 6
+	FibAPIPathTypeSourceLookup FibPathType = 7
+	FibAPIPathTypeDvr          FibPathType = 8
+	FibAPIPathTypeInterfaceRx  FibPathType = 9
+	FibAPIPathTypeClassify     FibPathType = 10
+)
+
+// FibPathFlags is VPP's enum fib_path_flags.
+type FibPathFlags uint32
+
+const (
+	FibAPIPathFlagNone               FibPathFlags = 0
+	FibAPIPathFlagResolveViaAttached FibPathFlags = 1
+	FibAPIPathFlagResolveViaHost     FibPathFlags = 2
+	FibAPIPathFlagPopPwCw            FibPathFlags = 4
+)
+
+// FibPathNhProto is VPP's enum fib_path_nh_proto.
+type FibPathNhProto uint32
+
+const (
+	FibAPIPathNhProtoIP4      FibPathNhProto = 0
+	FibAPIPathNhProtoIP6      FibPathNhProto = 1
+	FibAPIPathNhProtoMpls     FibPathNhProto = 2
+	FibAPIPathNhProtoEthernet FibPathNhProto = 3
+	FibAPIPathNhProtoBier     FibPathNhProto = 4
+)
+
+// FibPathNh is VPP's type fib_path_nh.
+type FibPathNh struct {
+	Address            AddressUnion
+	ViaLabel           uint32
+	ObjID              uint32
+	ClassifyTableIndex uint32
+}
+
+// Marshal implements Message.
+func (m *FibPathNh) Marshal(b *Encoder) {
+	m.Address.Marshal(b)
+	b.U32(m.ViaLabel)
+	b.U32(m.ObjID)
+	b.U32(m.ClassifyTableIndex)
+}
+
+// Unmarshal implements Message.
+func (m *FibPathNh) Unmarshal(b *Decoder) {
+	m.Address.Unmarshal(b)
+	m.ViaLabel = b.U32()
+	m.ObjID = b.U32()
+	m.ClassifyTableIndex = b.U32()
+}
+
+// FibMplsLabel is VPP's type fib_mpls_label.
+type FibMplsLabel struct {
+	IsUniform uint8
+	Label     uint32
+	Ttl       uint8
+	Exp       uint8
+}
+
+// Marshal implements Message.
+func (m *FibMplsLabel) Marshal(b *Encoder) {
+	b.U8(m.IsUniform)
+	b.U32(m.Label)
+	b.U8(m.Ttl)
+	b.U8(m.Exp)
+}
+
+// Unmarshal implements Message.
+func (m *FibMplsLabel) Unmarshal(b *Decoder) {
+	m.IsUniform = b.U8()
+	m.Label = b.U32()
+	m.Ttl = b.U8()
+	m.Exp = b.U8()
 }
 
 // AddressFamily is VPP's enum address_family.
