@@ -64,6 +64,8 @@ var Messages = map[string]func() Message{
 	"sw_interface_set_l2_xconnect_reply":     func() Message { return new(SwInterfaceSetL2XconnectReply) },
 	"sw_interface_set_mac_address":           func() Message { return new(SwInterfaceSetMACAddress) },
 	"sw_interface_set_mac_address_reply":     func() Message { return new(SwInterfaceSetMACAddressReply) },
+	"sw_interface_set_mtu":                   func() Message { return new(SwInterfaceSetMTU) },
+	"sw_interface_set_mtu_reply":             func() Message { return new(SwInterfaceSetMTUReply) },
 	"sw_interface_set_rx_mode":               func() Message { return new(SwInterfaceSetRxMode) },
 	"sw_interface_set_rx_mode_reply":         func() Message { return new(SwInterfaceSetRxModeReply) },
 	"sw_interface_set_table":                 func() Message { return new(SwInterfaceSetTable) },
@@ -2504,6 +2506,82 @@ func (m *SwInterfaceSetMACAddressReply) Marshal(b *Encoder) {
 
 // Unmarshal implements Message.
 func (m *SwInterfaceSetMACAddressReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+}
+
+// SwInterfaceSetMTU is VPP's sw_interface_set_mtu (module interface).
+type SwInterfaceSetMTU struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+	MTU         [4]uint32
+}
+
+// MessageName implements Message.
+func (*SwInterfaceSetMTU) MessageName() string { return "sw_interface_set_mtu" }
+
+// CRC implements Message.
+func (*SwInterfaceSetMTU) CRC() string { return "0x5cbe85e5" }
+
+// SetClientIndex implements Request.
+func (m *SwInterfaceSetMTU) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *SwInterfaceSetMTU) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceSetMTU) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *SwInterfaceSetMTU) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	for i := range m.MTU {
+		b.U32(m.MTU[i])
+	}
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceSetMTU) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	for i := range m.MTU {
+		m.MTU[i] = b.U32()
+	}
+}
+
+// SwInterfaceSetMTUReply is VPP's sw_interface_set_mtu_reply (module interface).
+type SwInterfaceSetMTUReply struct {
+	Context uint32
+	Retval  int32
+}
+
+// MessageName implements Message.
+func (*SwInterfaceSetMTUReply) MessageName() string { return "sw_interface_set_mtu_reply" }
+
+// CRC implements Message.
+func (*SwInterfaceSetMTUReply) CRC() string { return "0xe8d4e804" }
+
+// SetContext implements Message.
+func (m *SwInterfaceSetMTUReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *SwInterfaceSetMTUReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *SwInterfaceSetMTUReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *SwInterfaceSetMTUReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceSetMTUReply) Unmarshal(b *Decoder) {
 	m.Context = b.U32()
 	m.Retval = b.I32()
 }
