@@ -48,7 +48,8 @@ type PodContainer struct {
 	// runtime (from the device plugin's Allocate among others).
 	Annotations map[string]string
 	// DeviceIDs maps an extended resource name to the device IDs kubelet
-	// assigned to the container (from the pod-resources API).
+	// assigned to the container (from the pod-resources API), each list
+	// sorted: they are a set, which kubelet lists in no fixed order.
 	DeviceIDs map[string][]string
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -180,7 +181,10 @@ func podState(resources *podresourcesv1.PodResources) podapi.PodState {
 	return state
 }
 
-// deviceIDs merges the container's devices by resource name; nil when none.
+// deviceIDs merges the container's devices by resource name, each list
+// sorted; nil when none. kubelet lists them in no fixed order (v1.37 builds
+// the list from a map, containerDevicesFromResourceDeviceInstances), so an
+// unsorted list would differ from one call to the next while nothing changed.
 func deviceIDs(devices []*podresourcesv1.ContainerDevices) map[string][]string {
 	var byResource map[string][]string
 	for _, device := range devices {
@@ -191,6 +195,9 @@ func deviceIDs(devices []*podresourcesv1.ContainerDevices) map[string][]string {
 			byResource = map[string][]string{}
 		}
 		byResource[device.GetResourceName()] = append(byResource[device.GetResourceName()], device.GetDeviceIds()...)
+	}
+	for _, ids := range byResource {
+		slices.Sort(ids)
 	}
 	return byResource
 }

@@ -65,13 +65,15 @@ func (f *fakeKubeletGetDisabled) Get(context.Context, *podresourcesv1.GetPodReso
 	return nil, errors.New("PodResources API Get method disabled")
 }
 
+// kubeletPods lists a container's devices out of order, one per entry, as
+// kubelet v1.37 does: the client must return them sorted.
 func kubeletPods() []*podresourcesv1.PodResources {
 	return []*podresourcesv1.PodResources{
 		{Name: "web", Namespace: "default", Containers: []*podresourcesv1.ContainerResources{
 			{Name: "sidecar"},
 			{Name: "app", Devices: []*podresourcesv1.ContainerDevices{
-				{ResourceName: memif, DeviceIds: []string{"m1"}},
 				{ResourceName: memif, DeviceIds: []string{"m2"}},
+				{ResourceName: memif, DeviceIds: []string{"m1"}},
 				{ResourceName: "example.com/gpu", DeviceIds: []string{"g0"}},
 			}},
 		}},

@@ -12,6 +12,10 @@
 // so a hung kubelet cannot stall the caller. A call kubelet's rate limiter
 // refuses (ResourceExhausted) is retried with backoff within that timeout.
 //
+// Device IDs are a set: kubelet lists a container's devices in no fixed
+// order, so each resource's IDs are returned sorted, and two listings of an
+// unchanged pod are equal.
+//
 // The package owns its connection only. The pod-resources API carries no pod
 // UID, so pods it returns have an empty UID.
 package podresources

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"sort"
 
@@ -116,10 +115,31 @@ func Decide(announced, live *podapi.PodState) (*podapi.PodState, []controllerapi
 	if announced.Pod.UID != "" && next.Pod.UID != announced.Pod.UID {
 		return &next, []controllerapi.Event{&podapi.DeletePod{Pod: announced.Pod}, addPod(&next)}
 	}
-	if next.Pod != announced.Pod || !reflect.DeepEqual(next.Containers, announced.Containers) {
+	if next.Pod != announced.Pod || !sameContainers(next.Containers, announced.Containers) {
 		return &next, []controllerapi.Event{addPod(&next)}
 	}
 	return announced, nil
+}
+
+// sameContainers tells whether two listings of a pod's containers hold the
+// same evidence. Device IDs and mount sources are sets: the sources list
+// them sorted, and a source that did not would still not make an unchanged
+// pod look changed, which would announce it again at every reconciliation.
+func sameContainers(a, b []podapi.PodContainer) bool {
+	return slices.EqualFunc(a, b, func(x, y podapi.PodContainer) bool {
+		return x.Name == y.Name && x.RuntimeID == y.RuntimeID &&
+			sameSet(x.MountSources, y.MountSources) &&
+			maps.Equal(x.Annotations, y.Annotations) &&
+			maps.EqualFunc(x.DeviceIDs, y.DeviceIDs, sameSet)
+	})
+}
+
+// sameSet tells whether a and b hold the same strings, as many times each.
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 }
 
 func addPod(state *podapi.PodState) *podapi.AddPod {

@@ -74,6 +74,13 @@ func describe(events []controllerapi.Event) []string {
 	return out
 }
 
+// withSets returns container with memif devices and mount sources.
+func withSets(container podapi.PodContainer, devices, mounts []string) podapi.PodContainer {
+	container.DeviceIDs = map[string][]string{memif: devices}
+	container.MountSources = mounts
+	return container
+}
+
 func TestDecide(t *testing.T) {
 	app := podapi.PodContainer{Name: "app", RuntimeID: "c1"}
 	tests := []struct {
@@ -112,6 +119,26 @@ func TestDecide(t *testing.T) {
 		{
 			name: "admitted pod learns its UID from the runtime", announced: state(""), live: state("u1", app),
 			wantAnnounced: state("u1", app), wantEventTexts: []string{"AddPod default/web (uid u1) app"},
+		},
+		{
+			name:          "the same devices and mounts in another order are no change",
+			announced:     state("u1", withSets(app, []string{"m0", "m1", "m2"}, []string{"/a", "/b"})),
+			live:          state("u1", withSets(app, []string{"m2", "m0", "m1"}, []string{"/b", "/a"})),
+			wantAnnounced: state("u1", withSets(app, []string{"m0", "m1", "m2"}, []string{"/a", "/b"})),
+		},
+		{
+			name:           "another device is a change",
+			announced:      state("u1", withSets(app, []string{"m0", "m1"}, nil)),
+			live:           state("u1", withSets(app, []string{"m0", "m2"}, nil)),
+			wantAnnounced:  state("u1", withSets(app, []string{"m0", "m2"}, nil)),
+			wantEventTexts: []string{"AddPod default/web (uid u1) app"},
+		},
+		{
+			name:           "a device held twice is not the same as once",
+			announced:      state("u1", withSets(app, []string{"m0", "m0"}, nil)),
+			live:           state("u1", withSets(app, []string{"m0"}, nil)),
+			wantAnnounced:  state("u1", withSets(app, []string{"m0"}, nil)),
+			wantEventTexts: []string{"AddPod default/web (uid u1) app"},
 		},
 	}
 	for _, test := range tests {
