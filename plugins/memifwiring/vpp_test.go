@@ -44,7 +44,7 @@ type recordingScheduler struct {
 
 func (s *recordingScheduler) RegisterKVDescriptor(descriptors ...*kvs.KVDescriptor) error {
 	for _, d := range descriptors {
-		if d.Name != descriptor.MemifDescriptorName {
+		if d.Name != descriptor.InterfaceDescriptorName {
 			continue
 		}
 		deleteInVPP := d.Delete

@@ -1,8 +1,8 @@
 // Package vswitch is the cn-infra plugin that makes VPP hold the vswitch
 // side the other plugins put into the KV scheduler: it registers the VPP
-// descriptors of package descriptor (memif interfaces, bridge domains, L2
-// cross-connects) and keeps the agent's connection to VPP's binary API
-// (package vppapi).
+// descriptors of package descriptor (memif and loopback interfaces, VRF
+// tables, routes, bridge domains, L2 cross-connects) and keeps the agent's
+// connection to VPP's binary API (package vppapi).
 //
 // vswitch.conf names VPP's API socket (vpp-api-socket). Left empty, the
 // plugin registers nothing and the models stay unimplemented in the KV

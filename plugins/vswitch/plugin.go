@@ -78,10 +78,13 @@ func (p *Plugin) Init() error {
 		OnDisconnect: p.disconnected,
 	})
 	p.links = newLinkWatcher(p.client.Conn, p.rxModes, p.Log)
-	memifs := descriptor.NewMemifInterfaces(p.client.Conn)
-	bridgeDomains := descriptor.NewBridgeDomains(p.client.Conn)
-	xconnects := descriptor.NewXConnects(p.client.Conn)
-	for _, d := range []*kvs.KVDescriptor{memifs.Descriptor(), bridgeDomains.Descriptor(), bridgeDomains.InterfaceDescriptor(), xconnects.Descriptor()} {
+	interfaces := descriptor.NewInterfaces(p.client.Conn)
+	bridgeDomains := descriptor.NewBridgeDomains(p.client.Conn, interfaces.Index())
+	xconnects := descriptor.NewXConnects(p.client.Conn, interfaces.Index())
+	routes := descriptor.NewRoutes(p.client.Conn, interfaces.Index())
+	vrfTables := descriptor.NewVrfTables(p.client.Conn)
+	for _, d := range []*kvs.KVDescriptor{interfaces.Descriptor(), vrfTables.Descriptor(), routes.Descriptor(),
+		bridgeDomains.Descriptor(), bridgeDomains.InterfaceDescriptor(), xconnects.Descriptor()} {
 		if err := p.KVScheduler.RegisterKVDescriptor(d); err != nil {
 			return fmt.Errorf("vswitch plugin: register descriptor %s: %w", d.Name, err)
 		}
@@ -129,7 +132,7 @@ func (p *Plugin) Close() error {
 
 // rxModes returns the rx modes the KV scheduler holds for interface name.
 func (p *Plugin) rxModes(name string) []*vpp_interfaces.Interface_RxMode {
-	values, err := p.KVScheduler.DumpValuesByDescriptor(descriptor.MemifDescriptorName, kvs.CachedView)
+	values, err := p.KVScheduler.DumpValuesByDescriptor(descriptor.InterfaceDescriptorName, kvs.CachedView)
 	if err != nil {
 		p.Log.Warnf("read the rx modes of memif %s from the KV scheduler: %v", name, err)
 		return nil

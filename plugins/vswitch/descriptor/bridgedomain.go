@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/gogo/protobuf/proto"
+	"github.com/ligato/cn-infra/idxmap"
+	"github.com/ligato/cn-infra/idxmap/mem"
+	"github.com/ligato/cn-infra/logging"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	vpp_l2 "github.com/ligato/vpp-agent/api/models/vpp/l2"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
@@ -25,15 +28,26 @@ const (
 const interfaceExists = "interface-exists"
 
 // BridgeDomains is the descriptor of vpp-agent bridge domain models and
-// of their interfaces (derived values).
+// of their interfaces (derived values). It keeps each bridge domain's VPP
+// ID as the scheduler's metadata, and finds interfaces in the interface
+// index, so that binding an interface dumps nothing.
 type BridgeDomains struct {
-	conn ConnFunc
+	conn       ConnFunc
+	interfaces InterfaceIndex
+	ids        idxmap.NamedMappingRW
+}
+
+// bridgeDomainMetadata is what the scheduler keeps of a bridge domain.
+type bridgeDomainMetadata struct {
+	id uint32
+	// conn is the connection over which VPP reported id.
+	conn *vppapi.Conn
 }
 
 // NewBridgeDomains returns the descriptors; conn gives the VPP connection
-// of each call.
-func NewBridgeDomains(conn ConnFunc) *BridgeDomains {
-	return &BridgeDomains{conn: conn}
+// of each call, interfaces the indexes of the interfaces to bind.
+func NewBridgeDomains(conn ConnFunc, interfaces InterfaceIndex) *BridgeDomains {
+	return &BridgeDomains{conn: conn, interfaces: interfaces, ids: mem.NewNamedMapping(logging.DefaultLogger, BridgeDomainDescriptorName, nil)}
 }
 
 // Descriptor returns the bridge domain descriptor.
@@ -50,7 +64,9 @@ func (d *BridgeDomains) Descriptor() *kvs.KVDescriptor {
 		},
 		Retrieve:             d.retrieve,
 		DerivedValues:        bridgeDomainInterfaces,
-		RetrieveDependencies: []string{MemifDescriptorName},
+		RetrieveDependencies: []string{InterfaceDescriptorName},
+		WithMetadata:         true,
+		MetadataMapFactory:   func() idxmap.NamedMappingRW { return d.ids },
 	})
 }
 
@@ -122,20 +138,6 @@ func bridgeDomainInterfaces(_ string, value proto.Message) []kvs.KeyValuePair {
 	return derived
 }
 
-// bridgeDomainID finds the bridge domain tagged name.
-func bridgeDomainID(ctx context.Context, conn *vppapi.Conn, name string) (uint32, bool, error) {
-	domains, err := vppapi.Dump[vppmsg.BridgeDomainDetails](ctx, conn, &vppmsg.BridgeDomainDump{BdID: ^uint32(0), SwIfIndex: allInterfaces})
-	if err != nil {
-		return 0, false, fmt.Errorf("dump VPP bridge domains: %w", err)
-	}
-	for _, domain := range domains {
-		if domain.BdTag == name {
-			return domain.BdID, true, nil
-		}
-	}
-	return 0, false, nil
-}
-
 func (d *BridgeDomains) create(_ string, value proto.Message) (kvs.Metadata, error) {
 	bd := value.(*vpp_l2.BridgeDomain)
 	conn, err := d.conn()
@@ -145,27 +147,46 @@ func (d *BridgeDomains) create(_ string, value proto.Message) (kvs.Metadata, err
 	// bd_id ~0: VPP picks an unused ID; the tag names it from then on.
 	req := &vppmsg.BridgeDomainAddDelV2{BdID: ^uint32(0), Flood: bd.Flood, UuFlood: bd.UnknownUnicastFlood, Forward: bd.Forward,
 		Learn: bd.Learn, MACAge: uint8(bd.MacAge), BdTag: bd.Name, IsAdd: true}
-	if err := request(context.Background(), conn, req, &vppmsg.BridgeDomainAddDelV2Reply{}); err != nil {
+	var created vppmsg.BridgeDomainAddDelV2Reply
+	if err := request(context.Background(), conn, req, &created); err != nil {
 		return nil, fmt.Errorf("create bridge domain %s: %w", bd.Name, err)
 	}
-	return nil, nil
+	return &bridgeDomainMetadata{id: created.BdID, conn: conn}, nil
 }
 
-func (d *BridgeDomains) delete(_ string, value proto.Message, _ kvs.Metadata) error {
+func (d *BridgeDomains) delete(_ string, value proto.Message, metadata kvs.Metadata) error {
 	bd := value.(*vpp_l2.BridgeDomain)
 	conn, err := d.conn()
+	var meta *bridgeDomainMetadata
+	if err == nil {
+		meta, err = d.current(conn, bd.Name, metadata)
+	}
+	if err == nil && meta != nil {
+		err = request(context.Background(), conn, &vppmsg.BridgeDomainAddDelV2{BdID: meta.id, IsAdd: false}, &vppmsg.BridgeDomainAddDelV2Reply{})
+	}
 	if err != nil {
 		return fmt.Errorf("delete bridge domain %s: %w", bd.Name, err)
 	}
-	ctx := context.Background()
-	id, exists, err := bridgeDomainID(ctx, conn, bd.Name)
-	if err != nil || !exists {
-		return err
-	}
-	if err := request(ctx, conn, &vppmsg.BridgeDomainAddDelV2{BdID: id, IsAdd: false}, &vppmsg.BridgeDomainAddDelV2Reply{}); err != nil {
-		return fmt.Errorf("delete bridge domain %s: %w", bd.Name, err)
-	}
 	return nil
+}
+
+// current returns the metadata of bridge domain name as VPP holds it now:
+// the scheduler's, unless it was made over an earlier connection, when VPP
+// is asked by the bridge domain's tag. Nil: VPP has no such bridge domain.
+func (d *BridgeDomains) current(conn *vppapi.Conn, name string, metadata kvs.Metadata) (*bridgeDomainMetadata, error) {
+	if meta, ok := metadata.(*bridgeDomainMetadata); ok && meta.conn == conn {
+		return meta, nil
+	}
+	domains, err := vppapi.Dump[vppmsg.BridgeDomainDetails](context.Background(), conn, &vppmsg.BridgeDomainDump{BdID: ^uint32(0), SwIfIndex: allInterfaces})
+	if err != nil {
+		return nil, fmt.Errorf("dump VPP bridge domains: %w", err)
+	}
+	for _, domain := range domains {
+		if domain.BdTag == name {
+			return &bridgeDomainMetadata{id: domain.BdID, conn: conn}, nil
+		}
+	}
+	return nil, nil
 }
 
 // retrieve reports every tagged bridge domain with its tagged interfaces.
@@ -179,10 +200,6 @@ func (d *BridgeDomains) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, er
 	if err != nil {
 		return nil, fmt.Errorf("dump VPP bridge domains: %w", err)
 	}
-	tags, err := interfaceTags(ctx, conn)
-	if err != nil {
-		return nil, err
-	}
 	var values []kvs.KVWithMetadata
 	for _, domain := range domains {
 		if domain.BdTag == "" {
@@ -191,45 +208,41 @@ func (d *BridgeDomains) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, er
 		bd := &vpp_l2.BridgeDomain{Name: domain.BdTag, Flood: domain.Flood, UnknownUnicastFlood: domain.UuFlood,
 			Forward: domain.Forward, Learn: domain.Learn, MacAge: uint32(domain.MACAge)}
 		for _, member := range domain.SwIfDetails {
-			if tag := tags[member.SwIfIndex]; tag != "" {
-				bd.Interfaces = append(bd.Interfaces, &vpp_l2.BridgeDomain_Interface{Name: tag, SplitHorizonGroup: uint32(member.Shg)})
+			if name, found := d.interfaces.Name(member.SwIfIndex); found {
+				bd.Interfaces = append(bd.Interfaces, &vpp_l2.BridgeDomain_Interface{Name: name, SplitHorizonGroup: uint32(member.Shg)})
 			}
 		}
-		values = append(values, kvs.KVWithMetadata{Key: vpp_l2.BridgeDomainKey(bd.Name), Value: bd, Origin: kvs.FromNB})
+		values = append(values, kvs.KVWithMetadata{Key: vpp_l2.BridgeDomainKey(bd.Name), Value: bd,
+			Metadata: &bridgeDomainMetadata{id: domain.BdID, conn: conn}, Origin: kvs.FromNB})
 	}
 	return values, nil
 }
 
 // bindArgs finds the bridge domain and the interface a derived key names.
-func (d *BridgeDomains) bindArgs(key string) (*vppapi.Conn, uint32, vppmsg.InterfaceIndex, bool, error) {
+func (d *BridgeDomains) bindArgs(key string) (*vppapi.Conn, uint32, vppmsg.InterfaceIndex, error) {
 	bdName, ifName, _ := vpp_l2.ParseBDInterfaceKey(key)
 	conn, err := d.conn()
 	if err != nil {
-		return nil, 0, 0, false, err
+		return nil, 0, 0, err
 	}
-	ctx := context.Background()
-	id, bdExists, err := bridgeDomainID(ctx, conn, bdName)
+	value, found := d.ids.GetValue(bdName)
+	meta, _ := value.(*bridgeDomainMetadata)
+	switch {
+	case !found || meta == nil:
+		return nil, 0, 0, fmt.Errorf("the KV scheduler holds no bridge domain %s", bdName)
+	case meta.conn != conn:
+		return nil, 0, 0, fmt.Errorf("bridge domain %s: %w", bdName, errStaleIndex)
+	}
+	iface, err := d.interfaces.lookup(conn, ifName)
 	if err != nil {
-		return nil, 0, 0, false, err
+		return nil, 0, 0, err
 	}
-	tags, err := interfaceTags(ctx, conn)
-	if err != nil {
-		return nil, 0, 0, false, err
-	}
-	for index, tag := range tags {
-		if tag == ifName {
-			return conn, id, index, bdExists, nil
-		}
-	}
-	return conn, id, 0, false, nil
+	return conn, meta.id, iface.Index, nil
 }
 
 func (d *BridgeDomains) bind(key string, value proto.Message) (kvs.Metadata, error) {
 	iface := value.(*vpp_l2.BridgeDomain_Interface)
-	conn, id, index, found, err := d.bindArgs(key)
-	if err == nil && !found {
-		err = fmt.Errorf("VPP lacks the bridge domain or the interface")
-	}
+	conn, id, index, err := d.bindArgs(key)
 	if err == nil {
 		err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Bridge{RxSwIfIndex: index, BdID: id,
 			PortType: vppmsg.L2APIPortTypeNormal, Shg: uint8(iface.SplitHorizonGroup), Enable: true}, &vppmsg.SwInterfaceSetL2BridgeReply{})
@@ -240,11 +253,10 @@ func (d *BridgeDomains) bind(key string, value proto.Message) (kvs.Metadata, err
 	return nil, nil
 }
 
-// unbind takes the interface out of the bridge domain, unless VPP no
-// longer has either.
+// unbind takes the interface out of the bridge domain.
 func (d *BridgeDomains) unbind(key string, _ proto.Message, _ kvs.Metadata) error {
-	conn, _, index, found, err := d.bindArgs(key)
-	if err == nil && found {
+	conn, _, index, err := d.bindArgs(key)
+	if err == nil {
 		err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Bridge{RxSwIfIndex: index, Enable: false}, &vppmsg.SwInterfaceSetL2BridgeReply{})
 	}
 	if err != nil {

@@ -2,36 +2,64 @@
 // VPP hold what the agent's models say, over VPP's binary API (package
 // vppapi):
 //
-//   - MemifInterfaces: vpp-agent interface models of type MEMIF (the ones
-//     package memifwiring renders) become VPP memif interfaces: a memif
-//     socket filename per host socket (shared by every memif on it, removed
-//     with the last one), memif_create_v2 with role, mode, ID and secret,
-//     the model's name as the interface tag, IP addresses, MTU and admin
-//     state.
+//   - Interfaces (key config/vpp/v2/interfaces/<name>): vpp-agent interface
+//     models of type MEMIF and SOFTWARE_LOOPBACK. A memif gets a socket
+//     filename per host socket (shared by every memif on it, removed with
+//     the last one) and memif_create_v2 with role, mode (ethernet or IP),
+//     ID, secret, rx and tx queues, ring size, buffer size and MAC address;
+//     a loopback create_loopback with its MAC address. Then both get the
+//     model's name as the interface tag, the VRF (the IPv4 and the IPv6
+//     table of that ID), unnumbered to another interface or IP addresses,
+//     MTU (a memif in IP mode has no hardware MTU: its L3 MTU), admin state
+//     and rx modes. An interface in VRF N depends on both VRF tables N; an
+//     unnumbered one on its target, which must be in the same VRF (VPP
+//     refuses otherwise).
+//   - VrfTables (config/vpp/v2/vrf-table/id/<N>/protocol/<IPV4|IPV6>): a VRF
+//     table, named by the model's label.
+//   - Routes (config/vpp/v2/route/if/<iface>/vrf/<N>/dst/<ip>/<len>/): an
+//     INTRA_VRF route with one path through an interface, such as a pod
+//     address's /32 (/128) via its memif; it waits for the interface and
+//     the VRF table.
 //   - BridgeDomains and BridgeDomainInterfaces: a vpp-agent bridge domain
 //     model becomes a VPP bridge domain tagged with its name; each of its
 //     interfaces is a derived value bound with sw_interface_set_l2_bridge
 //     once the interface exists.
 //   - XConnects: a vpp-agent L2 cross-connect model (one direction: frames
 //     received on one interface leave by the other) becomes
-//     sw_interface_set_l2_xconnect once both interfaces exist; it is
-//     pending while either is missing and removed before either is
-//     deleted.
+//     sw_interface_set_l2_xconnect once both interfaces exist.
 //
-// Retrieve reads VPP back (memif, socket filename, interface, bridge
-// domain and L2 cross-connect dumps) and reports only what carries a tag, so that a resync after
-// an agent restart finds everything it made equal to the models and
-// changes nothing, and leaves alone what others made. VPP never reports a
-// memif's secret: Retrieve takes it from the model of the same name when
-// socket and ID match, because a host socket belongs to one allocation and
-// so to one secret (a new allocation has a new directory). VPP applies a
-// memif's rx mode per queue, and a master's queues exist only while a pod
-// side is connected (each new connection resets them to VPP's default), so
-// the descriptor does not send the model's rx modes and reports them back
-// as they are: SetRxModes applies them once a link comes up.
+// The interface descriptor keeps each interface's VPP index (and a
+// memif's socket ID) as the scheduler's metadata; the bridge domain
+// descriptor each bridge domain's ID. The other descriptors look
+// interfaces up there (InterfaceIndex), so that no create, update or
+// delete dumps VPP to find what it names. Metadata made over an earlier
+// connection to VPP is not trusted (VPP may have restarted and reused the
+// index): a delete then asks VPP by tag, the others fail until the
+// resync that follows every reconnection.
+//
+// In place: admin state, MTU, MAC address, addresses, unnumbered and rx
+// modes. Re-created: the type, everything of the memif link, and the VRF
+// (VPP moves an interface between tables only while it has no address).
+//
+// Retrieve reads VPP back and reports only what is the agent's: tagged
+// interfaces, tables with a name of their own, API-sourced routes in those
+// tables or table 0 through a tagged interface, tagged bridge domains, and
+// cross-connects of tagged interfaces. So a resync after an agent restart
+// finds everything it made equal to the models and changes nothing, and
+// leaves alone what others made. What VPP does not report is taken from
+// the model of the same name when socket and ID match: a memif's secret,
+// and, since VPP as memif master lets the pod side choose them when it
+// connects (memif_create_v2 ignores a master's queue counts, and memif_dump
+// reports the negotiated ring and buffer size), its queue counts, ring size
+// and buffer size. Rx modes apply per queue, and a master's queues exist
+// only while a pod side is connected (each new connection resets them to
+// VPP's default): Retrieve reports the queues' modes when VPP has queues
+// (a difference is updated in place) and the model's otherwise, and
+// SetRxModes applies them once a link comes up.
 //
 // Every call fails at once with vppapi.ErrNotConnected while VPP is away;
 // the agent's resync on reconnection makes VPP whole again.
 //
-// The package owns nothing but the VPP calls; it keeps no state of its own.
+// The package owns nothing but the VPP calls and the metadata maps it
+// hands the scheduler.
 package descriptor

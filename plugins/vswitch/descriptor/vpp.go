@@ -79,24 +79,13 @@ func (s *vppState) byTag(tag string) (vppmsg.InterfaceIndex, bool) {
 	return 0, false
 }
 
-// socketID returns the ID of filename, if VPP has it.
-func (s *vppState) socketID(filename string) (uint32, bool) {
-	for id, name := range s.sockets {
-		if name == filename && id != 0 {
-			return id, true
-		}
+// metadata is the scheduler's metadata of the interface at index.
+func (s *vppState) metadata(conn *vppapi.Conn, index vppmsg.InterfaceIndex) *InterfaceMetadata {
+	meta := &InterfaceMetadata{Index: index, conn: conn}
+	if memif := s.memifs[index]; memif != nil {
+		meta.SocketID, meta.socket = memif.SocketID, s.sockets[memif.SocketID]
 	}
-	return 0, false
-}
-
-// socketInUse tells whether a memif other than except uses socket id.
-func (s *vppState) socketInUse(id uint32, except vppmsg.InterfaceIndex) bool {
-	for index, memif := range s.memifs {
-		if index != except && memif.SocketID == id {
-			return true
-		}
-	}
-	return false
+	return meta
 }
 
 func request(ctx context.Context, conn *vppapi.Conn, req vppmsg.Request, reply vppmsg.Reply) error {
@@ -104,19 +93,4 @@ func request(ctx context.Context, conn *vppapi.Conn, req vppmsg.Request, reply v
 		return fmt.Errorf("VPP %s: %w", req.MessageName(), err)
 	}
 	return nil
-}
-
-// interfaceTags returns the tag of every tagged VPP interface, by index.
-func interfaceTags(ctx context.Context, conn *vppapi.Conn) (map[vppmsg.InterfaceIndex]string, error) {
-	interfaces, err := vppapi.Dump[vppmsg.SwInterfaceDetails](ctx, conn, &vppmsg.SwInterfaceDump{SwIfIndex: allInterfaces})
-	if err != nil {
-		return nil, fmt.Errorf("dump VPP interfaces: %w", err)
-	}
-	tags := make(map[vppmsg.InterfaceIndex]string, len(interfaces))
-	for _, iface := range interfaces {
-		if iface.Tag != "" {
-			tags[iface.SwIfIndex] = iface.Tag
-		}
-	}
-	return tags, nil
 }

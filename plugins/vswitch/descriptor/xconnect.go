@@ -27,13 +27,14 @@ const (
 // TransmitInterface (sw_interface_set_l2_xconnect). A pair of pods is two
 // models, one per direction.
 type XConnects struct {
-	conn ConnFunc
+	conn       ConnFunc
+	interfaces InterfaceIndex
 }
 
 // NewXConnects returns the descriptor; conn gives the VPP connection of
-// each call.
-func NewXConnects(conn ConnFunc) *XConnects {
-	return &XConnects{conn: conn}
+// each call, interfaces the indexes of the interfaces it connects.
+func NewXConnects(conn ConnFunc, interfaces InterfaceIndex) *XConnects {
+	return &XConnects{conn: conn, interfaces: interfaces}
 }
 
 // Descriptor returns the KV scheduler descriptor. A cross-connect waits
@@ -48,7 +49,7 @@ func (d *XConnects) Descriptor() *kvs.KVDescriptor {
 		Delete:               d.delete,
 		Retrieve:             d.retrieve,
 		Dependencies:         xconnectDependencies,
-		RetrieveDependencies: []string{MemifDescriptorName},
+		RetrieveDependencies: []string{InterfaceDescriptorName},
 	})
 }
 
@@ -73,16 +74,10 @@ func xconnectDependencies(_ string, value proto.Message) []kvs.Dependency {
 
 func (d *XConnects) create(_ string, value proto.Message) (kvs.Metadata, error) {
 	xc := value.(*vpp_l2.XConnectPair)
-	conn, indexes, err := d.interfaces()
+	conn, rx, tx, err := d.pair(xc)
 	if err == nil {
-		rx, rxFound := indexes[xc.ReceiveInterface]
-		tx, txFound := indexes[xc.TransmitInterface]
-		if rxFound && txFound {
-			err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Xconnect{RxSwIfIndex: rx, TxSwIfIndex: tx, Enable: true},
-				&vppmsg.SwInterfaceSetL2XconnectReply{})
-		} else {
-			err = fmt.Errorf("VPP lacks an interface tagged %s or %s", xc.ReceiveInterface, xc.TransmitInterface)
-		}
+		err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Xconnect{RxSwIfIndex: rx, TxSwIfIndex: tx, Enable: true},
+			&vppmsg.SwInterfaceSetL2XconnectReply{})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cross-connect %s -> %s: %w", xc.ReceiveInterface, xc.TransmitInterface, err)
@@ -91,25 +86,41 @@ func (d *XConnects) create(_ string, value proto.Message) (kvs.Metadata, error) 
 }
 
 // delete puts the receive interface back in L3 mode, unless VPP no longer
-// cross-connects it to the transmit interface (the interface is gone, or
-// something else, such as a bridge domain, holds it now).
+// cross-connects it to the transmit interface (something else, such as a
+// bridge domain, holds it now).
 func (d *XConnects) delete(_ string, value proto.Message, _ kvs.Metadata) error {
 	xc := value.(*vpp_l2.XConnectPair)
 	ctx := context.Background()
-	conn, indexes, err := d.interfaces()
+	conn, rx, tx, err := d.pair(xc)
 	var current map[vppmsg.InterfaceIndex]vppmsg.InterfaceIndex
 	if err == nil {
 		current, err = dumpXConnects(ctx, conn)
 	}
-	rx, rxFound := indexes[xc.ReceiveInterface]
-	tx, txFound := indexes[xc.TransmitInterface]
-	if sent, crossConnected := current[rx]; err == nil && rxFound && txFound && crossConnected && sent == tx {
+	if sent, crossConnected := current[rx]; err == nil && crossConnected && sent == tx {
 		err = request(ctx, conn, &vppmsg.SwInterfaceSetL2Xconnect{RxSwIfIndex: rx, Enable: false}, &vppmsg.SwInterfaceSetL2XconnectReply{})
 	}
 	if err != nil {
 		return fmt.Errorf("remove cross-connect %s -> %s: %w", xc.ReceiveInterface, xc.TransmitInterface, err)
 	}
 	return nil
+}
+
+// pair returns the connection and the indexes of a cross-connect's
+// interfaces.
+func (d *XConnects) pair(xc *vpp_l2.XConnectPair) (*vppapi.Conn, vppmsg.InterfaceIndex, vppmsg.InterfaceIndex, error) {
+	conn, err := d.conn()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	rx, err := d.interfaces.lookup(conn, xc.ReceiveInterface)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	tx, err := d.interfaces.lookup(conn, xc.TransmitInterface)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return conn, rx.Index, tx.Index, nil
 }
 
 // retrieve reports every cross-connect between two tagged interfaces.
@@ -123,14 +134,11 @@ func (d *XConnects) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error)
 	if err != nil {
 		return nil, err
 	}
-	tags, err := interfaceTags(ctx, conn)
-	if err != nil {
-		return nil, err
-	}
 	var values []kvs.KVWithMetadata
 	for rxIndex, txIndex := range xconnects {
-		rx, tx := tags[rxIndex], tags[txIndex]
-		if rx == "" || tx == "" {
+		rx, rxFound := d.interfaces.Name(rxIndex)
+		tx, txFound := d.interfaces.Name(txIndex)
+		if !rxFound || !txFound {
 			continue
 		}
 		values = append(values, kvs.KVWithMetadata{Key: vpp_l2.XConnectKey(rx),
@@ -151,21 +159,4 @@ func dumpXConnects(ctx context.Context, conn *vppapi.Conn) (map[vppmsg.Interface
 		xconnects[xc.RxSwIfIndex] = xc.TxSwIfIndex
 	}
 	return xconnects, nil
-}
-
-// interfaces returns the connection and VPP's interface indexes by tag.
-func (d *XConnects) interfaces() (*vppapi.Conn, map[string]vppmsg.InterfaceIndex, error) {
-	conn, err := d.conn()
-	if err != nil {
-		return nil, nil, err
-	}
-	tags, err := interfaceTags(context.Background(), conn)
-	if err != nil {
-		return nil, nil, err
-	}
-	indexes := make(map[string]vppmsg.InterfaceIndex, len(tags))
-	for index, tag := range tags {
-		indexes[tag] = index
-	}
-	return conn, indexes, nil
 }

@@ -1,0 +1,132 @@
+package descriptor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gogo/protobuf/proto"
+	vpp_l3 "github.com/ligato/vpp-agent/api/models/vpp/l3"
+	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
+
+	"github.com/contivpp/memif-agent/internal/vppapi"
+	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+)
+
+// VrfTableDescriptorName names the VRF table descriptor.
+const VrfTableDescriptorName = "vpp-vrf-table"
+
+// maxTableName is VPP's table name field (NUL included).
+const maxTableName = 64
+
+// VrfTables is the descriptor of vpp-agent VRF table models: one IPv4 or
+// IPv6 table each, named by the model's label. The label is what marks a
+// table as made by a model: Retrieve reports only the tables whose name
+// is not the one VPP gives a table made without a name.
+type VrfTables struct {
+	conn ConnFunc
+}
+
+// NewVrfTables returns the descriptor; conn gives the VPP connection of
+// each call.
+func NewVrfTables(conn ConnFunc) *VrfTables {
+	return &VrfTables{conn: conn}
+}
+
+// Descriptor returns the KV scheduler descriptor. Without an Update, a
+// changed label re-creates the table, after the interfaces and routes in
+// it (they depend on it).
+func (d *VrfTables) Descriptor() *kvs.KVDescriptor {
+	return withModel(vpp_l3.ModelVrfTable, &kvs.KVDescriptor{
+		Name:     VrfTableDescriptorName,
+		Validate: validateVrfTable,
+		Create:   d.create,
+		Delete:   d.delete,
+		Retrieve: d.retrieve,
+	})
+}
+
+func validateVrfTable(_ string, value proto.Message) error {
+	table := value.(*vpp_l3.VrfTable)
+	switch {
+	case table.Id == 0 || table.Id == ^uint32(0):
+		return fmt.Errorf("VRF table ID %d: want 1 to %d (table 0 is VPP's own)", table.Id, ^uint32(0)-1)
+	case table.Label == "" || len(table.Label) >= maxTableName:
+		return fmt.Errorf("VRF table %d: label %q: want 1 to %d bytes (it is the table's name in VPP)", table.Id, table.Label, maxTableName-1)
+	case table.Label == defaultTableName(table.Id, table.Protocol == vpp_l3.VrfTable_IPV6):
+		return fmt.Errorf("VRF table %d: label %q is the name VPP gives unnamed tables; choose another", table.Id, table.Label)
+	}
+	return nil
+}
+
+// defaultTableName is the name VPP gives a table made without one.
+func defaultTableName(id uint32, ipv6 bool) string {
+	if ipv6 {
+		return fmt.Sprintf("ipv6-VRF:%d", id)
+	}
+	return fmt.Sprintf("ipv4-VRF:%d", id)
+}
+
+func vppTable(table *vpp_l3.VrfTable) vppmsg.IPTable {
+	return vppmsg.IPTable{TableID: table.Id, IsIP6: table.Protocol == vpp_l3.VrfTable_IPV6, Name: table.Label}
+}
+
+func (d *VrfTables) create(_ string, value proto.Message) (kvs.Metadata, error) {
+	table := value.(*vpp_l3.VrfTable)
+	conn, err := d.conn()
+	if err == nil {
+		err = request(context.Background(), conn, &vppmsg.IPTableAddDel{IsAdd: true, Table: vppTable(table)}, &vppmsg.IPTableAddDelReply{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create VRF table %d (%s, %s): %w", table.Id, table.Protocol, table.Label, err)
+	}
+	return nil, nil
+}
+
+func (d *VrfTables) delete(_ string, value proto.Message, _ kvs.Metadata) error {
+	table := value.(*vpp_l3.VrfTable)
+	conn, err := d.conn()
+	if err == nil {
+		err = request(context.Background(), conn, &vppmsg.IPTableAddDel{Table: vppTable(table)}, &vppmsg.IPTableAddDelReply{})
+	}
+	if err != nil {
+		return fmt.Errorf("delete VRF table %d (%s, %s): %w", table.Id, table.Protocol, table.Label, err)
+	}
+	return nil
+}
+
+func (d *VrfTables) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
+	conn, err := d.conn()
+	if err != nil {
+		return nil, fmt.Errorf("read VRF tables from VPP: %w", err)
+	}
+	tables, err := namedTables(context.Background(), conn)
+	if err != nil {
+		return nil, err
+	}
+	values := make([]kvs.KVWithMetadata, 0, len(tables))
+	for _, table := range tables {
+		values = append(values, kvs.KVWithMetadata{Key: vpp_l3.VrfTableKey(table.Id, table.Protocol), Value: table, Origin: kvs.FromNB})
+	}
+	return values, nil
+}
+
+// namedTables returns VPP's tables that carry a name of their own.
+func namedTables(ctx context.Context, conn *vppapi.Conn) ([]*vpp_l3.VrfTable, error) {
+	details, err := vppapi.Dump[vppmsg.IPTableDetails](ctx, conn, &vppmsg.IPTableDump{})
+	if err != nil {
+		return nil, fmt.Errorf("dump VPP IP tables: %w", err)
+	}
+	var tables []*vpp_l3.VrfTable
+	for _, d := range details {
+		t := d.Table
+		if t.TableID == 0 || t.TableID == ^uint32(0) || t.Name == "" || t.Name == defaultTableName(t.TableID, t.IsIP6) {
+			continue
+		}
+		table := &vpp_l3.VrfTable{Id: t.TableID, Protocol: vpp_l3.VrfTable_IPV4, Label: t.Name}
+		if t.IsIP6 {
+			table.Protocol = vpp_l3.VrfTable_IPV6
+		}
+		tables = append(tables, table)
+	}
+	return tables, nil
+}
