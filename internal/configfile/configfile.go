@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"sigs.k8s.io/yaml"
 )
@@ -19,14 +18,15 @@ type Validator interface {
 // Load reads the YAML config file at path into cfg, a pointer to a struct
 // holding the defaults. An empty path means there is no file (cn-infra's
 // GetConfigName gives "" when the file does not exist), and cfg keeps its
-// defaults.
+// defaults. Only a regular file of at most MaxFileSize bytes is read
+// (links to one are followed).
 func Load(path string, cfg any) error {
 	if path == "" {
 		return nil
 	}
-	content, err := os.ReadFile(path)
+	content, err := readFile(path)
 	if err != nil {
-		return fmt.Errorf("read config file: %w", err)
+		return err
 	}
 	if err := Decode(content, cfg); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
@@ -62,7 +62,7 @@ func Decode(content []byte, cfg any) error {
 func keyValues(content []byte) (map[string]json.RawMessage, error) {
 	asJSON, err := yaml.YAMLToJSONStrict(content)
 	if err != nil {
-		return nil, fmt.Errorf("not valid YAML: %w", err)
+		return nil, fmt.Errorf("not valid YAML: %w", boundedError{err})
 	}
 	asJSON = bytes.TrimSpace(asJSON)
 	if len(asJSON) == 0 || string(asJSON) == "null" {

@@ -13,6 +13,13 @@
 // each plugin's file and decodes the framework's own config files (http,
 // logs, kvscheduler) with this package too.
 //
+// A config file is read only when it is a regular file (links to one are
+// followed; a FIFO, a device or a directory is refused without blocking)
+// of at most MaxFileSize bytes. What an error repeats of the file is cut:
+// a quoted value (Echo) to 100 bytes, a problem to 1 KiB, a list of
+// problems to 20, each cut saying how much was left out, so that a huge
+// value does not become a log line of its size.
+//
 // It does not know any plugin's keys or defaults, and it must not import
 // cn-infra: plugins pass in the path their cn-infra config gives them.
 //

@@ -22,9 +22,10 @@ type KeyError struct {
 	Err error
 }
 
-// Error implements error.
+// Error implements error. The key and the reason are cut (Echo) when long:
+// they may repeat the file's content.
 func (e *KeyError) Error() string {
-	return fmt.Sprintf("config key %q: %s", e.Key, e.Reason)
+	return fmt.Sprintf("config key %s: %s", Echo(e.Key), cutText(e.Reason, maxReason))
 }
 
 // Unwrap returns the decoding error behind the problem, if any.
@@ -88,7 +89,7 @@ func (f fieldSet) set(values map[string]json.RawMessage) error {
 			problems = append(problems, &KeyError{Key: key, Reason: valueProblem(err), Err: err})
 		}
 	}
-	return errors.Join(problems...)
+	return joinBounded(problems)
 }
 
 // decodeValue decodes one key's value, refusing unknown keys in nested maps
@@ -139,7 +140,7 @@ func wanted(t reflect.Type) string {
 // UnmarshalTypeError.Value ("string", "number 1.5", "array"...).
 func kindOf(value string) string {
 	if number, found := strings.CutPrefix(value, "number "); found {
-		return number
+		return cutText(number, maxEcho)
 	}
 	switch value {
 	case "array":

@@ -1,9 +1,6 @@
 package configfile
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Problems gathers what a config's Validate finds wrong, one *KeyError per
 // finding, so that every config reports all of its bad keys at once and in
@@ -32,5 +29,5 @@ func (p *Problems) CheckPositive(key string, d Duration, example string) {
 	}
 }
 
-// Err returns every recorded problem joined, or nil.
-func (p *Problems) Err() error { return errors.Join(p.errs...) }
+// Err returns the recorded problems joined (at most 20 listed), or nil.
+func (p *Problems) Err() error { return joinBounded(p.errs) }

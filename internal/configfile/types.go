@@ -26,11 +26,11 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 	const want = `want a duration such as "30s"`
 	var text string
 	if err := json.Unmarshal(data, &text); err != nil {
-		return fmt.Errorf("%s, got %s", want, data)
+		return fmt.Errorf("%s, got %s", want, cutText(string(data), maxEcho))
 	}
 	value, err := time.ParseDuration(text)
 	if err != nil {
-		return fmt.Errorf("%s, got %q", want, text)
+		return fmt.Errorf("%s, got %s", want, Echo(text))
 	}
 	*d = Duration(value)
 	return nil
@@ -56,7 +56,7 @@ func (m *FileMode) UnmarshalJSON(data []byte) error {
 	const want = `want quoted octal permission bits within 0777 such as "0660"`
 	var text string
 	if err := json.Unmarshal(data, &text); err != nil {
-		return fmt.Errorf("%s, got %s", want, data)
+		return fmt.Errorf("%s, got %s", want, cutText(string(data), maxEcho))
 	}
 	if text == "" {
 		*m = 0
@@ -64,7 +64,7 @@ func (m *FileMode) UnmarshalJSON(data []byte) error {
 	}
 	value, err := strconv.ParseUint(text, 8, 32)
 	if err != nil || value > 0o777 {
-		return fmt.Errorf("%s, got %q", want, text)
+		return fmt.Errorf("%s, got %s", want, Echo(text))
 	}
 	*m = FileMode(value)
 	return nil
