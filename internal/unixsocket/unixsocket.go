@@ -2,7 +2,9 @@
 // another at the same path, so that a server removes only the socket it
 // made. When a DaemonSet replaces the agent, the new agent can make its
 // sockets while the old one is still shutting down; the old one must not
-// remove them on its way out.
+// remove them on its way out. It also makes a server's socket (Listen):
+// with its mode and group set before it appears at its path, in a
+// directory that lets no one else in.
 package unixsocket
 
 import (

@@ -47,9 +47,9 @@ func Start(config Config, service *Service) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("API socket %w", err)
 	}
-	listener, socket, err := listenUnix(path, mode, gid)
+	listener, socket, err := unixsocket.Listen(path, mode, gid)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("API %w", err)
 	}
 	srv := &Server{path: path, socket: socket, grpc: grpc.NewServer(), served: make(chan struct{})}
 	memifv1.RegisterMemifAgentServer(srv.grpc, service)
