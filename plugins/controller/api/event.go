@@ -94,6 +94,18 @@ type Event interface {
 	Done(err error)
 }
 
+// AdmissionEvent is implemented by the events a pod's admission waits on:
+// kubelet's Allocate (AllocateDevice) and DRA NodePrepareResources
+// (PrepareClaim). The loop keeps room in its queue that only they may take,
+// so that background events (AddPod, ReconcileAllocations, ...) filling the
+// queue never refuse an admission; kubelet fails a pod whose Allocate fails
+// for good. Events that do not implement it are background events.
+type AdmissionEvent interface {
+	Event
+	// IsAdmission tells whether a pod's admission waits on the event.
+	IsAdmission() bool
+}
+
 // UpdateEvent is an Event with Method() == Update.
 type UpdateEvent interface {
 	Event

@@ -18,6 +18,8 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{name: "defaults are valid", change: func(*Config) {}},
 		{name: "queue size zero", change: func(c *Config) { c.QueueSize = 0 }, wantKey: "event-queue-size"},
+		{name: "admission queue size zero", change: func(c *Config) { c.AdmissionQueueSize = 0 }, wantKey: "admission-queue-size"},
+		{name: "admission queue size beyond memory", change: func(c *Config) { c.AdmissionQueueSize = MaxQueueSize + 1 }, wantKey: "admission-queue-size"},
 		{name: "history size negative", change: func(c *Config) { c.HistorySize = -1 }, wantKey: "event-history-size"},
 		{name: "queue size beyond memory", change: func(c *Config) { c.QueueSize = 1e12 }, wantKey: "event-queue-size"},
 		{name: "history size beyond memory", change: func(c *Config) { c.HistorySize = MaxHistorySize + 1 }, wantKey: "event-history-size"},

@@ -31,6 +31,19 @@
 //     the handlers changed, like an update.
 //   - PushEvent never blocks. Close runs a ShutdownEvent through the handlers
 //     (reverse order), and every event still queued gets api.ErrClosedEventLoop.
+//   - The queue has two lanes of room and one order. Admission events
+//     (api.AdmissionEvent: kubelet's Allocate, DRA NodePrepareResources) may
+//     take any free place, and admission-queue-size places are theirs
+//     alone; every other event is a background event, and at most
+//     event-queue-size of them wait at once. So a flood of AddPod or
+//     ReconcileAllocations events fills its own room and is refused with
+//     api.ErrEventQueueFull (its pushers retry), but cannot refuse an
+//     admission: that happens only once admission-queue-size admissions wait
+//     and the background room is full too. Events of both lanes run in the
+//     order they were pushed: an admission overtakes nothing, so what a
+//     handler learnt from an earlier event (a pod deleted, a pod announced)
+//     is known when the admission runs. events_refused_total counts refusals
+//     by event, lane and reason.
 //
 // Example:
 //

@@ -104,20 +104,30 @@ func ifValue(handler, event string) *vpp_interfaces.Interface {
 // IsBlocking says what it declares.
 type testEvent struct {
 	*controllerapi.Result
-	name     string
-	blocking bool
-	txnType  controllerapi.UpdateTransactionType
-	dir      controllerapi.UpdateDirectionType
+	name      string
+	blocking  bool
+	admission bool
+	txnType   controllerapi.UpdateTransactionType
+	dir       controllerapi.UpdateDirectionType
 }
 
 func newEvent(name string, txnType controllerapi.UpdateTransactionType, dir controllerapi.UpdateDirectionType) *testEvent {
 	return &testEvent{Result: controllerapi.NewResult(), name: name, txnType: txnType, dir: dir}
 }
 
+// newAdmission returns a blocking event a pod's admission waits on, as
+// kubelet's Allocate pushes it.
+func newAdmission(name string) *testEvent {
+	event := newEvent(name, controllerapi.RevertOnFailure, controllerapi.Forward)
+	event.blocking, event.admission = true, true
+	return event
+}
+
 func (e *testEvent) GetName() string                                      { return e.name }
 func (e *testEvent) String() string                                       { return "test event " + e.name }
 func (e *testEvent) Method() controllerapi.EventMethodType                { return controllerapi.Update }
 func (e *testEvent) IsBlocking() bool                                     { return e.blocking }
+func (e *testEvent) IsAdmission() bool                                    { return e.admission }
 func (e *testEvent) TransactionType() controllerapi.UpdateTransactionType { return e.txnType }
 func (e *testEvent) Direction() controllerapi.UpdateDirectionType         { return e.dir }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gogo/protobuf/proto"
@@ -41,7 +42,12 @@ type Loop struct {
 	deps    Deps
 	metrics *metrics
 	history *History
-	queue   chan controllerapi.Event
+	// queue holds the events of both lanes in push order: QueueSize places
+	// for background events, AdmissionQueueSize more that only admission
+	// events may take (lanes.go).
+	queue chan controllerapi.Event
+	// backgroundQueued counts the background events in queue.
+	backgroundQueued atomic.Int64
 
 	mu      sync.RWMutex // guards started and closed against PushEvent
 	started bool
@@ -83,7 +89,7 @@ func New(cfg Config, deps Deps) (*Loop, error) {
 		cfg:          cfg,
 		deps:         deps,
 		history:      newHistory(cfg.HistorySize),
-		queue:        make(chan controllerapi.Event, cfg.QueueSize),
+		queue:        make(chan controllerapi.Event, cfg.QueueSize+cfg.AdmissionQueueSize),
 		stop:         make(chan struct{}),
 		stopped:      make(chan struct{}),
 		committed:    map[string]proto.Message{},
@@ -114,16 +120,26 @@ func (l *Loop) Start() {
 func (l *Loop) PushEvent(event controllerapi.Event) error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
+	lane := laneOf(event)
 	if l.closed {
-		l.metrics.refused.WithLabelValues(event.GetName(), refusedClosed).Inc()
+		l.metrics.refused.WithLabelValues(event.GetName(), lane, refusedClosed).Inc()
 		return fmt.Errorf("push event %s: %w", event.GetName(), controllerapi.ErrClosedEventLoop)
+	}
+	if lane == backgroundLane && !l.takeBackgroundRoom() {
+		l.metrics.refused.WithLabelValues(event.GetName(), lane, refusedQueueFull).Inc()
+		return fmt.Errorf("push event %s: %d background events already queued (event-queue-size): %w",
+			event.GetName(), l.cfg.QueueSize, controllerapi.ErrEventQueueFull)
 	}
 	select {
 	case l.queue <- event:
 		return nil
 	default:
-		l.metrics.refused.WithLabelValues(event.GetName(), refusedQueueFull).Inc()
-		return fmt.Errorf("push event %s: %d events already queued: %w", event.GetName(), cap(l.queue), controllerapi.ErrEventQueueFull)
+		if lane == backgroundLane {
+			l.backgroundQueued.Add(-1)
+		}
+		l.metrics.refused.WithLabelValues(event.GetName(), lane, refusedQueueFull).Inc()
+		return fmt.Errorf("push event %s: %d events already queued, admissions' own room (admission-queue-size %d) included: %w",
+			event.GetName(), cap(l.queue), l.cfg.AdmissionQueueSize, controllerapi.ErrEventQueueFull)
 	}
 }
 
@@ -203,6 +219,7 @@ func (l *Loop) run() {
 		case <-l.stop:
 			return
 		case event := <-l.queue:
+			l.dequeued(event)
 			l.process(event)
 		case <-l.healingC():
 			l.healingTimer = nil
@@ -221,6 +238,7 @@ func (l *Loop) failUnprocessed() {
 	for {
 		select {
 		case event := <-l.queue:
+			l.dequeued(event)
 			event.Done(controllerapi.ErrClosedEventLoop)
 		default:
 			return

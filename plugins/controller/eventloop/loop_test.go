@@ -3,6 +3,7 @@ package eventloop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -356,35 +357,108 @@ func TestHealingBackoffDoublesUpToMax(t *testing.T) {
 }
 
 func TestPushEventRefusals(t *testing.T) {
+	background := func(name string) controllerapi.Event {
+		return newEvent(name, controllerapi.BestEffort, controllerapi.Forward)
+	}
+	admission := func(name string) controllerapi.Event { return newAdmission(name) }
 	tests := []struct {
-		name       string
-		closeIt    bool
-		pushes     int
+		name    string
+		closeIt bool
+		// pushes are made in order into a loop that has not started, with
+		// event-queue-size 2 and admission-queue-size 2; the last is the
+		// one refused.
+		pushes     []controllerapi.Event
 		wantErr    error
+		wantLane   string
 		wantReason string
 	}{
-		{name: "queue full", pushes: 3, wantErr: controllerapi.ErrEventQueueFull, wantReason: refusedQueueFull},
-		{name: "closed loop", closeIt: true, pushes: 1, wantErr: controllerapi.ErrClosedEventLoop, wantReason: refusedClosed},
+		{
+			name:    "background beyond its room",
+			pushes:  []controllerapi.Event{background("B"), background("B"), background("E")},
+			wantErr: controllerapi.ErrEventQueueFull, wantLane: backgroundLane, wantReason: refusedQueueFull,
+		},
+		{
+			name:    "background room taken by admissions",
+			pushes:  []controllerapi.Event{admission("A"), admission("A"), admission("A"), admission("A"), background("E")},
+			wantErr: controllerapi.ErrEventQueueFull, wantLane: backgroundLane, wantReason: refusedQueueFull,
+		},
+		{
+			name: "admission beyond its own room",
+			pushes: []controllerapi.Event{background("B"), background("B"),
+				admission("A"), admission("A"), admission("E")},
+			wantErr: controllerapi.ErrEventQueueFull, wantLane: admissionLane, wantReason: refusedQueueFull,
+		},
+		{
+			name: "closed loop, background", closeIt: true, pushes: []controllerapi.Event{background("E")},
+			wantErr: controllerapi.ErrClosedEventLoop, wantLane: backgroundLane, wantReason: refusedClosed,
+		},
+		{
+			name: "closed loop, admission", closeIt: true, pushes: []controllerapi.Event{admission("E")},
+			wantErr: controllerapi.ErrClosedEventLoop, wantLane: admissionLane, wantReason: refusedClosed,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()
-			cfg.QueueSize = 2
+			cfg.QueueSize, cfg.AdmissionQueueSize = 2, 2
 			loop := newTestLoop(t, cfg, Deps{})
 			if tc.closeIt {
 				_ = loop.Close()
 			}
-			var err error
-			for range tc.pushes {
-				err = loop.PushEvent(newEvent("E", controllerapi.BestEffort, controllerapi.Forward))
-			}
-			if !errors.Is(err, tc.wantErr) {
+			last := len(tc.pushes) - 1
+			mustPush(t, loop, tc.pushes[:last]...)
+			if err := loop.PushEvent(tc.pushes[last]); !errors.Is(err, tc.wantErr) {
 				t.Errorf("last PushEvent = %v, want %v", err, tc.wantErr)
 			}
-			if got := counterValue(t, loop.metrics.refused.WithLabelValues("E", tc.wantReason)); got != 1 {
-				t.Errorf("refused pushes counted for %s: %v, want 1", tc.wantReason, got)
+			if got := counterValue(t, loop.metrics.refused.WithLabelValues("E", tc.wantLane, tc.wantReason)); got != 1 {
+				t.Errorf("refused pushes counted for lane %s, %s: %v, want 1", tc.wantLane, tc.wantReason, got)
 			}
 		})
+	}
+}
+
+// TestAdmissionsGetTheirOwnRoom fills the background room of a queue, as a
+// flood of AddPods does, then admits as many pods as the admission room
+// holds: none is refused, every event runs in push order, and the
+// background room is free again once the queue drains.
+func TestAdmissionsGetTheirOwnRoom(t *testing.T) {
+	calls := &callLog{}
+	cfg := testConfig()
+	cfg.QueueSize, cfg.AdmissionQueueSize = 5, 3
+	loop := newTestLoop(t, cfg, Deps{Handlers: asHandlers(newHandlers(calls, "h"))})
+	var want []string
+	for i := 0; ; i++ {
+		event := newEvent(fmt.Sprintf("AddPod%d", i), controllerapi.BestEffort, controllerapi.Forward)
+		if err := loop.PushEvent(event); err != nil {
+			if !errors.Is(err, controllerapi.ErrEventQueueFull) || i != cfg.QueueSize {
+				t.Fatalf("background push %d refused with %v, want ErrEventQueueFull after %d", i, err, cfg.QueueSize)
+			}
+			break
+		}
+		want = append(want, "h:update:"+event.name)
+	}
+	var admissions []*testEvent
+	for i := range cfg.AdmissionQueueSize {
+		event := newAdmission(fmt.Sprintf("Allocate%d", i))
+		if err := loop.PushEvent(event); err != nil {
+			t.Fatalf("admission %d refused behind a full background room: %v", i, err)
+		}
+		admissions = append(admissions, event)
+		want = append(want, "h:update:"+event.name)
+	}
+	loop.Start()
+	for _, event := range admissions {
+		if err := mustWait(t, event); err != nil {
+			t.Errorf("admission %s failed: %v", event.name, err)
+		}
+	}
+	if got := calls.get(); !slices.Equal(got[1:], want) {
+		t.Errorf("handler calls after the startup resync\n got %v\nwant %v (push order)", got[1:], want)
+	}
+	for i := range cfg.QueueSize {
+		if err := loop.PushEvent(newEvent("Later", controllerapi.BestEffort, controllerapi.Forward)); err != nil {
+			t.Fatalf("background push %d after the queue drained: %v", i, err)
+		}
 	}
 }
 

@@ -38,8 +38,8 @@ func newMetrics(reg prometheus.Registerer, queueDepth func() float64) (*metrics,
 		}, []string{"event", "outcome"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "memif_agent", Subsystem: "controller", Name: "events_refused_total",
-			Help: "Events PushEvent refused, by event name and reason (queue-full, closed).",
-		}, []string{"event", "reason"}),
+			Help: "Events PushEvent refused, by event name, queue lane (admission, background) and reason (queue-full, closed).",
+		}, []string{"event", "lane", "reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "memif_agent", Subsystem: "controller", Name: "event_processing_seconds",
 			Help:    "Time to run an event through the handlers and commit its transaction.",

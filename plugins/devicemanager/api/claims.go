@@ -77,6 +77,10 @@ func (e *PrepareClaim) Method() controllerapi.EventMethodType { return controlle
 // IsBlocking implements controllerapi.Event.
 func (e *PrepareClaim) IsBlocking() bool { return true }
 
+// IsAdmission implements controllerapi.AdmissionEvent: kubelet starts the
+// pod only once NodePrepareResources answers.
+func (e *PrepareClaim) IsAdmission() bool { return true }
+
 // TransactionType implements controllerapi.UpdateEvent.
 func (e *PrepareClaim) TransactionType() controllerapi.UpdateTransactionType {
 	return controllerapi.RevertOnFailure

@@ -79,6 +79,10 @@ func (e *AllocateDevice) Method() controllerapi.EventMethodType { return control
 // IsBlocking implements controllerapi.Event.
 func (e *AllocateDevice) IsBlocking() bool { return true }
 
+// IsAdmission implements controllerapi.AdmissionEvent: kubelet admits the
+// pod only once Allocate answers.
+func (e *AllocateDevice) IsAdmission() bool { return true }
+
 // TransactionType implements controllerapi.UpdateEvent.
 func (e *AllocateDevice) TransactionType() controllerapi.UpdateTransactionType {
 	return controllerapi.RevertOnFailure

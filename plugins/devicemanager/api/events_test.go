@@ -1,0 +1,33 @@
+package api_test
+
+import (
+	"testing"
+
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+)
+
+// TestAdmissionEvents: the events kubelet's Allocate and NodePrepareResources
+// become take the event loop's admission room; the others wait in the
+// background room.
+func TestAdmissionEvents(t *testing.T) {
+	tests := []struct {
+		event controllerapi.Event
+		want  bool
+	}{
+		{dmapi.NewAllocateDevice(dmapi.DefaultResourceName, []string{"memif-001"}), true},
+		{dmapi.NewPrepareClaim("uid", "default", "claim", podapi.Pod{}, nil), true},
+		{dmapi.NewUnprepareClaim("uid", "default", "claim"), false},
+		{&podapi.AddPod{}, false},
+		{&podapi.DeletePod{}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.event.GetName(), func(t *testing.T) {
+			admission, ok := tc.event.(controllerapi.AdmissionEvent)
+			if got := ok && admission.IsAdmission(); got != tc.want {
+				t.Errorf("%s is an admission event: %v, want %v", tc.event.GetName(), got, tc.want)
+			}
+		})
+	}
+}
