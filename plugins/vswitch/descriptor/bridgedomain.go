@@ -58,7 +58,9 @@ func (d *BridgeDomains) Descriptor() *kvs.KVDescriptor {
 		Validate:        validateBridgeDomain,
 		Create:          d.create,
 		Delete:          d.delete,
-		Update:          func(string, proto.Message, proto.Message, kvs.Metadata) (kvs.Metadata, error) { return nil, nil },
+		// Members are derived values: an update changes nothing in VPP
+		// and keeps the bridge domain's ID.
+		Update: func(_ string, _, _ proto.Message, metadata kvs.Metadata) (kvs.Metadata, error) { return metadata, nil },
 		UpdateWithRecreate: func(_ string, oldValue, newValue proto.Message, _ kvs.Metadata) bool {
 			return !sameSettings(oldValue, newValue)
 		},
