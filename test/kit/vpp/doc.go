@@ -3,9 +3,10 @@
 // in a fresh short temp directory, and a unique api-segment prefix, so that
 // tests running at the same time on one machine never share a VPP.
 //
-// The VPP comes from scripts/vpp.sh (VPP_PREFIX, the commit-keyed cache, or
-// the tarballs in shared/vpp beside the clone). Under CI=true a test that
-// cannot get one fails; otherwise Require skips it.
+// The VPP comes from scripts/vpp.sh (VPP_PREFIX, the cache keyed by commit
+// and tarball checksum, or the tarballs in shared/vpp beside the clone).
+// Under CI=true a test that cannot get one fails; otherwise Require skips
+// it.
 //
 // The package owns the VPP processes it starts and their directories.
 //
