@@ -253,3 +253,42 @@ func TestStopEndsDelivery(t *testing.T) {
 		t.Fatalf("after Stop the watcher applied %d and refused %d, want 1 and 0", applied, refused)
 	}
 }
+
+// TestReloadSeesEachVersionOnce: reading the file again after a change
+// elsewhere in the directory hands nothing out when the content is the
+// one seen last, valid or not.
+func TestReloadSeesEachVersionOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "networks.conf")
+	r := &recorder{}
+	w := &Watcher[netconf.Config]{
+		opts:     Options[netconf.Config]{Path: path, Parse: netconf.Decode, Apply: r.apply, Refuse: r.refuse, MaxBytes: DefaultMaxBytes},
+		lastSeen: []byte(red),
+	}
+	for i, step := range []struct {
+		content          string // "" removes the file
+		applied, refused int
+	}{
+		{red, 0, 0},
+		{redBlue, 1, 0},
+		{redBlue, 1, 0},
+		{"networks: [\n", 1, 1},
+		{"networks: [\n", 1, 1},
+		{redBlue, 2, 1},
+		{"", 2, 2},
+		{redBlue, 3, 2},
+	} {
+		var err error
+		if step.content == "" {
+			err = os.Remove(path)
+		} else {
+			err = os.WriteFile(path, []byte(step.content), 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.reload()
+		if applied, refused := r.counts(); applied != step.applied || refused != step.refused {
+			t.Fatalf("step %d: %d applied and %d refused, want %d and %d", i+1, applied, refused, step.applied, step.refused)
+		}
+	}
+}
