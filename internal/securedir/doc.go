@@ -11,6 +11,11 @@
 // descriptor of the file itself: nothing follows a link at the last path
 // element, and nothing but single names are accepted below the directory.
 //
+// OpenDir opens a directory below an open one without Open's ownership
+// check, for a directory the agent shares with others (an allocation's
+// directory, which its pod writes in too): operations under it still
+// follow no link.
+//
 // It owns no directory: the device manager uses it for the socket root and
 // the checkpoint's directory.
 package securedir
