@@ -7,8 +7,12 @@
 // It holds no allocation state: Allocate turns each container request into a
 // blocking AllocateDevice event, pushes it into the controller event loop
 // and answers with what the handlers filled in, or with a gRPC error whose
-// code says what kind of failure it was. It imports no plugin framework, so
-// tests and the kubelet end-to-end harness start it with New.
+// code says what kind of failure it was. A call no allocation could grant
+// whole (more container requests than devices, one device in two
+// container requests) is refused before any event is pushed; the
+// allocations of a call that fails or that kubelet stops waiting for are
+// handed back in one Hooks.Abandoned call. It imports no plugin framework,
+// so tests and the kubelet end-to-end harness start it with New.
 //
 // Lifecycle: Start creates the plugin directory if needed, serves, registers
 // and watches the directory with fsnotify. kubelet wipes the directory when

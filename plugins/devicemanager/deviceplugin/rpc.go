@@ -54,9 +54,9 @@ func (s *Server) PreStartContainer(context.Context, *pluginapi.PreStartContainer
 }
 
 // Allocate answers every container request through the event loop. If one
-// fails, the call fails and the allocations already made for it are
-// reported Abandoned, so that nothing is held for a container that will
-// never get it.
+// fails, or kubelet stops waiting, the call fails and the allocations
+// already made for it are reported Abandoned, all in one call, so that
+// nothing is held for a container that will never get it.
 func (s *Server) Allocate(ctx context.Context, request *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
 	start := time.Now()
 	response, err := s.allocate(ctx, request)
@@ -70,23 +70,26 @@ func (s *Server) Allocate(ctx context.Context, request *pluginapi.AllocateReques
 }
 
 func (s *Server) allocate(ctx context.Context, request *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
-	if len(request.GetContainerRequests()) == 0 {
-		return nil, status.Errorf(codes.InvalidArgument, "allocate %s: the request holds no container request", s.cfg.ResourceName)
-	}
-	if err := s.checkIDLengths(request); err != nil {
+	if err := s.checkRequest(request); err != nil {
 		return nil, err
 	}
 	response := &pluginapi.AllocateResponse{}
 	var made []string
 	for i, containerRequest := range request.GetContainerRequests() {
-		containerResponse, allocationID, err := s.allocateContainer(ctx, containerRequest.GetDevicesIds())
+		event, pending, err := s.allocateContainer(ctx, containerRequest.GetDevicesIds())
+		if event != nil && event.AllocationID != "" {
+			made = append(made, event.AllocationID)
+		}
+		var containerResponse *pluginapi.ContainerAllocateResponse
+		if err == nil {
+			containerResponse, err = toContainerResponse(event)
+		}
 		if err != nil {
 			err = status.Errorf(statusCode(err), "allocate %s for container request %d of %d (devices %s): %v",
 				s.cfg.ResourceName, i+1, len(request.GetContainerRequests()), listIDs(containerRequest.GetDevicesIds()), err)
-			s.abandon(made, err.Error())
+			s.rollBack(made, pending, err.Error())
 			return nil, err
 		}
-		made = append(made, allocationID)
 		response.ContainerResponses = append(response.ContainerResponses, containerResponse)
 	}
 	return response, nil
@@ -97,12 +100,55 @@ func (s *Server) allocate(ctx context.Context, request *pluginapi.AllocateReques
 // hostile request's megabyte-long one would otherwise be repeated in each.
 const maxDeviceIDLength = 64
 
-func (s *Server) checkIDLengths(request *pluginapi.AllocateRequest) error {
-	for i, containerRequest := range request.GetContainerRequests() {
+// checkRequest refuses, before anything is allocated, a call no kubelet
+// sends and no allocation could grant. kubelet (v1.37, endpoint.allocate)
+// sends one container request per call; the API allows one per container
+// of a pod. Each must hold a device of its own, so a call holding more
+// container requests than the plugin has devices, or naming one device in
+// two of them, is refused whole: granting it would hand the same device,
+// or a device taken over from the call's own earlier container, to two
+// containers.
+func (s *Server) checkRequest(request *pluginapi.AllocateRequest) error {
+	requests := request.GetContainerRequests()
+	switch {
+	case len(requests) == 0:
+		return status.Errorf(codes.InvalidArgument, "allocate %s: the request holds no container request", s.cfg.ResourceName)
+	case len(requests) > len(s.cfg.Devices):
+		return status.Errorf(codes.InvalidArgument, "allocate %s: the request holds %d container requests, more than the %d devices of this plugin; each container needs a device of its own",
+			s.cfg.ResourceName, len(requests), len(s.cfg.Devices))
+	}
+	if err := s.checkIDLengths(requests); err != nil {
+		return err
+	}
+	return s.checkRepeatedDevices(requests)
+}
+
+func (s *Server) checkIDLengths(requests []*pluginapi.ContainerAllocateRequest) error {
+	for i, containerRequest := range requests {
 		for _, id := range containerRequest.GetDevicesIds() {
 			if len(id) > maxDeviceIDLength {
 				return status.Errorf(codes.InvalidArgument, "allocate %s: container request %d of %d holds a device ID of %d bytes (%q...); no device of this plugin has an ID longer than %d",
-					s.cfg.ResourceName, i+1, len(request.GetContainerRequests()), len(id), id[:16], maxDeviceIDLength)
+					s.cfg.ResourceName, i+1, len(requests), len(id), id[:16], maxDeviceIDLength)
+			}
+		}
+	}
+	return nil
+}
+
+// checkRepeatedDevices refuses a device named in two container requests of
+// one call. A device repeated within one container request is the event's
+// to refuse, with the others of that request.
+func (s *Server) checkRepeatedDevices(requests []*pluginapi.ContainerAllocateRequest) error {
+	firstRequest := map[string]int{}
+	for i, containerRequest := range requests {
+		for _, id := range containerRequest.GetDevicesIds() {
+			first, seen := firstRequest[id]
+			switch {
+			case !seen:
+				firstRequest[id] = i
+			case first != i:
+				return status.Errorf(codes.InvalidArgument, "allocate %s: device %q is in container requests %d and %d of %d; a device serves one container, so nothing was allocated",
+					s.cfg.ResourceName, id, first+1, i+1, len(requests))
 			}
 		}
 	}
@@ -124,22 +170,34 @@ func listIDs(ids []string) string {
 // an allocation, so there is nothing to hand to the container.
 var errNotAllocated = errors.New("no handler made the allocation: the device manager is not among the event loop's handlers")
 
-func (s *Server) allocateContainer(ctx context.Context, deviceIDs []string) (*pluginapi.ContainerAllocateResponse, string, error) {
+// allocateContainer pushes the event of one container request and waits
+// for it, and returns it once processed, failed or not. An event kubelet
+// stopped waiting for is returned as pending instead: the event loop may
+// still be processing it, and make its allocation later.
+func (s *Server) allocateContainer(ctx context.Context, deviceIDs []string) (processed, pending *dmapi.AllocateDevice, err error) {
+	// kubelet stopped waiting: push nothing more for this call.
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	event := dmapi.NewAllocateDevice(s.cfg.ResourceName, deviceIDs)
 	if s.hooks.Prepare != nil {
 		s.hooks.Prepare(ctx, event)
 	}
 	if err := s.loop.PushEvent(event); err != nil {
-		return nil, "", fmt.Errorf("queue the allocation: %w", err)
+		return nil, nil, fmt.Errorf("queue the allocation: %w", err)
 	}
 	if err := event.Wait(ctx); err != nil {
 		if ctx.Err() != nil {
-			s.abandonWhenDone(event)
+			return nil, event, err
 		}
-		return nil, "", err
+		return event, nil, err
 	}
+	return event, nil, nil
+}
+
+func toContainerResponse(event *dmapi.AllocateDevice) (*pluginapi.ContainerAllocateResponse, error) {
 	if event.AllocationID == "" || len(event.Mounts) == 0 || len(event.Envs) == 0 {
-		return nil, "", errNotAllocated
+		return nil, errNotAllocated
 	}
 	containerResponse := &pluginapi.ContainerAllocateResponse{Envs: event.Envs, Annotations: event.Annotations}
 	for _, mount := range event.Mounts {
@@ -147,33 +205,42 @@ func (s *Server) allocateContainer(ctx context.Context, deviceIDs []string) (*pl
 			HostPath: mount.HostPath, ContainerPath: mount.ContainerPath, ReadOnly: mount.ReadOnly,
 		})
 	}
-	return containerResponse, event.AllocationID, nil
+	return containerResponse, nil
 }
 
-func (s *Server) abandon(allocationIDs []string, reason string) {
+// rollBack reports the allocations made for a failed call Abandoned, in one
+// call, so that their release is one event however many there are. When
+// kubelet stopped waiting for an event still in flight, it first waits,
+// until Stop, for that event, so that its allocation, if made, goes with
+// the others.
+func (s *Server) rollBack(made []string, late *dmapi.AllocateDevice, reason string) {
 	if s.hooks.Abandoned == nil {
 		return
 	}
-	for _, id := range allocationIDs {
-		s.hooks.Abandoned(id, reason)
+	if late == nil {
+		s.abandon(made, reason)
+		return
 	}
-}
-
-// abandonWhenDone waits, until Stop, for an allocation kubelet stopped
-// waiting for, and abandons it if it was made.
-func (s *Server) abandonWhenDone(event *dmapi.AllocateDevice) {
 	s.lateMu.Lock()
 	defer s.lateMu.Unlock()
 	if s.lifetime.Err() != nil {
+		s.abandon(made, reason)
 		return
 	}
 	s.pendingLate.Add(1)
 	go func() {
 		defer s.pendingLate.Done()
-		if event.Wait(s.lifetime) == nil && event.AllocationID != "" {
-			s.abandon([]string{event.AllocationID}, "kubelet stopped waiting for it")
+		if late.Wait(s.lifetime) == nil && late.AllocationID != "" {
+			made = append(made, late.AllocationID)
 		}
+		s.abandon(made, reason)
 	}()
+}
+
+func (s *Server) abandon(allocationIDs []string, reason string) {
+	if len(allocationIDs) > 0 {
+		s.hooks.Abandoned(allocationIDs, reason)
+	}
 }
 
 // statusCode maps an allocation failure to the gRPC code kubelet sees.

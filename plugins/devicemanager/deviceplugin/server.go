@@ -52,10 +52,11 @@ type Logger interface {
 // Hooks are called on notable outcomes; any may be nil. They are called
 // from the server's goroutines and must not block.
 type Hooks struct {
-	// Abandoned is called with the ID of an allocation that was made but
-	// never handed to kubelet: a later container request of the same call
-	// failed, or kubelet stopped waiting. The owner of the state releases it.
-	Abandoned func(allocationID, reason string)
+	// Abandoned is called, once per failed call, with the IDs of the
+	// allocations made for it but never handed to kubelet: a later
+	// container request of the same call failed, or kubelet stopped
+	// waiting. The owner of the state releases them.
+	Abandoned func(allocationIDs []string, reason string)
 	// Registered is called after each successful registration; again is
 	// false for the first one.
 	Registered func(again bool)

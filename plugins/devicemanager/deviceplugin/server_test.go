@@ -386,6 +386,17 @@ func TestAllocateFailures(t *testing.T) {
 	}{
 		{"no container request", func(t *testing.T) controllerapi.EventLoop { return startLoop(t) },
 			&pluginapi.AllocateRequest{}, codes.InvalidArgument, "holds no container request"},
+		{"more container requests than devices", func(t *testing.T) controllerapi.EventLoop { return startLoop(t) },
+			&pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{
+				{DevicesIds: []string{"memif-000"}}, {DevicesIds: []string{"memif-001"}}, {DevicesIds: []string{"memif-002"}},
+				{DevicesIds: []string{"memif-003"}}, {DevicesIds: []string{"memif-004"}},
+			}},
+			codes.InvalidArgument, "holds 5 container requests, more than the 4 devices of this plugin"},
+		{"one device in two container requests", func(t *testing.T) controllerapi.EventLoop { return startLoop(t) },
+			&pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{
+				{DevicesIds: []string{"memif-002"}}, {DevicesIds: []string{"memif-001", "memif-002"}},
+			}},
+			codes.InvalidArgument, `device "memif-002" is in container requests 1 and 2 of 2`},
 		{"no handler allocates", func(t *testing.T) controllerapi.EventLoop { return startLoop(t) },
 			&pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{"memif-000"}}}},
 			codes.Internal, "no handler made the allocation"},

@@ -28,8 +28,9 @@
 // What is released, and when: a pod's allocations after its DeletePod, in
 // ReleaseAllocation follow-ups that run once the DeletePod's transaction has
 // removed the vswitch side (the socket directory outlives the interface
-// listening on it); an allocation made for a kubelet call that then failed
-// (ReleaseAllocation); an allocation taken over; and, after every resync and
+// listening on it); the allocations made for a kubelet call that then
+// failed or that kubelet stopped waiting for (ReleaseAbandoned, one event
+// for all of them); an allocation taken over; and, after every resync and
 // every reconcile-period (ReconcileAllocations), what an authoritative
 // listing (see podapi.Listing) shows no live pod holding: unbound
 // allocations older than unbound-grace-period at once, and for each gone pod

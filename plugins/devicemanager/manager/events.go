@@ -8,10 +8,10 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
-// ReleaseAllocation releases one allocation: one that was never handed to a
-// container (see deviceplugin.Hooks.Abandoned), or one of a deleted pod, as
-// a follow-up of its DeletePod once the vswitch side is removed. Only the
-// device manager pushes and handles it.
+// ReleaseAllocation releases one allocation of a deleted pod, as a
+// follow-up of its DeletePod once the vswitch side is removed, of an
+// unprepared claim, or taken over. Only the device manager pushes and
+// handles it.
 type ReleaseAllocation struct {
 	AllocationID string
 	Reason       string
@@ -44,6 +44,52 @@ func (e *ReleaseAllocation) TransactionType() controllerapi.UpdateTransactionTyp
 
 // Direction implements controllerapi.UpdateEvent: removal, vswitch side first.
 func (e *ReleaseAllocation) Direction() controllerapi.UpdateDirectionType {
+	return controllerapi.Reverse
+}
+
+// ReleaseAbandoned releases every allocation made for one kubelet call
+// that then failed or that kubelet stopped waiting for (see
+// deviceplugin.Hooks.Abandoned): none was handed to a container, nor bound
+// or wired. It is one event however many there are, so that the rollback
+// of a call cannot fill the queue. Only the device manager pushes and
+// handles it.
+type ReleaseAbandoned struct {
+	AllocationIDs []string
+	Reason        string
+}
+
+// GetName implements controllerapi.Event.
+func (e *ReleaseAbandoned) GetName() string { return "ReleaseAbandoned" }
+
+// String implements controllerapi.Event; it names at most
+// maxDescribedAllocations, since it is logged and kept in the history.
+func (e *ReleaseAbandoned) String() string {
+	ids := e.AllocationIDs
+	more := ""
+	if len(ids) > maxDescribedAllocations {
+		ids, more = ids[:maxDescribedAllocations], fmt.Sprintf(" ... and %d more", len(ids)-maxDescribedAllocations)
+	}
+	return fmt.Sprintf("ReleaseAbandoned %d allocations %v%s (%s)", len(e.AllocationIDs), ids, more, e.Reason)
+}
+
+const maxDescribedAllocations = 8
+
+// Method implements controllerapi.Event.
+func (e *ReleaseAbandoned) Method() controllerapi.EventMethodType { return controllerapi.Update }
+
+// IsBlocking implements controllerapi.Event.
+func (e *ReleaseAbandoned) IsBlocking() bool { return false }
+
+// Done implements controllerapi.Event; the loop logs the outcome.
+func (e *ReleaseAbandoned) Done(error) {}
+
+// TransactionType implements controllerapi.UpdateEvent.
+func (e *ReleaseAbandoned) TransactionType() controllerapi.UpdateTransactionType {
+	return controllerapi.BestEffort
+}
+
+// Direction implements controllerapi.UpdateEvent: removal.
+func (e *ReleaseAbandoned) Direction() controllerapi.UpdateDirectionType {
 	return controllerapi.Reverse
 }
 

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -23,7 +24,7 @@ func (m *Manager) HandlesEvent(event controllerapi.Event) bool {
 		return true
 	}
 	switch event.(type) {
-	case *dmapi.AllocateDevice, *podapi.AddPod, *podapi.DeletePod, *ReleaseAllocation, *ReconcileAllocations,
+	case *dmapi.AllocateDevice, *podapi.AddPod, *podapi.DeletePod, *ReleaseAllocation, *ReleaseAbandoned, *ReconcileAllocations,
 		*dmapi.PrepareClaim, *dmapi.UnprepareClaim, *dmapi.SyncClaims:
 		return true
 	}
@@ -41,6 +42,8 @@ func (m *Manager) Update(event controllerapi.Event, ops controllerapi.EventOpera
 		return m.releasePodLater(ev, ops)
 	case *ReleaseAllocation:
 		return m.release(ev)
+	case *ReleaseAbandoned:
+		return m.releaseAbandoned(ev)
 	case *ReconcileAllocations:
 		return m.collect(ev.Live, ops)
 	case *dmapi.PrepareClaim:
@@ -339,6 +342,36 @@ func (m *Manager) release(ev *ReleaseAllocation) (string, error) {
 	}
 	m.log.Infof("released %s: %s", a, ev.Reason)
 	return fmt.Sprintf("released %s", a.ID), errors.Join(m.removeDir(a), m.persist())
+}
+
+// releaseAbandoned releases the allocations of a failed kubelet call and
+// persists once; one already released (taken over by a later container
+// request of the same call) is skipped. Of the directories it cannot
+// remove it reports the first and how many: a call may have made
+// thousands.
+func (m *Manager) releaseAbandoned(ev *ReleaseAbandoned) (string, error) {
+	var released, failed int
+	var firstErr error
+	for _, id := range ev.AllocationIDs {
+		a, err := m.state.Remove(id)
+		if err != nil {
+			continue // already released
+		}
+		released++
+		if err := m.removeDir(a); err != nil {
+			failed++
+			firstErr = cmp.Or(firstErr, err)
+		}
+	}
+	if released == 0 {
+		return "", nil
+	}
+	m.log.Infof("released %d allocations never handed to a container: %s", released, ev.Reason)
+	var dirErr error
+	if failed > 0 {
+		dirErr = fmt.Errorf("%d of the %d directories were not removed; the first: %w", failed, released, firstErr)
+	}
+	return fmt.Sprintf("released %d abandoned allocations", released), errors.Join(dirErr, m.persist())
 }
 
 func (m *Manager) persist() error {

@@ -162,9 +162,10 @@ func (m *Manager) serveKubelet(loop controllerapi.EventLoop) error {
 			registrationFailed(err)
 		}
 	}
-	hooks.Abandoned = func(allocationID, reason string) {
-		if err := loop.PushEvent(&ReleaseAllocation{AllocationID: allocationID, Reason: reason}); err != nil {
-			m.log.Warnf("release abandoned allocation %s later, at collection: %v", allocationID, err)
+	hooks.Abandoned = func(allocationIDs []string, reason string) {
+		release := &ReleaseAbandoned{AllocationIDs: allocationIDs, Reason: reason}
+		if err := loop.PushEvent(release); err != nil {
+			m.log.Warnf("%s: released later, at collection: %v", release, err)
 		}
 	}
 	server, err := deviceplugin.New(deviceplugin.Config{
