@@ -52,7 +52,7 @@ func DecodeAnnotation(value string) ([]Spec, error) {
 		}
 		spec, err := decodeSpec(raw, nil)
 		if err == nil {
-			err = spec.Check()
+			err = spec.check()
 		}
 		if err == nil {
 			err = conflict(specs, spec)

@@ -51,8 +51,16 @@ type Spec struct {
 	MAC string   `json:"mac,omitempty"`
 }
 
-// Check returns why s is refused before its network is known, or nil.
-func (s Spec) Check() *Error {
+// Check returns why s is refused before its network is known (an
+// *Error), or nil.
+func (s Spec) Check() error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s Spec) check() *Error {
 	for _, check := range []func() *Error{s.checkNames, s.checkEnums, s.checkLimits, s.checkMAC, s.checkIPs} {
 		if err := check(); err != nil {
 			return err
