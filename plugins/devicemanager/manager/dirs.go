@@ -56,16 +56,23 @@ func (m *Manager) makeDir(a allocation.Allocation) error {
 	return nil
 }
 
-// ensureDir re-creates a kept allocation's directory when it is missing
+// ensureDirs re-creates each kept allocation's directory that is missing
 // (for example after a reboot emptied /var/run), and sets its mode and
-// group again.
-func (m *Manager) ensureDir(a allocation.Allocation) error {
-	if !m.underSocketRoot(a.HostDir) {
+// group again. Only a socket root that cannot be opened fails it.
+func (m *Manager) ensureDirs(kept []allocation.Allocation) error {
+	var underRoot []allocation.Allocation
+	for _, a := range kept {
+		if m.underSocketRoot(a.HostDir) {
+			underRoot = append(underRoot, a)
+			continue
+		}
 		// socket-root changed since the allocation was made: the pod may
 		// still use the old path, which is not ours to create any more.
 		if _, err := os.Lstat(a.HostDir); err != nil {
 			m.log.Warnf("directory %s of %s is missing and not under socket root %s; not re-creating it", a.HostDir, a, m.cfg.SocketRoot)
 		}
+	}
+	if len(underRoot) == 0 {
 		return nil
 	}
 	root, err := m.openSocketRoot()
@@ -73,14 +80,26 @@ func (m *Manager) ensureDir(a allocation.Allocation) error {
 		return err
 	}
 	defer root.Close()
-	made, err := root.Mkdir(a.ID, m.cfg.DirMode.Perm(), m.gid, true)
-	if err != nil {
-		return fmt.Errorf("%w: re-create %s: %w", errDir, a.HostDir, err)
-	}
-	if made {
-		m.log.Infof("re-created missing directory %s of %s", a.HostDir, a)
+	for _, a := range underRoot {
+		m.ensureDir(root, a)
 	}
 	return nil
+}
+
+// ensureDir re-creates a's directory in root. A path that is not a
+// directory is reported and left as it is, not followed: a dir-group
+// member, who may write in the socket root, can put a link or a file
+// there, and that must cost only this allocation's pod its socket
+// directory, not fail every resync and keep the agent unready.
+func (m *Manager) ensureDir(root *securedir.Dir, a allocation.Allocation) {
+	made, err := root.Mkdir(a.ID, m.cfg.DirMode.Perm(), m.gid, true)
+	switch {
+	case err != nil:
+		m.metrics.countError("unusable-directory")
+		m.log.Errorf("cannot re-create the directory of %s: %v; left as it is: remove what is at %s and the next resync makes the directory", a, err, a.HostDir)
+	case made:
+		m.log.Infof("re-created missing directory %s of %s", a.HostDir, a)
+	}
 }
 
 // removeDir removes a released allocation's directory and its socket. A

@@ -8,7 +8,12 @@
 // agent's own (owned by its user, writable by no other user nor group but
 // dir-group; one it makes is 0700); every directory under it is made,
 // chmodded, chowned and removed through the root's descriptor without
-// following links (internal/securedir). It does not touch the vswitch side
+// following links (internal/securedir). A dir-group member can still put
+// a link or a file at an allocation's path: a resync reports that path,
+// counts it (memif_device_manager_errors_total, kind
+// unusable-directory), leaves it as it is and goes on, so that it costs
+// that allocation's pod its directory and not the agent its readiness.
+// It does not touch the vswitch side
 // (sibling handlers put that into the event's transaction) nor find pods
 // itself: pod evidence comes in AddPod events and from the optional
 // PodLister, which it calls off the event loop and whose answer it carries

@@ -203,11 +203,7 @@ func (m *Manager) Resync(_ controllerapi.Event, _ int, _ controllerapi.EventOper
 		close(m.restored)
 	}
 	m.reconcileSoon()
-	for _, a := range m.state.List() {
-		if err := m.ensureDir(a); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, m.ensureDirs(m.state.List()))
 	return errors.Join(append(errs, m.persist())...)
 }
 
