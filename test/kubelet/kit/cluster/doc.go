@@ -19,7 +19,9 @@
 //
 // Stop stops kubelet, kills what is left of the pods, stops containerd and
 // its shims and the control plane, and removes the namespace, the cgroups,
-// the bridge, the mount points it created and the work dir. A SIGINT or
+// the bridge and the work dir; the last cluster of the machine to stop
+// removes the mount points the clusters made on the host (while another
+// cluster runs, removing one would unmount that cluster's node path). A SIGINT or
 // SIGTERM to the process does the same, then exits. A process killed
 // without Stop (go test's -timeout panic, SIGKILL) takes its peers along
 // (Pdeathsig), and the next Start reaps what outlives it (containerd's

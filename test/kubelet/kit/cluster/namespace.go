@@ -1,12 +1,10 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -41,15 +39,19 @@ type mountNamespace struct {
 	holder *process
 	// root holds one directory per node path.
 	root string
-	// created are mount points that did not exist on the host and are
-	// removed again.
-	created []string
+	// mountPoints is the namespace's hold on the host's mount points.
+	mountPoints *mountPoints
 }
 
 func newMountNamespace(logDir, root string) (*mountNamespace, error) {
-	ns := &mountNamespace{root: root}
+	mountPoints, err := holdMountPoints(os.TempDir())
+	if err != nil {
+		return nil, err
+	}
+	ns := &mountNamespace{root: root, mountPoints: mountPoints}
 	holder, err := startProcess(logDir, "mount-namespace", nil, "unshare", "--mount", "--propagation", "private", "sleep", "infinity")
 	if err != nil {
+		mountPoints.release()
 		return nil, err
 	}
 	ns.holder = holder
@@ -92,28 +94,12 @@ func (ns *mountNamespace) bind(nodePath string) error {
 	if err := os.MkdirAll(source, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", source, err)
 	}
-	if _, err := os.Stat(nodePath); errors.Is(err, os.ErrNotExist) {
-		if err := ns.mkdirAllRecorded(nodePath); err != nil {
-			return err
-		}
+	if err := ns.mountPoints.create(nodePath); err != nil {
+		return err
 	}
 	if out, err := ns.command("mount", "--bind", source, nodePath).CombinedOutput(); err != nil {
 		return fmt.Errorf("bind %s over %s in the node's mount namespace: %w: %s", source, nodePath, err, out)
 	}
-	return nil
-}
-
-func (ns *mountNamespace) mkdirAllRecorded(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return nil
-	}
-	if err := ns.mkdirAllRecorded(filepath.Dir(dir)); err != nil {
-		return err
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("create the mount point %s: %w", dir, err)
-	}
-	ns.created = append(ns.created, dir)
 	return nil
 }
 
@@ -147,14 +133,10 @@ func (ns *mountNamespace) command(argv ...string) *exec.Cmd {
 	return exec.Command(full[0], full[1:]...)
 }
 
-// close ends the namespace (its mounts go with it) and removes the mount
-// points it created on the host, deepest first; one that someone else
-// started to use meanwhile stays.
+// close ends the namespace (its mounts go with it) and gives up its hold
+// on the host's mount points, which the last cluster out removes
+// (mountpoints.go).
 func (ns *mountNamespace) close() {
 	_ = ns.holder.stop()
-	sort.Sort(sort.Reverse(sort.StringSlice(ns.created)))
-	for _, dir := range ns.created {
-		_ = os.Remove(dir)
-	}
-	ns.created = nil
+	ns.mountPoints.release()
 }
