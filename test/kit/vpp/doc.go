@@ -1,7 +1,8 @@
 // Package vpp runs a real FD.io VPP for tests: no DPDK, no hugepages, the
-// memif plugin only, its API socket (socksvr), CLI socket and stats socket
-// in a fresh short temp directory, and a unique api-segment prefix, so that
-// tests running at the same time on one machine never share a VPP.
+// memif plugin (and those the Plugins option names), its API socket
+// (socksvr), CLI socket and stats socket in a fresh short temp directory,
+// and a unique api-segment prefix, so that tests running at the same time
+// on one machine never share a VPP.
 //
 // The VPP comes from scripts/vpp.sh (VPP_PREFIX, the cache keyed by commit
 // and tarball checksum, or the tarballs in shared/vpp beside the clone).
@@ -13,6 +14,7 @@
 // Example:
 //
 //	v := vpp.Start(t)
+//	pinger := vpp.Start(t, vpp.Plugins("ping")) // the ping CLI too
 //	out := v.CLI(t, "show memif")
 //	v.Restart(t)
 //

@@ -68,6 +68,8 @@ type VPP struct {
 
 	// command wraps VPP's command line (LaunchOption InNamespace).
 	command func(argv ...string) []string
+	// plugins are enabled besides memif (LaunchOption Plugins).
+	plugins []string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -85,6 +87,13 @@ func InNamespace(wrap func(argv ...string) []string) LaunchOption {
 	return func(v *VPP) { v.command = wrap }
 }
 
+// Plugins enables VPP's plugins of these names besides memif, for example
+// "ping" for the ping CLI; the runtime from scripts/vpp.sh also carries
+// af_packet, vxlan and acl.
+func Plugins(names ...string) LaunchOption {
+	return func(v *VPP) { v.plugins = append(v.plugins, names...) }
+}
+
 // Require returns the VPP prefix, or skips the test when there is none
 // (fails it under CI=true).
 func Require(t testing.TB) string {
@@ -98,7 +107,7 @@ func Require(t testing.TB) string {
 }
 
 // Start starts a VPP for t and stops it when t ends.
-func Start(t testing.TB) *VPP {
+func Start(t testing.TB, opts ...LaunchOption) *VPP {
 	t.Helper()
 	prefix := Require(t)
 	// Unix socket paths hold 108 bytes: a short directory, not t.TempDir().
@@ -107,7 +116,7 @@ func Start(t testing.TB) *VPP {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	v, err := Launch(prefix, dir)
+	v, err := Launch(prefix, dir, opts...)
 	if v != nil {
 		t.Cleanup(func() {
 			if err := v.Stop(); err != nil {
@@ -156,6 +165,14 @@ func (v *VPP) writeStartupConf() error {
 	if err != nil {
 		return err
 	}
+	enabled := "plugin memif_plugin.so { enable }"
+	for _, name := range v.plugins {
+		plugin := name + "_plugin.so"
+		if _, err := os.Stat(filepath.Join(plugins, plugin)); err != nil {
+			return fmt.Errorf("enable VPP plugin %s: %w (scripts/vpp.sh's runtime carries memif, ping, af_packet, vxlan and acl)", name, err)
+		}
+		enabled += " plugin " + plugin + " { enable }"
+	}
 	random := make([]byte, 6)
 	if _, err := rand.Read(random); err != nil {
 		return err
@@ -163,11 +180,11 @@ func (v *VPP) writeStartupConf() error {
 	conf := fmt.Sprintf(`unix { nodaemon cli-listen %[1]s/cli.sock }
 api-segment { prefix memif-agent-test-%[2]s }
 socksvr { socket-name %[1]s/api.sock }
-plugins { path %[3]s plugin default { disable } plugin memif_plugin.so { enable } }
+plugins { path %[3]s plugin default { disable } %[4]s }
 memory { main-heap-size 256M main-heap-page-size 4k }
 buffers { buffers-per-numa 16384 page-size 4k }
 statseg { socket-name %[1]s/stats.sock size 32M page-size 4k }
-`, v.Dir, hex.EncodeToString(random), plugins)
+`, v.Dir, hex.EncodeToString(random), plugins, enabled)
 	return os.WriteFile(filepath.Join(v.Dir, "startup.conf"), []byte(conf), 0o600)
 }
 
