@@ -13,7 +13,9 @@
 // Events, per pod ID:
 //   - AddPod when a pod appears, and again whenever its evidence changes (a
 //     container is created, kubelet assigns devices); handlers must treat a
-//     repeated AddPod as "this is what is known now".
+//     repeated AddPod as "this is what is known now". Device IDs and mount
+//     sources are compared as sets: kubelet lists a container's devices in
+//     a new order at almost every call, which is no change.
 //   - DeletePod when the pod is gone from both sources; when a pod is
 //     recreated with a new UID, DeletePod of the old incarnation comes first.
 //
