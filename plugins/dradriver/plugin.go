@@ -92,7 +92,9 @@ func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
 	var err error
 	if p.cfg.Kubeconfig == "" {
 		restConfig, err = rest.InClusterConfig()
-	} else {
+	} else if err = configfile.CheckFile(p.cfg.Kubeconfig); err == nil {
+		// client-go reads the file whole and blocks on a FIFO: it gets
+		// only a file a config file may be.
 		restConfig, err = clientcmd.BuildConfigFromFlags("", p.cfg.Kubeconfig)
 	}
 	if err != nil {
