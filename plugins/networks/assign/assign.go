@@ -1,0 +1,318 @@
+package assign
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	"github.com/contivpp/memif-agent/plugins/networks/ipam"
+	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
+	"github.com/contivpp/memif-agent/plugins/networks/netconf"
+)
+
+// Record is what an allocation's memifs were given when first wired.
+type Record struct {
+	// Pod is "namespace/name", for the pods a network change names.
+	Pod string `json:"pod"`
+	// Specs are the memifs' specs by memif ID; an empty Network is a
+	// memif in no network (memifwiring.conf's legacy keys wire it).
+	Specs []memifspec.Spec `json:"specs"`
+	// Refused, when set, is why none of the memifs is wired.
+	Refused *Refusal `json:"refused,omitempty"`
+}
+
+// Refusal is why a memif is not wired.
+type Refusal struct {
+	Reason  memifspec.Reason `json:"reason"`
+	Message string           `json:"message"`
+}
+
+// Error implements error.
+func (r *Refusal) Error() string { return r.Message }
+
+// refusalOf words err as a refusal.
+func refusalOf(err error) *Refusal {
+	return &Refusal{Reason: memifspec.ReasonOf(err), Message: err.Error()}
+}
+
+// Assignment is what one memif gets.
+type Assignment struct {
+	MemifID uint32
+	// Memif is the resolved spec; its Network.Name is empty for a memif in
+	// no network.
+	Memif memifspec.Memif
+	// Address is the pod side's address with the subnet's length, and
+	// Gateway the node's, for a memif of an l3 network.
+	Address netip.Prefix
+	Gateway netip.Addr
+	// Refused, when set, is why the memif is not wired; the rest is then
+	// empty.
+	Refused *Refusal
+}
+
+// InNetwork tells whether the memif is in a network.
+func (a Assignment) InNetwork() bool { return a.Memif.Network.Name != "" }
+
+// Assigner holds the networks applied, the records and the addresses.
+type Assigner struct {
+	file    *stateFile
+	applied netconf.Config
+	records map[string]Record
+	ipam    *ipam.IPAM
+	dirty   bool
+}
+
+// Open returns the assigner persisted at path (a missing file is an empty
+// one); an empty path keeps nothing on disk.
+func Open(path string) (*Assigner, error) {
+	a := &Assigner{records: map[string]Record{}, ipam: ipam.New()}
+	if path == "" {
+		return a, nil
+	}
+	a.file = &stateFile{path: path}
+	state, err := a.file.read()
+	if err != nil {
+		return nil, err
+	}
+	if err := a.restore(state); err != nil {
+		return nil, fmt.Errorf("%s: %w; move it away to start without the networks' records (pods keep their memifs, but l3 addresses may be handed out again)", path, err)
+	}
+	return a, nil
+}
+
+func (a *Assigner) restore(state State) error {
+	if len(state.Applied.Networks) > 0 || state.Applied.DefaultNetwork != "" {
+		if err := state.Applied.Validate(); err != nil {
+			return fmt.Errorf("the networks applied before: %w", err)
+		}
+	}
+	addresses, err := ipam.Restore(state.Addresses)
+	if err != nil {
+		return err
+	}
+	a.applied, a.ipam = state.Applied, addresses
+	if state.Allocations != nil {
+		a.records = state.Allocations
+	}
+	return nil
+}
+
+// Applied returns the networks in force.
+func (a *Assigner) Applied() netconf.Config { return a.applied }
+
+// SetNetworks applies desired as netconf.Reconcile allows while pods use
+// the networks, and returns the changes it refused. The address pools
+// follow: an l3 network's pool is its whole subnet (the node's share of
+// it on a single node).
+func (a *Assigner) SetNetworks(desired netconf.Config) []netconf.Refusal {
+	result, refusals := netconf.Reconcile(a.applied, desired, a.podsOf())
+	for _, name := range a.ipam.Networks() {
+		if n, ok := result.Network(name); !ok || n.Type != netconf.L3 {
+			// Reconcile kept every network a record uses; a pool of a
+			// network gone has no lease.
+			_ = a.ipam.RemoveNetwork(name)
+		}
+	}
+	for _, n := range result.Networks {
+		if n.Type != netconf.L3 {
+			continue
+		}
+		if err := a.ipam.SetNetwork(n.Name, n.Prefix(), n.Prefix()); err != nil {
+			// Only a pool that hands out addresses refuses, and those
+			// belong to records, whose network Reconcile kept as it was.
+			refusals = append(refusals, netconf.Refusal{Network: n.Name, Change: netconf.ChangeSubnet, HeldBy: n.Name, Detail: err.Error()})
+		}
+	}
+	if !equalConfigs(a.applied, result) {
+		a.applied = result
+		a.dirty = true
+	}
+	return refusals
+}
+
+func equalConfigs(x, y netconf.Config) bool {
+	return x.DefaultNetwork == y.DefaultNetwork && slices.Equal(x.Networks, y.Networks)
+}
+
+// podsOf returns the pods whose memifs are in each network.
+func (a *Assigner) podsOf() map[string][]string {
+	pods := map[string][]string{}
+	for _, record := range a.records {
+		if record.Refused != nil {
+			continue
+		}
+		for _, spec := range record.Specs {
+			if spec.Network != "" && !slices.Contains(pods[spec.Network], record.Pod) {
+				pods[spec.Network] = append(pods[spec.Network], record.Pod)
+			}
+		}
+	}
+	return pods
+}
+
+// Recorded tells whether allocationID's memifs have their specs.
+func (a *Assigner) Recorded(allocationID string) bool {
+	_, ok := a.records[allocationID]
+	return ok
+}
+
+// Record gives the memifs of a device plugin allocation (memifs of them,
+// held by container of pod) their specs from the pod's annotation value
+// (empty: none). A refused annotation refuses every memif.
+func (a *Assigner) Record(allocationID, pod, container string, memifs int, annotation string) {
+	record := Record{Pod: pod}
+	var specs []memifspec.Spec
+	if annotation != "" {
+		var err error
+		if specs, err = memifspec.DecodeAnnotation(annotation); err != nil {
+			record.Refused = refusalOf(fmt.Errorf("annotation %s: %w", memifspec.AnnotationKey, err))
+		}
+	}
+	for id := range memifs {
+		spec := memifspec.Spec{Network: a.applied.DefaultNetwork}
+		for _, s := range specs {
+			if s.MemifID == uint32(id) && (s.Container == "" || s.Container == container) {
+				spec = s
+			}
+		}
+		record.Specs = append(record.Specs, spec)
+	}
+	a.records[allocationID] = record
+	a.dirty = true
+}
+
+// RecordClaim gives the memifs of a claim's allocation their spec: the
+// claim's MemifConfig for every memif (nil: the default network).
+func (a *Assigner) RecordClaim(allocationID, pod string, memifs int, spec *memifspec.Spec) {
+	record := Record{Pod: pod}
+	for range memifs {
+		s := memifspec.Spec{Network: a.applied.DefaultNetwork}
+		if spec != nil {
+			s = *spec
+		}
+		record.Specs = append(record.Specs, s)
+	}
+	a.records[allocationID] = record
+	a.dirty = true
+}
+
+// Resolve returns what each memif of allocationID gets under the applied
+// networks, handing out the addresses of l3 memifs; nil for an
+// allocation without a record.
+func (a *Assigner) Resolve(allocationID string) []Assignment {
+	record, ok := a.records[allocationID]
+	if !ok {
+		return nil
+	}
+	assignments := make([]Assignment, len(record.Specs))
+	for id, spec := range record.Specs {
+		assignment := Assignment{MemifID: uint32(id), Refused: record.Refused}
+		if record.Refused == nil && spec.Network != "" {
+			var err error
+			assignment, err = a.resolve(owner(allocationID, id), spec)
+			assignment.MemifID = uint32(id)
+			if err != nil {
+				a.ipam.Release(owner(allocationID, id))
+				a.dirty = true
+				assignment = Assignment{MemifID: uint32(id), Refused: refusalOf(err)}
+			}
+		}
+		assignments[id] = assignment
+	}
+	return assignments
+}
+
+func (a *Assigner) resolve(owner string, spec memifspec.Spec) (Assignment, error) {
+	memif, err := spec.Resolve(a.applied)
+	if err != nil {
+		return Assignment{}, err
+	}
+	assignment := Assignment{Memif: memif}
+	if memif.Network.Type != netconf.L3 {
+		return assignment, nil
+	}
+	pool, err := a.ipam.Pool(memif.Network.Name)
+	if err != nil {
+		return Assignment{}, err
+	}
+	held, holds := pool.AddressOf(owner)
+	var addr netip.Addr
+	switch {
+	case len(memif.IPs) > 0 && holds && held != memif.IPs[0].Addr():
+		return Assignment{}, fmt.Errorf("%w: the memif holds %s, not %s", ipam.ErrOwnerHolds, held, memif.IPs[0].Addr())
+	case len(memif.IPs) > 0:
+		addr = memif.IPs[0].Addr()
+		err = pool.Claim(owner, addr)
+	default:
+		addr, err = pool.Allocate(owner)
+	}
+	if err != nil {
+		return Assignment{}, fmt.Errorf("network %q: %w", memif.Network.Name, err)
+	}
+	if !holds {
+		a.dirty = true
+	}
+	assignment.Address = netip.PrefixFrom(addr, pool.Subnet().Bits())
+	assignment.Gateway = pool.Gateway()
+	return assignment, nil
+}
+
+// owner names one memif as the IPAM's lease owner.
+func owner(allocationID string, memifID int) string {
+	return allocationID + "/" + strconv.Itoa(memifID)
+}
+
+// Release forgets allocationID and returns its addresses.
+func (a *Assigner) Release(allocationID string) {
+	record, ok := a.records[allocationID]
+	if !ok {
+		return
+	}
+	for id := range record.Specs {
+		a.ipam.Release(owner(allocationID, id))
+	}
+	delete(a.records, allocationID)
+	a.dirty = true
+}
+
+// Retain releases every allocation not in live.
+func (a *Assigner) Retain(live map[string]bool) {
+	for _, id := range slices.Sorted(maps.Keys(a.records)) {
+		if !live[id] {
+			a.Release(id)
+		}
+	}
+}
+
+// Snapshot returns what Save writes, for a test or a rollback.
+func (a *Assigner) Snapshot() State {
+	return State{Version: stateVersion, Applied: a.applied, Allocations: maps.Clone(a.records), Addresses: a.ipam.Snapshot()}
+}
+
+// Rollback puts back what Snapshot returned.
+func (a *Assigner) Rollback(state State) error {
+	if err := a.restore(state); err != nil {
+		return err
+	}
+	a.records = maps.Clone(state.Allocations)
+	if a.records == nil {
+		a.records = map[string]Record{}
+	}
+	a.dirty = true
+	return nil
+}
+
+// Save writes the state when it changed since the last Save.
+func (a *Assigner) Save() error {
+	if !a.dirty || a.file == nil {
+		a.dirty = false
+		return nil
+	}
+	if err := a.file.write(a.Snapshot()); err != nil {
+		return err
+	}
+	a.dirty = false
+	return nil
+}

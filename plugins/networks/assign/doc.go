@@ -1,0 +1,35 @@
+// Package assign owns what the networks give each memif of the node: the
+// networks applied (networks.conf after netconf.Reconcile), the spec each
+// allocation's memifs are wired by, and their addresses (package ipam).
+//
+// Specs. An allocation's memifs get their specs once, when the allocation
+// is first wired with its pod known (the device plugin path: the pod's
+// memif.contivpp.io/networks annotation, which the runtime's sandbox
+// carries and which does not change while the pod lives) or when its claim
+// is prepared (the DRA path: the claim's MemifConfig). A memif that no
+// spec names gets the default network of that moment, so a later change
+// of default-network moves no live memif. A refused annotation is kept as
+// the allocation's refusal: none of its memifs is wired.
+//
+// Resolve checks each memif's spec against the applied networks and hands
+// out its address, every time the wiring renders the allocation: a
+// networks.conf change (a new rx mode, a network added that a refused
+// spec named) reaches live memifs at once, and a memif refused before is
+// wired once its network allows it. A memif whose spec is refused holds
+// no address.
+//
+// Persistence. The records, the applied networks and the addresses are
+// one JSON file beside the device manager's checkpoint (networks.json in
+// its directory), written atomically (temporary file, fsync, rename, fsync
+// of the directory) by Save on the event loop before the transaction that
+// uses them is committed, so an address a pod may have been told is never
+// forgotten by a crash, and after a restart every memif gets the same
+// spec and address again: the resync changes nothing in VPP. The device
+// manager's checkpoint stays as it is: an allocation is released there
+// first, and Retain drops the records of allocations that are gone, so a
+// crash between the two costs nothing but the lease until the next resync.
+// Keeping it apart keeps the checkpoint's format and journal out of this
+// package, and this file small enough to be written whole.
+//
+// An Assigner is touched only from the controller's event loop.
+package assign
