@@ -3,8 +3,10 @@
 // registry, a base image or an engine: an Image is a list of files, taken
 // from the host or given as bytes, plus the config a runtime needs.
 //
-// It owns the archive format only; what goes into an image (a pause
-// process, DPDK's testpmd with its libraries) is the caller's.
+// HostPrograms collects host programs with the shared libraries ldd
+// resolves for them, at their paths in a merged-/usr root. The archive
+// format and that collection are all it owns; what goes into an image (a
+// pause process, DPDK's testpmd, VPP) is the caller's.
 //
 // Example:
 //
