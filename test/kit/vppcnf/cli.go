@@ -59,7 +59,9 @@ func (c CLI) Run(ctx context.Context, command string) (string, error) {
 }
 
 // Ping sends PingCount echo requests to target (an IPv4 or IPv6 address)
-// and returns how many were sent and answered.
+// and returns how many were sent and answered. A VPP with no route to
+// target sends none ("Failed: no egress interface"): a test of isolation
+// asserts received == 0, whatever was sent.
 func (c CLI) Ping(ctx context.Context, target string) (sent, received int, err error) {
 	out, err := c.Run(ctx, fmt.Sprintf("ping %s repeat %d interval 0.1", target, PingCount))
 	if err != nil {

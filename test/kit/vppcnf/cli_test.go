@@ -125,6 +125,7 @@ func TestParsePing(t *testing.T) {
 	}{
 		{name: "answered", output: "116 bytes from 10.70.0.1: icmp_seq=1 ttl=64 time=1.9723 ms\n116 bytes from 10.70.0.1: icmp_seq=2 ttl=64 time=9.9782 ms\n116 bytes from 10.70.0.1: icmp_seq=3 ttl=64 time=5.8265 ms\n\nStatistics: 3 sent, 3 received, 0% packet loss\n", wantSent: 3, wantReceived: 3},
 		{name: "unanswered", output: "\nStatistics: 3 sent, 0 received, 100% packet loss\n", wantSent: 3},
+		{name: "no route: none sent", output: "Failed: no egress interface\nFailed: no egress interface\nFailed: no egress interface\n\nStatistics: 0 sent, 0 received, 0% packet loss\n"},
 		{name: "no ping plugin", output: "unknown input `ping 10.70.0.1 repeat 3 interval 0.1'\n", wantError: "no statistics"},
 	}
 	for _, tt := range tests {
