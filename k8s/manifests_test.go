@@ -26,6 +26,8 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/health"
+	"github.com/contivpp/memif-agent/plugins/health/probesocket"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
 	"github.com/contivpp/memif-agent/plugins/podmanager"
@@ -288,6 +290,7 @@ func TestDaemonSetHostPaths(t *testing.T) {
 		{"memif socket root", dmConfig.SocketRoot},
 		{"checkpoint directory", filepath.Dir(dmConfig.CheckpointPath)},
 		{"node API socket directory", filepath.Dir(nodeAPIConfig(t, m).SocketPath)},
+		{"probe socket directory", filepath.Dir(healthConfig(t, m).ProbeSocket)},
 		{"pod-resources socket directory", filepath.Dir(podManagerConfig(t, m).PodResourcesSocket)},
 	}
 	for _, tc := range samePath {
@@ -360,21 +363,26 @@ func podManagerConfig(t *testing.T, m *manifests) podmanager.Config {
 	return cfg
 }
 
+// probeCommandTimeout is how long memif-agent probe waits by default; a
+// probe's timeoutSeconds must be longer, so that the command, not
+// kubelet, says why the probe failed.
+const probeCommandTimeout = 2 * time.Second
+
+// TestDaemonSetProbes: kubelet asks every probe with memif-agent probe on
+// the ConfigMap's root-only probe socket. Not httpGet, tcpSocket or grpc:
+// those reach a port any local user can fill with connections.
 func TestDaemonSetProbes(t *testing.T) {
 	m := loadManifests(t)
 	container := agentContainer(t, m)
-	host, port := httpEndpoint(t, m)
-	if !m.daemonSet.Spec.Template.Spec.HostNetwork {
-		t.Errorf("hostNetwork is false: kubelet cannot reach the agent's loopback HTTP server from outside the pod")
-	}
+	socket := healthConfig(t, m).ProbeSocket
 	cases := []struct {
-		name     string
-		probe    *corev1.Probe
-		wantPath string
+		name  string
+		probe *corev1.Probe
+		want  string
 	}{
-		{"startup", container.StartupProbe, "/liveness"},
-		{"liveness", container.LivenessProbe, "/liveness"},
-		{"readiness", container.ReadinessProbe, "/readiness"},
+		{"startup", container.StartupProbe, "liveness"},
+		{"liveness", container.LivenessProbe, "liveness"},
+		{"readiness", container.ReadinessProbe, "readiness"},
 	}
 	// The agent may wait for the one it replaces before its start.
 	if probe := container.StartupProbe; probe != nil {
@@ -385,37 +393,53 @@ func TestDaemonSetProbes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.probe == nil || tc.probe.HTTPGet == nil {
-				t.Fatalf("%s probe is not an httpGet probe", tc.name)
+			if tc.probe == nil || tc.probe.Exec == nil {
+				t.Fatalf("%s probe is not an exec probe (%+v): kubelet must not ask the agent on a port any local user can fill", tc.name, tc.probe)
 			}
-			get := tc.probe.HTTPGet
-			if get.Path != tc.wantPath {
-				t.Errorf("path = %q, want %q", get.Path, tc.wantPath)
+			want := []string{"memif-agent", "probe", tc.want}
+			if socket != probesocket.DefaultPath {
+				want = []string{"memif-agent", "probe", "-socket", socket, tc.want}
 			}
-			if get.Host != host || get.Port.String() != port {
-				t.Errorf("probe goes to %s:%s, the HTTP server listens on %s:%s", get.Host, get.Port.String(), host, port)
+			if command := tc.probe.Exec.Command; !slices.Equal(command, want) {
+				t.Errorf("command = %q, want %q (health.conf's probe-socket is %s)", command, want, socket)
+			}
+			if timeout := time.Duration(tc.probe.TimeoutSeconds) * time.Second; timeout <= probeCommandTimeout {
+				t.Errorf("timeoutSeconds = %d, want longer than the command's own %v", tc.probe.TimeoutSeconds, probeCommandTimeout)
 			}
 		})
 	}
 }
 
-// httpEndpoint is where the ConfigMap's http.conf makes the agent listen.
-func httpEndpoint(t *testing.T, m *manifests) (host, port string) {
+func healthConfig(t *testing.T, m *manifests) health.Config {
 	t.Helper()
+	content, found := m.configMap.Data["health.conf"]
+	if !found {
+		t.Fatal("configmap has no health.conf")
+	}
+	cfg := health.DefaultConfig()
+	if err := configfile.Decode([]byte(content), &cfg); err != nil {
+		t.Fatalf("configmap's health.conf: %v", err)
+	}
+	return cfg
+}
+
+// TestHTTPServerListensOnLoopback: with hostNetwork, any other address of
+// the agent's HTTP server would be reachable from the network.
+func TestHTTPServerListensOnLoopback(t *testing.T) {
+	m := loadManifests(t)
 	var httpConf struct {
 		Endpoint string `json:"endpoint"`
 	}
 	if err := yaml.UnmarshalStrict([]byte(m.configMap.Data["http.conf"]), &httpConf); err != nil {
 		t.Fatalf("configmap's http.conf: %v", err)
 	}
-	host, port, err := net.SplitHostPort(httpConf.Endpoint)
+	host, _, err := net.SplitHostPort(httpConf.Endpoint)
 	if err != nil {
 		t.Fatalf("configmap's http.conf endpoint %q: %v", httpConf.Endpoint, err)
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		t.Errorf("http.conf endpoint %q is not loopback: with hostNetwork it would be reachable from the network", httpConf.Endpoint)
 	}
-	return host, port
 }
 
 func TestDaemonSetPodSettings(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	"github.com/unrolled/render"
 	"golang.org/x/net/netutil"
+
+	"github.com/contivpp/memif-agent/plugins/health"
 )
 
 // loopbackHTTPHost is where the HTTP server (probes, metrics, event history,
@@ -87,7 +89,7 @@ const allowChangesFlag = "http-allow-changes"
 // deferredHTTP is the agent's HTTP server: cn-infra's HTTP plugin reads
 // its configuration (http.conf, -http-port); this type routes and serves.
 //
-// It starts at the end of the agent's start (httpStarter): cn-infra's
+// It starts at the end of the agent's start (servingStarter): cn-infra's
 // Prometheus and log-manager plugins add their routes in AfterInit, and
 // the router must not change while it serves; started last, its probes
 // answer only once every plugin has started. It serves read-only
@@ -230,20 +232,29 @@ func (w *boundedWriter) Write(data []byte) (int, error) {
 	return w.ResponseWriter.Write(data)
 }
 
-// httpStarter starts the deferred HTTP server; it is the agent's last
-// plugin, so its AfterInit runs after every other plugin's.
-type httpStarter struct {
-	http *deferredHTTP
+// servingStarter starts serving, the probe socket first, then the
+// deferred HTTP server; it is the agent's last plugin, so its AfterInit
+// runs after every other plugin's.
+type servingStarter struct {
+	health *health.Plugin
+	http   *deferredHTTP
 }
 
 // String implements infra.Plugin.
-func (s *httpStarter) String() string { return "http-start" }
+func (s *servingStarter) String() string { return "start-serving" }
 
 // Init implements infra.Plugin.
-func (s *httpStarter) Init() error { return nil }
+func (s *servingStarter) Init() error { return nil }
 
 // AfterInit starts serving.
-func (s *httpStarter) AfterInit() error { return s.http.serve() }
+func (s *servingStarter) AfterInit() error {
+	if err := s.health.ServeProbes(); err != nil {
+		return err
+	}
+	logging.DefaultLogger.Infof("probes served on %s", s.health.ProbeSocket())
+	return s.http.serve()
+}
 
-// Close implements infra.Plugin; the server stops in deferredHTTP.Close.
-func (s *httpStarter) Close() error { return nil }
+// Close implements infra.Plugin; serving stops in the health plugin's
+// and deferredHTTP's Close.
+func (s *servingStarter) Close() error { return nil }

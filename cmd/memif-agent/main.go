@@ -31,6 +31,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == probeCommand {
+		os.Exit(runProbe(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	memifAgent := newMemifAgent()
 	if err := parseCommandLine(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -74,6 +77,7 @@ with an error naming the file and the key. Each flag can also
 be set with the environment variable named in its description.
 
 Usage: memif-agent [flags]
+       memif-agent probe [-socket PATH] liveness|readiness  (kubelet's exec probes)
 
 Flags:
 `)
@@ -99,9 +103,9 @@ type memifAgent struct {
 	Controller *controller.Plugin
 	DRADriver  *dradriver.Plugin
 	NodeAPI    *nodeapi.Plugin
-	// HTTPStart must stay last: it starts the HTTP server once every
-	// plugin has registered its routes.
-	HTTPStart *httpStarter
+	// StartServing must stay last: it starts the probe socket and the
+	// HTTP server once every plugin has started and registered its routes.
+	StartServing *servingStarter
 }
 
 func newMemifAgent() *memifAgent {
@@ -117,6 +121,7 @@ func newMemifAgent() *memifAgent {
 		deps.HTTP = httpServer
 	}))
 	agentHealth := health.NewPlugin(health.UseDeps(func(deps *health.Deps) {
+		deps.Cfg = forPlugin(health.PluginName)
 		deps.HTTPHandlers = httpServer
 	}))
 	logManager := logmanager.NewPlugin(logmanager.UseDeps(func(deps *logmanager.Deps) {
@@ -186,7 +191,7 @@ func newMemifAgent() *memifAgent {
 		Controller:    eventLoop,
 		DRADriver:     draDriver,
 		NodeAPI:       nodeAPI,
-		HTTPStart:     &httpStarter{http: httpServer},
+		StartServing:  &servingStarter{health: agentHealth, http: httpServer},
 	}
 }
 

@@ -28,6 +28,9 @@ import (
 var agentBinary string
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(attackerEnv); addr != "" {
+		os.Exit(runAttacker(addr))
+	}
 	dir, err := os.MkdirTemp("", "memif-agent-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -122,8 +125,8 @@ func TestAgentNotReadyUntilKubeletServes(t *testing.T) {
 }
 
 // agentConfigDir returns a config dir whose files keep every path the agent
-// touches (kubelet's plugin dir, socket root, checkpoint, API socket, Docker
-// and pod-resources endpoints) inside a temp dir; extra files are added.
+// touches (kubelet's plugin dir, socket root, checkpoint, API and probe
+// sockets, Docker and pod-resources endpoints) inside a temp dir; extra files are added.
 func agentConfigDir(t *testing.T, extra map[string]string) string {
 	t.Helper()
 	// Short: unix socket paths must fit in 108 bytes.
@@ -137,6 +140,7 @@ func agentConfigDir(t *testing.T, extra map[string]string) string {
 		"devicemanager.conf": fmt.Sprintf("plugin-dir: %[1]s/device-plugins\nsocket-root: %[1]s/memif\ncheckpoint-path: %[1]s/state/checkpoint.json\n", root),
 		"podmanager.conf":    fmt.Sprintf("docker-endpoint: unix://%[1]s/docker.sock\npod-resources-socket: %[1]s/pod-resources/kubelet.sock\n", root),
 		"nodeapi.conf":       fmt.Sprintf("socket-path: %s/api/api.sock\n", root),
+		"health.conf":        fmt.Sprintf("probe-socket: %s/api/probe.sock\n", root),
 	}
 	for name, content := range extra {
 		files[name] = content
@@ -246,7 +250,7 @@ func TestAgentStopsCleanlyOnSignal(t *testing.T) {
 			root := filepath.Dir(configDir)
 			agent := startAgent(t, configDir)
 			agent.waitReady(t)
-			sockets := []string{filepath.Join(root, "device-plugins", "memif.sock"), filepath.Join(root, "api", "api.sock")}
+			sockets := []string{filepath.Join(root, "device-plugins", "memif.sock"), filepath.Join(root, "api", "api.sock"), filepath.Join(root, "api", "probe.sock")}
 			for _, socket := range sockets {
 				if _, err := os.Stat(socket); err != nil {
 					t.Fatalf("socket of the running agent: %v", err)

@@ -1,20 +1,29 @@
 package health
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/gogo/protobuf/proto"
+	"github.com/ligato/cn-infra/config"
 	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/health/statuscheck/model/status"
 	"github.com/ligato/cn-infra/infra"
 	"github.com/ligato/cn-infra/rpc/rest"
+	"github.com/unrolled/render"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/plugins/health/probesocket"
 )
 
 // Deps are the plugin's dependencies.
 type Deps struct {
-	// HTTPHandlers serves the probes; nil serves none.
+	// Cfg finds health.conf; nil means the defaults.
+	Cfg config.PluginConfig
+	// HTTPHandlers also serves the probes, for monitoring; nil serves
+	// none there. kubelet asks them on the probe socket.
 	HTTPHandlers rest.HTTPHandlers
 }
 
@@ -22,6 +31,9 @@ type Deps struct {
 // call from any goroutine.
 type Plugin struct {
 	Deps
+
+	config      Config
+	probeServer *probesocket.Server
 
 	mutex     sync.Mutex
 	startTime time.Time
@@ -42,8 +54,15 @@ var (
 // String implements infra.Plugin.
 func (p *Plugin) String() string { return "health" }
 
-// Init implements infra.Plugin: it registers the probes.
+// Init implements infra.Plugin: it reads health.conf and registers the
+// probes on the HTTP server.
 func (p *Plugin) Init() error {
+	p.config = DefaultConfig()
+	if p.Cfg != nil {
+		if err := configfile.Load(p.Cfg.GetConfigName(), &p.config); err != nil {
+			return fmt.Errorf("health plugin: %w", err)
+		}
+	}
 	if p.HTTPHandlers != nil {
 		p.HTTPHandlers.RegisterHTTPHandler(ReadinessPath, p.readinessHandler, http.MethodGet)
 		p.HTTPHandlers.RegisterHTTPHandler(LivenessPath, p.livenessHandler, http.MethodGet)
@@ -51,8 +70,37 @@ func (p *Plugin) Init() error {
 	return nil
 }
 
-// Close implements infra.Plugin.
-func (p *Plugin) Close() error { return nil }
+// ServeProbes serves the probes on the probe socket until Close. The
+// agent calls it once every plugin has started: a plugin not yet started
+// has not registered, and readiness would not wait for it.
+func (p *Plugin) ServeProbes() error {
+	formatter := render.New(render.Options{IndentJSON: true})
+	probes := http.NewServeMux()
+	probes.Handle(http.MethodGet+" "+ReadinessPath, p.readinessHandler(formatter))
+	probes.Handle(http.MethodGet+" "+LivenessPath, p.livenessHandler(formatter))
+	server, err := probesocket.Serve(p.ProbeSocket(), probes)
+	if err != nil {
+		return err
+	}
+	p.probeServer = server
+	return nil
+}
+
+// ProbeSocket is the socket the probes are served on.
+func (p *Plugin) ProbeSocket() string {
+	if p.config.ProbeSocket == "" {
+		return probesocket.DefaultPath
+	}
+	return p.config.ProbeSocket
+}
+
+// Close implements infra.Plugin: it stops serving the probes.
+func (p *Plugin) Close() error {
+	if p.probeServer == nil {
+		return nil
+	}
+	return p.probeServer.Close()
+}
 
 // Register implements statuscheck.PluginStatusWriter. A plugin registered
 // with a probe is asked for its state whenever the state is read; one
