@@ -30,6 +30,12 @@ type Pod struct {
 	// UID is the pod UID kubelet assigned; it changes when a pod of the same
 	// name is recreated.
 	UID string
+	// Networks is the value of the pod's memif.contivpp.io/networks
+	// annotation, which the runtime's sandbox carries (the CRI sandbox's
+	// annotations, Docker's "annotation." labels of the sandbox
+	// container); empty when the pod has none or the runtime did not
+	// list its sandbox. A string, so that a Pod still compares with ==.
+	Networks string
 }
 
 // String returns "namespace/name (uid)".

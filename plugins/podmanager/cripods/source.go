@@ -16,6 +16,7 @@ import (
 	runtimev1 "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/contivpp/memif-agent/internal/unixgrpc"
+	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -155,6 +156,7 @@ func (s *Source) list(ctx context.Context, selector map[string]string, complete 
 	ready, running := map[string]bool{}, map[string]bool{}
 	for _, sandbox := range sandboxes.GetItems() {
 		pod, err := sandboxPod(sandbox.GetMetadata())
+		pod.Networks = sandbox.GetAnnotations()[memifspec.AnnotationKey]
 		if err != nil {
 			s.warn("skipping pod sandbox %s of the CRI runtime: %v", sandbox.GetId(), err)
 			continue

@@ -6,6 +6,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -35,6 +36,15 @@ func TestGroupPods(t *testing.T) {
 			name:       "sandbox only",
 			containers: []docker.APIContainers{container("s1", 1, sandbox("u1"))},
 			want:       []podapi.PodState{{Pod: podapi.Pod{ID: web, UID: "u1"}}},
+		},
+		{
+			name: "the sandbox's annotation labels are the pod's",
+			containers: []docker.APIContainers{
+				container("c1", 2, app("u1", "app")),
+				container("s1", 1, withLabel(sandbox("u1"), AnnotationLabelPrefix+memifspec.AnnotationKey, `[{"network": "red"}]`)),
+			},
+			want: []podapi.PodState{{Pod: podapi.Pod{ID: web, UID: "u1", Networks: `[{"network": "red"}]`},
+				Containers: []podapi.PodContainer{{Name: "app", RuntimeID: "c1"}}}},
 		},
 		{
 			name: "app containers by name with sorted mount sources",
@@ -80,4 +90,9 @@ func TestGroupPods(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withLabel(labels map[string]string, key, value string) map[string]string {
+	labels[key] = value
+	return labels
 }

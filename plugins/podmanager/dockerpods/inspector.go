@@ -7,6 +7,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -96,7 +97,10 @@ func GroupPods(containers []docker.APIContainers, warnf Warnf) []podapi.PodState
 			byUID[labels.Pod.UID] = pod
 		}
 		newest[labels.Pod.UID] = max(newest[labels.Pod.UID], container.Created)
-		if !labels.Sandbox {
+		if labels.Sandbox {
+			// The sandbox's "annotation." labels are the pod's.
+			pod.Pod.Networks = labels.Annotations[memifspec.AnnotationKey]
+		} else {
 			pod.Containers = append(pod.Containers, podContainer(container, labels))
 		}
 	}

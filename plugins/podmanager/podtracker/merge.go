@@ -109,8 +109,10 @@ func Decide(announced, live *podapi.PodState) (*podapi.PodState, []controllerapi
 	}
 	next := *live
 	if next.Pod.UID == "" {
-		// Only kubelet lists the pod now; it is the incarnation announced.
+		// Only kubelet lists the pod now; it is the incarnation announced,
+		// with the annotations its sandbox carried.
 		next.Pod.UID = announced.Pod.UID
+		next.Pod.Networks = announced.Pod.Networks
 	}
 	if announced.Pod.UID != "" && next.Pod.UID != announced.Pod.UID {
 		return &next, []controllerapi.Event{&podapi.DeletePod{Pod: announced.Pod}, addPod(&next)}

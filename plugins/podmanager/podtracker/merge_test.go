@@ -117,6 +117,12 @@ func TestDecide(t *testing.T) {
 			wantAnnounced: state("u1"),
 		},
 		{
+			name:          "kubelet-only answer keeps the annotation the sandbox carried",
+			announced:     annotated(state("u1"), `[{"network": "red"}]`),
+			live:          state(""),
+			wantAnnounced: annotated(state("u1"), `[{"network": "red"}]`),
+		},
+		{
 			name: "admitted pod learns its UID from the runtime", announced: state(""), live: state("u1", app),
 			wantAnnounced: state("u1", app), wantEventTexts: []string{"AddPod default/web (uid u1) app"},
 		},
@@ -205,4 +211,10 @@ func TestCombine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// annotated returns pod with its memif.contivpp.io/networks annotation.
+func annotated(pod *podapi.PodState, networks string) *podapi.PodState {
+	pod.Pod.Networks = networks
+	return pod
 }
