@@ -168,3 +168,18 @@ func (p *Plugin) ListAllocations() []dmapi.MemifInfo { return p.dm.ListAllocatio
 func (p *Plugin) WatchAllocations(ctx context.Context, changes chan<- dmapi.AllocationChange) {
 	p.dm.WatchAllocations(ctx, changes)
 }
+
+var _ dmapi.NetworkRecorder = (*Plugin)(nil)
+
+// SetMemifNetworks implements dmapi.NetworkRecorder.
+func (p *Plugin) SetMemifNetworks(allocationID string, networks []dmapi.MemifNetwork) {
+	p.dm.SetMemifNetworks(allocationID, networks)
+}
+
+// WriteMemifJSON implements dmapi.NetworkRecorder.
+func (p *Plugin) WriteMemifJSON(allocationID string, content []byte) error {
+	return p.dm.WriteMemifJSON(allocationID, content)
+}
+
+// NetworksStatePath implements dmapi.NetworkRecorder.
+func (p *Plugin) NetworksStatePath() string { return p.dm.NetworksStatePath() }

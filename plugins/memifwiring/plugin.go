@@ -4,18 +4,30 @@ import (
 	"fmt"
 
 	"github.com/ligato/cn-infra/infra"
+	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/promregistry"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
+	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
+	"github.com/contivpp/memif-agent/plugins/networks/assign"
+	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 )
 
 // Deps are the plugin's dependencies.
 type Deps struct {
 	infra.PluginDeps
-	// DeviceManager tells which memifs each pod holds.
+	// DeviceManager tells which memifs each pod holds. When it is also a
+	// dmapi.NetworkRecorder, it learns what each memif got, writes the
+	// pods' memif.json, and the networks' state is kept beside its
+	// checkpoint.
 	DeviceManager dmapi.DeviceManagerAPI
+	// Networks hands out networks.conf; nil: no networks.
+	Networks networksapi.Source
+	// Prometheus serves the wiring's metrics; nil: none.
+	Prometheus cnprometheus.API
 }
 
 // Plugin is the memif wiring event handler in the agent.
@@ -32,12 +44,41 @@ func (p *Plugin) Init() error {
 	if p.DeviceManager == nil {
 		return fmt.Errorf("memifwiring plugin: DeviceManager dependency is not set")
 	}
-	var cfg wiring.Config
-	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
+	cfg, err := p.loadConfig()
+	if err != nil {
 		return fmt.Errorf("memifwiring plugin: %w", err)
 	}
-	p.handler = wiring.NewHandler(p.DeviceManager, cfg)
+	opts := wiring.Options{Networks: p.Networks, Log: p.Log}
+	if recorder, ok := p.DeviceManager.(dmapi.NetworkRecorder); ok {
+		opts.Recorder = recorder
+		if opts.Assigner, err = assign.Open(recorder.NetworksStatePath()); err != nil {
+			return fmt.Errorf("memifwiring plugin: %w", err)
+		}
+	}
+	if p.Prometheus != nil {
+		opts.Metrics = promregistry.Default(p.Prometheus)
+	}
+	if p.handler, err = wiring.NewHandler(p.DeviceManager, cfg, opts); err != nil {
+		return fmt.Errorf("memifwiring plugin: %w", err)
+	}
 	return nil
+}
+
+func (p *Plugin) loadConfig() (wiring.Config, error) {
+	var cfg wiring.Config
+	err := configfile.Load(p.Cfg.GetConfigName(), &cfg)
+	return cfg, err
+}
+
+// LegacyNetworks reads what memifwiring.conf says about networks, for the
+// networks plugin (netconf.WithLegacy); it reads the file itself, so it
+// may be called before Init.
+func (p *Plugin) LegacyNetworks() (netconf.Legacy, error) {
+	cfg, err := p.loadConfig()
+	if err != nil {
+		return netconf.Legacy{}, err
+	}
+	return netconf.Legacy{BridgeDomain: cfg.BridgeDomain, IPAddresses: cfg.IPAddresses, L2XConnect: cfg.L2XConnect, VRF: cfg.VRF}, nil
 }
 
 // Close implements infra.Plugin; the interfaces stay on the vswitch so that

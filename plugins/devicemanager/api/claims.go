@@ -5,6 +5,7 @@ import (
 	"time"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -16,6 +17,9 @@ type ClaimRequest struct {
 	Name string
 	// DeviceIDs are the devices allocated to it, in the claim's order.
 	DeviceIDs []string
+	// Spec is the claim's MemifConfig for the request (its opaque config
+	// for this driver); nil: none, the default network.
+	Spec *memifspec.Spec
 }
 
 // PreparedRequest is what PrepareClaim made for one request.

@@ -37,6 +37,9 @@ type MemifInfo struct {
 	Secret string
 	// AllocatedAt is when kubelet's Allocate created the allocation.
 	AllocatedAt time.Time
+	// Networks are what the allocation's memifs got from the node's
+	// networks, by memif ID, once the memif wiring resolved them.
+	Networks []MemifNetwork
 }
 
 // String describes the allocation for logs, with the secret masked.

@@ -14,7 +14,8 @@ var _ dmapi.DeviceManagerAPI = (*Manager)(nil)
 
 // BoundPodMemifs implements dmapi.DeviceManagerAPI: the state only, no I/O.
 func (m *Manager) BoundPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
-	return m.state.PodMemifs(pod)
+	infos, err := m.state.PodMemifs(pod)
+	return m.withNetworks(infos), err
 }
 
 // GetPodMemifInfo implements dmapi.DeviceManagerAPI.
@@ -37,13 +38,13 @@ func (m *Manager) GetPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
 	infos, err := m.state.PodMemifs(pod)
 	if errors.Is(err, dmapi.ErrNoMemif) && m.opts.PodResolver != nil {
 		if admitted := m.resolveAdmitted(pod); len(admitted) > 0 {
-			return admitted, nil
+			return m.withNetworks(admitted), nil
 		}
 		// The event loop can bind them while the resolver asks the
 		// runtime and kubelet: the resolver's answer then skips them.
 		infos, err = m.state.PodMemifs(pod)
 	}
-	return infos, err
+	return m.withNetworks(infos), err
 }
 
 // awaitRestored waits until the startup resync has restored the
@@ -76,7 +77,7 @@ func (m *Manager) resolveAdmitted(pod podapi.PodID) []dmapi.MemifInfo {
 }
 
 // ListAllocations implements dmapi.DeviceManagerAPI.
-func (m *Manager) ListAllocations() []dmapi.MemifInfo { return m.state.ListInfo() }
+func (m *Manager) ListAllocations() []dmapi.MemifInfo { return m.withNetworks(m.state.ListInfo()) }
 
 // WatchAllocations implements dmapi.DeviceManagerAPI; changes is closed when
 // ctx ends or when it is full.

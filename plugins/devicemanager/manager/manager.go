@@ -72,6 +72,12 @@ type Manager struct {
 	// missing are the gone pods a kubelet-only listing missed once.
 	missing map[podapi.Pod]bool
 
+	// networks are what the memif wiring resolved for each allocation's
+	// memifs (SetMemifNetworks), by allocation ID, behind networksMu:
+	// written on the loop, read by every lookup.
+	networksMu sync.RWMutex
+	networks   map[string][]dmapi.MemifNetwork
+
 	// reconcileNow asks the reconciliation goroutine to list the pods now.
 	reconcileNow chan struct{}
 	readiness    *readiness
@@ -115,6 +121,7 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 		checkpoint:   checkpoint.NewWriter(cfg.CheckpointPath),
 		restored:     make(chan struct{}),
 		missing:      map[podapi.Pod]bool{},
+		networks:     map[string][]dmapi.MemifNetwork{},
 		readiness:    newReadiness(opts.Log, opts.PodLister != nil),
 		reconcileNow: make(chan struct{}, 1),
 	}

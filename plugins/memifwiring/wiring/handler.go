@@ -4,15 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	vpp_l2 "github.com/ligato/vpp-agent/api/models/vpp/l2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
+	"github.com/contivpp/memif-agent/plugins/networks/assign"
+	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
+	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -20,6 +26,12 @@ import (
 type wiredPod struct {
 	uid  string
 	keys []string
+	// allocations are the IDs of the pod's allocations.
+	allocations []string
+	// members are the interface names of each l2 network's memifs, and
+	// gateways each l3 network's gateway.
+	members  map[string][]string
+	gateways map[string]netip.Prefix
 }
 
 // undo restores the records of the pods an Update changed as they were.
@@ -27,70 +39,142 @@ type undo struct {
 	event controllerapi.Event
 	// before is each pod's record; nil when it had none.
 	before map[podapi.PodID]*wiredPod
+	// assigned is the assigner's state before the Update.
+	assigned assign.State
+}
+
+// Logger is the part of a logger the handler uses; cn-infra's
+// logging.Logger satisfies it.
+type Logger interface {
+	Infof(format string, args ...any)
+	Warnf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
+// Options are the handler's optional collaborators.
+type Options struct {
+	// Networks hands out the networks at a resync; nil: none (every memif
+	// is wired as Config says).
+	Networks networksapi.Source
+	// Assigner holds the memifs' specs and addresses; nil: one that keeps
+	// nothing on disk.
+	Assigner *assign.Assigner
+	// Recorder gets what each allocation's memifs got and writes their
+	// memif.json; nil: neither.
+	Recorder dmapi.NetworkRecorder
+	// Metrics is where the handler registers its metrics; nil: none.
+	Metrics prometheus.Registerer
+	// Log gets refusals; nil: none.
+	Log Logger
 }
 
 // Handler is the controller event handler of the vswitch-side memif
 // interfaces. Its methods are called only from the controller event loop.
 type Handler struct {
-	devices dmapi.DeviceManagerAPI
-	config  Config
-	wired   map[podapi.PodID]wiredPod
-	last    *undo
+	devices  dmapi.DeviceManagerAPI
+	config   Config
+	opts     Options
+	assigner *assign.Assigner
+	metrics  *metrics
+	wired    map[podapi.PodID]wiredPod
+	// networkKeys are the keys of the networks' own values last put.
+	networkKeys []string
+	// told is what each allocation's memifs were last told (the device
+	// manager's record, memif.json), by allocation ID.
+	told map[string]toldAllocation
+	last *undo
+}
+
+// toldAllocation is what was last recorded and written for an
+// allocation.
+type toldAllocation struct {
+	networks  []dmapi.MemifNetwork
+	memifJSON []byte
 }
 
 var _ controllerapi.EventHandler = (*Handler)(nil)
 
 // NewHandler returns a handler reading devices; config must be valid.
-func NewHandler(devices dmapi.DeviceManagerAPI, config Config) *Handler {
-	return &Handler{devices: devices, config: config, wired: map[podapi.PodID]wiredPod{}}
+func NewHandler(devices dmapi.DeviceManagerAPI, config Config, opts Options) (*Handler, error) {
+	h := &Handler{devices: devices, config: config, opts: opts, assigner: opts.Assigner,
+		wired: map[podapi.PodID]wiredPod{}, told: map[string]toldAllocation{}}
+	if h.assigner == nil {
+		h.assigner, _ = assign.Open("")
+	}
+	var err error
+	if h.metrics, err = newMetrics(opts.Metrics); err != nil {
+		return nil, fmt.Errorf("memif wiring metrics: %w", err)
+	}
+	return h, nil
 }
 
 // String implements controllerapi.EventHandler.
 func (h *Handler) String() string { return "memifwiring" }
 
 // HandlesEvent implements controllerapi.EventHandler: resyncs, AddPod,
-// DeletePod, and AllocateDevice: the loop asks before any handler runs,
-// and the device manager may take devices over from wired pods in it.
+// DeletePod, NetworksChanged, PrepareClaim (its memifs' specs are
+// checked and recorded), and AllocateDevice: the loop asks before any
+// handler runs, and the device manager may take devices over from wired
+// pods in it.
 func (h *Handler) HandlesEvent(event controllerapi.Event) bool {
 	switch event.(type) {
-	case podapi.AddPodEvent, podapi.DeletePodEvent, *dmapi.AllocateDevice:
+	case podapi.AddPodEvent, podapi.DeletePodEvent, *dmapi.AllocateDevice, *networksapi.NetworksChanged, *dmapi.PrepareClaim:
 		return true
 	}
 	return event.Method().IsResync()
 }
 
-// Resync implements controllerapi.EventHandler: it wires every allocation
-// bound to a pod and forgets every other interface it put. ListAllocations
-// reads the device manager's state only, as the event loop requires.
+// networksDeclared tells whether memifs may be in networks: then a memif
+// is wired only once its spec is known.
+func (h *Handler) networksDeclared() bool {
+	applied := h.assigner.Applied()
+	return len(applied.Networks) > 0 || applied.DefaultNetwork != ""
+}
+
+// Resync implements controllerapi.EventHandler: it applies the networks,
+// wires every allocation bound to a pod and forgets every other interface
+// it put. ListAllocations reads the device manager's state only, as the
+// event loop requires.
 func (h *Handler) Resync(_ controllerapi.Event, _ int, txn controllerapi.EventOperations) error {
+	if h.opts.Networks != nil {
+		h.applyNetworks(h.opts.Networks.Networks())
+	}
 	byPod := map[podapi.PodID][]dmapi.MemifInfo{}
+	live := map[string]bool{}
 	for _, memif := range h.devices.ListAllocations() {
+		live[memif.AllocationID] = true
 		if memif.Pod.Name != "" {
 			byPod[memif.Pod] = append(byPod[memif.Pod], memif)
 		}
 	}
+	h.assigner.Retain(live)
+	for id := range h.told {
+		if !live[id] {
+			h.forgetTold(id)
+		}
+	}
 	wired := make(map[podapi.PodID]wiredPod, len(byPod))
 	for pod, memifs := range byPod {
-		values := Render(pod, memifs, h.config)
-		putAll(txn, values)
-		wired[pod] = wiredPod{uid: memifs[0].PodUID, keys: slices.Sorted(maps.Keys(values))}
+		record := h.render(pod, memifs[0].PodUID, memifs)
+		putAll(txn, record.values)
+		wired[pod] = record.wiredPod
 	}
 	for pod, old := range h.wired {
 		deleteStale(txn, old.keys, wired[pod].keys)
 	}
 	h.wired = wired
 	h.last = nil
-	h.putBridgeDomain(txn)
+	h.putNetworks(txn)
 	// The cross-connects depend on the configuration only: every resync
 	// puts them all, and the KV scheduler holds each until both of its
 	// memifs exist.
 	putAll(txn, RenderXConnects(h.config))
-	return nil
+	return h.assigner.Save()
 }
 
 // Update implements controllerapi.EventHandler.
 func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
-	h.last = &undo{event: event, before: map[podapi.PodID]*wiredPod{}}
+	h.last = &undo{event: event, before: map[podapi.PodID]*wiredPod{}, assigned: h.assigner.Snapshot()}
 	var change string
 	var err error
 	switch ev := event.(type) {
@@ -107,26 +191,76 @@ func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOpera
 		pod := ev.GetDeletePod().Pod
 		h.remember(pod.ID)
 		change = h.unwire(pod, txn)
+	case *networksapi.NetworksChanged:
+		change = h.rewireAll(ev.Config, txn)
+	case *dmapi.PrepareClaim:
+		change, err = h.prepareClaim(ev)
 	default:
 		return "", fmt.Errorf("memif wiring got event %s it does not handle", event.GetName())
 	}
 	if err == nil {
-		h.putBridgeDomain(txn)
+		h.putNetworks(txn)
+		err = h.assigner.Save()
 	}
 	return change, err
 }
 
-// putBridgeDomain puts the configured bridge domain with every interface
-// the handler wired.
-func (h *Handler) putBridgeDomain(txn controllerapi.Transaction) {
-	if h.config.BridgeDomain == "" {
-		return
+// applyNetworks applies cfg as the assigner allows, and reports the
+// changes that wait for pods.
+func (h *Handler) applyNetworks(cfg netconf.Config) {
+	refusals := h.assigner.SetNetworks(cfg)
+	for _, refusal := range refusals {
+		h.logf(Logger.Warnf, "networks.conf: %v", refusal)
 	}
-	var keys []string
+	h.metrics.changesRefused(refusals)
+}
+
+// rewireAll applies new networks and wires every wired pod again.
+func (h *Handler) rewireAll(cfg netconf.Config, txn controllerapi.EventOperations) string {
+	h.applyNetworks(cfg)
+	var changes []string
+	for _, pod := range slices.SortedFunc(maps.Keys(h.wired), func(a, b podapi.PodID) int { return strings.Compare(a.String(), b.String()) }) {
+		h.remember(pod)
+		change, err := h.wire(podapi.Pod{ID: pod, UID: h.wired[pod].uid}, txn)
+		if err != nil {
+			h.logf(Logger.Errorf, "wire pod %s under the new networks: %v", pod, err)
+			continue
+		}
+		if change != "" {
+			changes = append(changes, fmt.Sprintf("%s: %s", pod, change))
+		}
+	}
+	return strings.Join(changes, "; ")
+}
+
+// putNetworks puts the networks' own values (VRF tables, gateway
+// loopbacks, bridge domains) for the memifs wired, and deletes those no
+// longer needed; memifwiring.conf's bridge domain, when no network took
+// it over, holds every memif in no network.
+func (h *Handler) putNetworks(txn controllerapi.Transaction) {
+	members := map[string][]string{}
+	gateways := map[string]netip.Prefix{}
 	for _, pod := range h.wired {
-		keys = append(keys, pod.keys...)
+		for network, names := range pod.members {
+			members[network] = append(members[network], names...)
+		}
+		maps.Copy(gateways, pod.gateways)
 	}
-	txn.Put(vpp_l2.BridgeDomainKey(h.config.BridgeDomain), RenderBridgeDomain(h.config.BridgeDomain, keys))
+	values := RenderNetworks(h.assigner.Applied(), gateways, members)
+	if _, taken := h.assigner.Applied().Network(h.config.BridgeDomain); h.config.BridgeDomain != "" && !taken {
+		var keys []string
+		for _, pod := range h.wired {
+			keys = append(keys, pod.members[""]...)
+		}
+		for i, name := range keys {
+			keys[i] = vpp_interfaces.InterfaceKey(name)
+		}
+		values[vpp_l2.BridgeDomainKey(h.config.BridgeDomain)] = RenderBridgeDomain(h.config.BridgeDomain, keys)
+	}
+	keys := slices.Sorted(maps.Keys(values))
+	deleteStale(txn, h.networkKeys, keys)
+	putAll(txn, values)
+	h.networkKeys = keys
 }
 
 // rewireTakenOver wires again the pods that held memifs the device manager
@@ -134,6 +268,10 @@ func (h *Handler) putBridgeDomain(txn controllerapi.Transaction) {
 // memifs are deleted before the directories are removed.
 func (h *Handler) rewireTakenOver(takenOver []dmapi.MemifInfo, txn controllerapi.EventOperations) (string, error) {
 	var changes []string
+	for _, memif := range takenOver {
+		h.assigner.Release(memif.AllocationID)
+		h.forgetTold(memif.AllocationID)
+	}
 	for _, memif := range takenOver {
 		if memif.Pod.Name == "" {
 			continue
@@ -152,8 +290,8 @@ func (h *Handler) rewireTakenOver(takenOver []dmapi.MemifInfo, txn controllerapi
 }
 
 // Revert implements controllerapi.EventHandler: it restores the record of the
-// pod the reverted Update changed. The transaction itself is discarded by
-// the controller.
+// pod the reverted Update changed, and the specs and addresses. The
+// transaction itself is discarded by the controller.
 func (h *Handler) Revert(event controllerapi.Event) error {
 	if h.last == nil || h.last.event != event {
 		return nil
@@ -165,12 +303,19 @@ func (h *Handler) Revert(event controllerapi.Event) error {
 			delete(h.wired, pod)
 		}
 	}
+	err := h.assigner.Rollback(h.last.assigned)
 	h.last = nil
-	return nil
+	if err != nil {
+		return err
+	}
+	return h.assigner.Save()
 }
 
 // remember records pod's record before the current Update changes it.
 func (h *Handler) remember(pod podapi.PodID) {
+	if _, done := h.last.before[pod]; done {
+		return
+	}
 	if before, existed := h.wired[pod]; existed {
 		h.last.before[pod] = &before
 	} else {
@@ -178,25 +323,66 @@ func (h *Handler) remember(pod podapi.PodID) {
 	}
 }
 
+// rendered is one pod's values and its record.
+type rendered struct {
+	values map[string]proto.Message
+	wiredPod
+}
+
+// render renders pod's memifs and tells what they got.
+func (h *Handler) render(pod podapi.PodID, uid string, memifs []dmapi.MemifInfo) rendered {
+	assignments := map[string][]assign.Assignment{}
+	known := memifs[:0:0]
+	for _, memif := range memifs {
+		// A memif whose spec is not known yet waits: wired now, it would
+		// be in the wrong network until its pod's annotation arrives.
+		if !h.assigner.Recorded(memif.AllocationID) && h.networksDeclared() {
+			continue
+		}
+		known = append(known, memif)
+		assignments[memif.AllocationID] = h.assigner.Resolve(memif.AllocationID)
+	}
+	memifs = known
+	r := Render(pod, memifs, assignments, h.config)
+	for _, memif := range memifs {
+		h.tell(pod, memif, r.Networks[memif.AllocationID])
+	}
+	record := rendered{values: r.Values, wiredPod: wiredPod{uid: uid, keys: slices.Sorted(maps.Keys(r.Values)),
+		members: r.Members, gateways: r.Gateways}}
+	for _, memif := range memifs {
+		record.allocations = append(record.allocations, memif.AllocationID)
+	}
+	return record
+}
+
 func (h *Handler) wire(pod podapi.Pod, txn controllerapi.EventOperations) (string, error) {
 	memifs, err := h.podMemifs(pod)
 	if err != nil {
 		return "", err
 	}
-	values := Render(pod.ID, memifs, h.config)
-	keys := slices.Sorted(maps.Keys(values))
-	deleteStale(txn, h.wired[pod.ID].keys, keys)
-	putAll(txn, values)
-	if len(keys) == 0 {
+	// A pod with a UID is the runtime's (kubelet alone gives none): its
+	// sandbox's annotations came with it.
+	if pod.UID != "" {
+		for _, memif := range memifs {
+			if !h.assigner.Recorded(memif.AllocationID) {
+				h.assigner.Record(memif.AllocationID, pod.ID.String(), memif.ContainerName, len(memif.DeviceIDs), pod.Networks)
+			}
+		}
+	}
+	record := h.render(pod.ID, pod.UID, memifs)
+	deleteStale(txn, h.wired[pod.ID].keys, record.keys)
+	putAll(txn, record.values)
+	if len(record.keys) == 0 {
 		delete(h.wired, pod.ID)
 		return "", nil
 	}
-	h.wired[pod.ID] = wiredPod{uid: pod.UID, keys: keys}
-	return "put " + interfaceNames(keys), nil
+	h.wired[pod.ID] = record.wiredPod
+	return "put " + interfaceNames(record.keys), nil
 }
 
 // unwire deletes what was put for pod, unless it was put for another
-// incarnation of the same name (a late DeletePod of a replaced pod).
+// incarnation of the same name (a late DeletePod of a replaced pod), and
+// returns its memifs' addresses.
 func (h *Handler) unwire(pod podapi.Pod, txn controllerapi.EventOperations) string {
 	wired, ok := h.wired[pod.ID]
 	if !ok || (pod.UID != "" && wired.uid != "" && pod.UID != wired.uid) {
@@ -205,8 +391,89 @@ func (h *Handler) unwire(pod podapi.Pod, txn controllerapi.EventOperations) stri
 	for _, key := range wired.keys {
 		txn.Delete(key)
 	}
+	for _, id := range wired.allocations {
+		h.assigner.Release(id)
+		h.forgetTold(id)
+	}
 	delete(h.wired, pod.ID)
 	return "deleted " + interfaceNames(wired.keys)
+}
+
+// prepareClaim records the specs of a prepared claim's memifs and checks
+// them against the networks: a refused one fails the event, which kubelet
+// shows in the pod's events, and the claim is not prepared. What each
+// memif gets is filled into the prepared requests, for the CDI spec.
+func (h *Handler) prepareClaim(ev *dmapi.PrepareClaim) (string, error) {
+	specs := map[string]int{}
+	for i, r := range ev.Requests {
+		specs[r.Name] = i
+	}
+	var problems []error
+	for i, prepared := range ev.Prepared {
+		memif := prepared.Memif
+		if !h.assigner.Recorded(memif.AllocationID) {
+			request := ev.Requests[specs[prepared.Request]]
+			h.assigner.RecordClaim(memif.AllocationID, ev.Pod.ID.String(), len(memif.DeviceIDs), request.Spec)
+		}
+		var networks []dmapi.MemifNetwork
+		for _, assignment := range h.assigner.Resolve(memif.AllocationID) {
+			if assignment.Refused != nil {
+				h.metrics.memifRefused(string(assignment.Refused.Reason))
+				problems = append(problems, fmt.Errorf("request %q, memif %d: %w", prepared.Request, assignment.MemifID, assignment.Refused))
+			}
+			networks = append(networks, memifNetwork(assignment))
+		}
+		ev.Prepared[i].Memif.Networks = networks
+	}
+	if err := errors.Join(problems...); err != nil {
+		return "", fmt.Errorf("claim %s/%s: %w", ev.Namespace, ev.Name, err)
+	}
+	return "", nil
+}
+
+// tell records what memif's memifs got with the device manager, writes
+// their memif.json, and counts and logs each memif newly refused.
+func (h *Handler) tell(pod podapi.PodID, memif dmapi.MemifInfo, networks []dmapi.MemifNetwork) {
+	told := h.told[memif.AllocationID]
+	if slices.EqualFunc(told.networks, networks, equalNetworks) && told.memifJSON != nil {
+		return
+	}
+	for _, n := range networks {
+		if n.Refused != "" && !slices.ContainsFunc(told.networks, func(o dmapi.MemifNetwork) bool { return equalNetworks(o, n) }) {
+			h.metrics.memifRefused(n.Reason)
+			h.logf(Logger.Warnf, "memif %d of pod %s (%s) is not wired: %s", n.MemifID, pod, memif.AllocationID, n.Refused)
+		}
+	}
+	told.networks = networks
+	if h.opts.Recorder != nil {
+		h.opts.Recorder.SetMemifNetworks(memif.AllocationID, networks)
+		content, err := renderMemifJSON(memif, networks)
+		if err == nil && !slices.Equal(content, told.memifJSON) {
+			err = h.opts.Recorder.WriteMemifJSON(memif.AllocationID, content)
+		}
+		if err != nil {
+			h.logf(Logger.Errorf, "pod %s: %v; written again at the next change or resync", pod, err)
+			content = nil
+		}
+		told.memifJSON = content
+	} else {
+		told.memifJSON = []byte{}
+	}
+	h.told[memif.AllocationID] = told
+}
+
+// forgetTold forgets what an allocation gone was told.
+func (h *Handler) forgetTold(allocationID string) {
+	if _, ok := h.told[allocationID]; ok && h.opts.Recorder != nil {
+		h.opts.Recorder.SetMemifNetworks(allocationID, nil)
+	}
+	delete(h.told, allocationID)
+}
+
+func (h *Handler) logf(level func(Logger, string, ...any), format string, args ...any) {
+	if h.opts.Log != nil {
+		level(h.opts.Log, format, args...)
+	}
 }
 
 // podMemifs returns the pod's memifs bound to this incarnation of it; a pod
@@ -247,4 +514,35 @@ func interfaceNames(keys []string) string {
 		names[i] = vpp_interfaces.ModelInterface.StripKeyPrefix(key)
 	}
 	return strings.Join(names, ", ")
+}
+
+// renderMemifJSON returns memif.json of the memifs of memif that are
+// wired.
+func renderMemifJSON(memif dmapi.MemifInfo, networks []dmapi.MemifNetwork) ([]byte, error) {
+	interfaces := []memifjson.Interface{}
+	for _, n := range networks {
+		if n.Refused != "" {
+			continue
+		}
+		iface := memifjson.Interface{MemifID: n.MemifID, Socket: memif.ContainerSocket, Network: n.Network, Mode: n.Mode,
+			MAC: n.MAC, Queues: n.Queues, RingSize: n.RingSize, BufferSize: n.BufferSize, MTU: n.MTU}
+		for _, ip := range n.IPs {
+			if prefix, err := netip.ParsePrefix(ip); err == nil {
+				iface.IPs = append(iface.IPs, prefix)
+			}
+		}
+		for _, gateway := range n.Gateway {
+			if addr, err := netip.ParseAddr(gateway); err == nil {
+				iface.Gateway = append(iface.Gateway, addr)
+			}
+		}
+		interfaces = append(interfaces, iface)
+	}
+	return memifjson.Render(interfaces)
+}
+
+func equalNetworks(a, b dmapi.MemifNetwork) bool {
+	return a.MemifID == b.MemifID && a.Network == b.Network && a.Mode == b.Mode && slices.Equal(a.IPs, b.IPs) &&
+		slices.Equal(a.Gateway, b.Gateway) && a.MAC == b.MAC && a.Queues == b.Queues && a.RingSize == b.RingSize &&
+		a.BufferSize == b.BufferSize && a.MTU == b.MTU && a.RxMode == b.RxMode && a.Refused == b.Refused && a.Reason == b.Reason
 }

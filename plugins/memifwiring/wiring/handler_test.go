@@ -144,7 +144,10 @@ func TestHandlerUpdates(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			handler := wiring.NewHandler(startDevices(t, tc.memifs), tc.config)
+			handler, err := wiring.NewHandler(startDevices(t, tc.memifs), tc.config, wiring.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
 			var txn *recordingTxn
 			for _, event := range tc.events {
 				txn = newRecordingTxn()

@@ -1,6 +1,7 @@
 package wiring
 
 import (
+	"net/netip"
 	"slices"
 
 	"github.com/gogo/protobuf/proto"
@@ -8,22 +9,60 @@ import (
 	vpp_l2 "github.com/ligato/vpp-agent/api/models/vpp/l2"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/networks/assign"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
-// Render returns the vswitch-side interfaces of one pod's memifs, keyed by
-// their KV-scheduler keys.
-func Render(pod podapi.PodID, memifs []dmapi.MemifInfo, config Config) map[string]proto.Message {
+// Rendered is the vswitch side of one pod's memifs.
+type Rendered struct {
+	// Values are the memif interfaces and their routes by KV-scheduler
+	// key.
+	Values map[string]proto.Message
+	// Members are the interface names of each l2 network's memifs (""
+	// for the memifs in no network), and Gateways each l3 network's
+	// gateway with the subnet's length.
+	Members  map[string][]string
+	Gateways map[string]netip.Prefix
+	// Networks are what each allocation's memifs got, by allocation ID.
+	Networks map[string][]dmapi.MemifNetwork
+}
+
+// Render returns the vswitch side of one pod's memifs. assignments are
+// what each allocation's memifs got from the networks, by allocation ID:
+// a memif in a network is rendered as its network says, a refused one
+// not at all, and one in no network (or of an allocation without
+// assignments) as config says.
+func Render(pod podapi.PodID, memifs []dmapi.MemifInfo, assignments map[string][]assign.Assignment, config Config) Rendered {
 	owners := ownerNames(memifs)
-	values := make(map[string]proto.Message)
+	r := Rendered{Values: map[string]proto.Message{}, Members: map[string][]string{},
+		Gateways: map[string]netip.Prefix{}, Networks: map[string][]dmapi.MemifNetwork{}}
 	for i, memif := range memifs {
+		assigned := assignments[memif.AllocationID]
 		for memifID := range memif.DeviceIDs {
 			iface := renderInterface(interfaceName(pod, owners[i], memifID), memif, memifID, config)
-			iface.IpAddresses = config.addressOf(pod.Namespace, pod.Name, memif.ContainerName, memifID)
-			values[vpp_interfaces.InterfaceKey(iface.Name)] = iface
+			if memifID >= len(assigned) || !assigned[memifID].InNetwork() && assigned[memifID].Refused == nil {
+				iface.IpAddresses = config.addressOf(pod.Namespace, pod.Name, memif.ContainerName, memifID)
+				r.Values[vpp_interfaces.InterfaceKey(iface.Name)] = iface
+				r.Networks[memif.AllocationID] = append(r.Networks[memif.AllocationID], legacyNetwork(memifID))
+				r.Members[""] = append(r.Members[""], iface.Name)
+				continue
+			}
+			assignment := assigned[memifID]
+			r.Networks[memif.AllocationID] = append(r.Networks[memif.AllocationID], memifNetwork(assignment))
+			if assignment.Refused != nil {
+				continue
+			}
+			r.Values[vpp_interfaces.InterfaceKey(iface.Name)] = iface
+			network := assignment.Memif.Network.Name
+			if route := renderInNetwork(iface, assignment); route != nil {
+				r.Values[routeKey(route)] = route
+				r.Gateways[network] = gatewayOf(assignment)
+			} else {
+				r.Members[network] = append(r.Members[network], iface.Name)
+			}
 		}
 	}
-	return values
+	return r
 }
 
 func renderInterface(name string, memif dmapi.MemifInfo, memifID int, config Config) *vpp_interfaces.Interface {

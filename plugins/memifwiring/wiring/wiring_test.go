@@ -38,7 +38,7 @@ func TestRenderedInterfaceNames(t *testing.T) {
 			for i := range tc.devices {
 				memif.DeviceIDs = append(memif.DeviceIDs, fmt.Sprintf("memif-%03d", i))
 			}
-			values := wiring.Render(tc.pod, []dmapi.MemifInfo{memif}, wiring.Config{})
+			values := wiring.Render(tc.pod, []dmapi.MemifInfo{memif}, nil, wiring.Config{}).Values
 			names := map[uint32]string{}
 			for key, value := range values {
 				iface := value.(*vpp_interfaces.Interface)
@@ -117,7 +117,7 @@ func TestRender(t *testing.T) {
 	}
 	config := wiring.Config{MTU: 9000, RxMode: "interrupt",
 		IPAddresses: map[string][]string{"default/web/app": {"10.1.1.1/24"}}}
-	values := wiring.Render(pod, memifs, config)
+	values := wiring.Render(pod, memifs, nil, config).Values
 
 	want := map[string]struct {
 		socket, secret string

@@ -1,0 +1,130 @@
+package networks
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/ligato/cn-infra/infra"
+
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
+	"github.com/contivpp/memif-agent/plugins/networks/netconf"
+	"github.com/contivpp/memif-agent/plugins/networks/reload"
+)
+
+// Deps are the plugin's dependencies.
+type Deps struct {
+	infra.PluginDeps
+	// EventLoop gets a NetworksChanged event per new valid version.
+	EventLoop controllerapi.EventLoop
+	// Legacy reads memifwiring.conf's keys about networks; nil: none.
+	Legacy func() (netconf.Legacy, error)
+}
+
+// Plugin owns networks.conf.
+type Plugin struct {
+	Deps
+	mu      sync.Mutex
+	current netconf.Config
+	watcher *reload.Watcher[netconf.Config]
+}
+
+var _ networksapi.Source = (*Plugin)(nil)
+
+// Init reads networks.conf and starts watching it.
+func (p *Plugin) Init() error {
+	if p.EventLoop == nil {
+		return fmt.Errorf("networks plugin: EventLoop dependency is not set")
+	}
+	path := p.configPath()
+	if path == "" {
+		cfg, err := p.parse(nil)
+		if err != nil {
+			return fmt.Errorf("networks plugin: %w", err)
+		}
+		p.current = cfg
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		// No file: no network; it is not watched, as a plugin's missing
+		// config file means its defaults.
+		p.Log.Infof("no %s: no networks declared; memifs are wired as memifwiring.conf says", path)
+		cfg, err := p.parse(nil)
+		if err != nil {
+			return fmt.Errorf("networks plugin: %w", err)
+		}
+		p.current = cfg
+		return nil
+	}
+	watcher, cfg, err := reload.Start(reload.Options[netconf.Config]{
+		Path:   path,
+		Parse:  p.parse,
+		Apply:  p.apply,
+		Refuse: func(err error) { p.Log.Errorf("networks: %v", err) },
+	})
+	if err != nil {
+		return fmt.Errorf("networks plugin: %w", err)
+	}
+	p.current, p.watcher = cfg, watcher
+	p.Log.Infof("networks: %s", describe(cfg))
+	return nil
+}
+
+func (p *Plugin) configPath() string {
+	if p.Cfg == nil {
+		return ""
+	}
+	return p.Cfg.GetConfigName()
+}
+
+// parse decodes networks.conf and applies memifwiring.conf's legacy keys.
+func (p *Plugin) parse(content []byte) (netconf.Config, error) {
+	cfg := netconf.Config{}
+	if content != nil {
+		var err error
+		if cfg, err = netconf.Decode(content); err != nil {
+			return netconf.Config{}, err
+		}
+	}
+	if p.Legacy == nil {
+		return cfg, nil
+	}
+	legacy, err := p.Legacy()
+	if err != nil {
+		return netconf.Config{}, err
+	}
+	return cfg.WithLegacy(legacy)
+}
+
+// apply hands a new version to the event loop.
+func (p *Plugin) apply(cfg netconf.Config) {
+	p.mu.Lock()
+	p.current = cfg
+	p.mu.Unlock()
+	p.Log.Infof("networks.conf changed: %s", describe(cfg))
+	if err := p.EventLoop.PushEvent(&networksapi.NetworksChanged{Config: cfg}); err != nil {
+		p.Log.Errorf("networks: the new networks wait for the next resync: %v", err)
+	}
+}
+
+// Networks implements networksapi.Source.
+func (p *Plugin) Networks() netconf.Config {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.current
+}
+
+// Close stops watching networks.conf.
+func (p *Plugin) Close() error {
+	if p.watcher != nil {
+		p.watcher.Stop()
+	}
+	return nil
+}
+
+func describe(cfg netconf.Config) string {
+	return (&networksapi.NetworksChanged{Config: cfg}).String()
+}
