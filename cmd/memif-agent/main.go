@@ -2,6 +2,11 @@
 // interfaces to a userspace vswitch. It serves kubelet's device plugin API
 // for contivpp.io/memif and runs every state change through one controller
 // event loop; see the README for the flows and the configuration.
+//
+// Each plugin's config file is <plugin>.conf in -config-dir. A -config-dir
+// that is given must exist: a missing one stops the agent, naming it. With
+// no -config-dir no directory is read, and every plugin runs on its
+// built-in defaults (a file a -<plugin>-config flag names is still read).
 package main
 
 import (
@@ -55,12 +60,20 @@ func main() {
 // parseCommandLine parses the flags every plugin declared (forPlugin) and
 // -config-dir. cn-infra's agent parses the command line only when nobody
 // did, and exits 2 even for -help; here -help is ErrHelp, for an exit 0.
-// A bad flag has been reported with the usage when it returns.
+// A bad flag has been reported with the usage, and a -config-dir that is
+// not a directory with what to do, when it returns.
 func parseCommandLine(args []string) error {
-	config.DefineDirFlag()
+	defineConfigDirFlag()
 	flag.CommandLine.Init(os.Args[0], flag.ContinueOnError)
 	flag.Usage = printUsage
-	return flag.CommandLine.Parse(args)
+	if err := flag.CommandLine.Parse(args); err != nil {
+		return err
+	}
+	if err := checkConfigDir(); err != nil {
+		fmt.Fprintln(os.Stderr, "memif-agent:", err)
+		return err
+	}
+	return nil
 }
 
 func printUsage() {
@@ -73,8 +86,10 @@ which memif, and releases them when the pod goes away.
 Every plugin reads a YAML config file: -<plugin>-config, a file name in
 -config-dir (a path with a directory part is taken as it is). A missing file
 means the plugin's defaults; an unknown key or a bad value stops the agent
-with an error naming the file and the key. Each flag can also
-be set with the environment variable named in its description.
+with an error naming the file and the key. A -config-dir that does not exist
+stops the agent; with no -config-dir, every plugin runs on its built-in
+defaults. Each flag can also be set with the environment variable named in
+its description.
 
 Usage: memif-agent [flags]
        memif-agent probe [-socket PATH] liveness|readiness  (kubelet's exec probes)

@@ -18,7 +18,8 @@ import (
 //
 //   - The file is found by one rule: -<plugin>-config (default
 //     <plugin>.conf), when a bare file name, is in -config-dir and nowhere
-//     else; a path with a directory part is taken as it is. cn-infra looked
+//     else (with no -config-dir, the default file is not read at all); a
+//     path with a directory part is taken as it is. cn-infra looked
 //     a bare name up in the working directory first, so a stray file there
 //     silently won over -config-dir.
 //   - LoadValue decodes strictly (configfile): an unknown key or a value of
@@ -69,14 +70,19 @@ func (c pluginConfig) LoadValue(value interface{}) (found bool, err error) {
 // the value of -config-dir. A bare file name is dir's; a path with a
 // directory part (absolute, or relative to the working directory, such as
 // ./x.conf) is the operator's own. The default file name missing from dir
-// means no file ("": the defaults apply); a file the operator named is
-// returned even when missing, so that loading it fails naming it.
+// means no file ("": the defaults apply), and so does no dir: the default
+// file is not looked for anywhere else. A file the operator named is
+// returned even when missing, so that loading it fails naming it; with no
+// dir, a bare name is relative to the working directory.
 func configPath(file, dir string, named bool) string {
 	if filepath.Base(file) != file {
 		return file
 	}
 	if dir == "" {
-		dir = config.DirDefault
+		if named {
+			return file
+		}
+		return ""
 	}
 	path := filepath.Join(dir, file)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !named {

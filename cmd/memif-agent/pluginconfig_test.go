@@ -11,6 +11,8 @@ import (
 
 func TestConfigPath(t *testing.T) {
 	dir := t.TempDir()
+	// A default file in the working directory is not read either.
+	t.Chdir(dir)
 	if err := os.WriteFile(filepath.Join(dir, "present.conf"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,8 @@ func TestConfigPath(t *testing.T) {
 		{"named file missing: kept, so loading it fails", "absent.conf", dir, true, filepath.Join(dir, "absent.conf")},
 		{"absolute path taken as it is", "/etc/memif/x.conf", dir, true, "/etc/memif/x.conf"},
 		{"relative path with a directory taken as it is", "./x.conf", dir, true, "./x.conf"},
-		{"no config dir: the working directory", "absent.conf", "", true, "absent.conf"},
+		{"no config dir: a named file is the working directory's", "absent.conf", "", true, "absent.conf"},
+		{"no config dir: the default file is not looked for", "present.conf", "", false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
