@@ -9,7 +9,8 @@
 // controller event loop, where the device manager makes the allocations
 // (directory, secret, checkpoint) exactly as for kubelet's Allocate; the
 // driver then writes the claim's CDI spec, mode 0600, in a CDI directory it
-// creates root-only. Unpreparing pushes UnprepareClaim (the vswitch side
+// creates root-only, the way the runtime's CDI watch sees it (cdidir.go),
+// and reads it back before kubelet gets the device IDs. Unpreparing pushes UnprepareClaim (the vswitch side
 // goes first, then the directories) and removes the spec. Both are
 // idempotent: kubelet retries them, and calls them again after its restart.
 // What a claim becomes is decided in the claims package; this package only

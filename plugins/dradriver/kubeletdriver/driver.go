@@ -310,7 +310,7 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) 
 		return nil, err
 	}
 	spec := claims.CDISpec(string(claim.UID), event.Prepared, d.cfg.ContainerDir)
-	if err := d.specs.WriteSpec(spec, claims.CDISpecName(string(claim.UID))); err != nil {
+	if err := d.writeSpec(spec, claims.CDISpecName(string(claim.UID))); err != nil {
 		return nil, fmt.Errorf("write CDI spec of claim %s/%s to %s (the allocation stays; kubelet retries): %w", claim.Namespace, claim.Name, d.cfg.CDIDir, err)
 	}
 	var devices []kubeletplugin.Device

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -415,5 +416,90 @@ func TestStopWithdrawsSlices(t *testing.T) {
 				t.Errorf("after Stop the node has %d slices, want %d", got, tc.wantSlices)
 			}
 		})
+	}
+}
+
+// TestSpecsResolveInAWatchingRuntimeCache: the runtime's CDI cache, set up
+// as containerd 2.x sets it up (auto-refresh: it rescans only on the
+// events of its watch), resolves every device the driver hands kubelet:
+// the first prepare, one after the driver restarts, and one after the CDI
+// directory was removed under the running driver.
+func TestSpecsResolveInAWatchingRuntimeCache(t *testing.T) {
+	n := startNode(t)
+	restartDriver := func(*testing.T) {
+		n.driver.Stop()
+		n.startDriver(t) // the test's, not the case's: the driver serves the cases after it
+	}
+	runtime, err := cdi.NewCache(cdi.WithSpecDirs(n.cfg.CDIDir), cdi.WithAutoRefresh(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = runtime.Configure(cdi.WithAutoRefresh(false)) })
+	cases := []struct {
+		name, uid, device string
+		before            func(t *testing.T)
+	}{
+		{"first prepare", "a1111111-1b2c-4d5e-8f90-0123456789ab", "memif-dra-001", func(*testing.T) {}},
+		{"after the driver restarts", "a2222222-1b2c-4d5e-8f90-0123456789ab", "memif-dra-002", restartDriver},
+		{"after the directory was removed", "a3333333-1b2c-4d5e-8f90-0123456789ab", "memif-dra-003", func(t *testing.T) {
+			if err := os.RemoveAll(n.cfg.CDIDir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.before(t)
+			claimName := "claim-" + c.device
+			n.allocate(t, c.uid, claimName, c.device)
+			prepared := n.prepare(t, c.uid, claimName)
+			if prepared.GetError() != "" {
+				t.Fatalf("NodePrepareResources: %s", prepared.GetError())
+			}
+			id := claims.CDIDeviceID(c.uid, requestName)
+			poll.Until(t, waitLimit, "the runtime's cache resolving "+id, func() error {
+				spec := &oci.Spec{Process: &oci.Process{}, Linux: &oci.Linux{}}
+				if unresolved, err := runtime.InjectDevices(spec, id); err != nil {
+					return fmt.Errorf("%v: %w", unresolved, err)
+				}
+				return nil
+			})
+			assertMode(t, n.cfg.CDIDir, 0o700)
+		})
+	}
+}
+
+// TestPrepareRefusesDeletedCDIDir: the agent in a pod holds
+// the host's CDI directory mounted; deleted on the host, it still opens,
+// but the runtime reads the host's path and sees nothing written there.
+// kubelet gets an error that says so instead of a device the runtime
+// cannot resolve. A process's working directory stands in for the mount:
+// /proc/PID/cwd keeps a deleted directory reachable the same way.
+func TestPrepareRefusesDeletedCDIDir(t *testing.T) {
+	n := startNode(t)
+	held := filepath.Join(t.TempDir(), "cdi")
+	if err := os.Mkdir(held, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("sleep", "60")
+	holder.Dir = held
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
+	n.driver.Stop()
+	n.cfg.CDIDir = fmt.Sprintf("/proc/%d/cwd", holder.Process.Pid)
+	n.startDriver(t)
+	if err := os.Remove(held); err != nil {
+		t.Fatal(err)
+	}
+
+	n.allocate(t, claimUID, claimName, "memif-dra-001")
+	prepared := n.prepare(t, claimUID, claimName)
+	if msg := prepared.GetError(); !strings.Contains(msg, "deleted on the host") || !strings.Contains(msg, "restart the agent's pod") {
+		t.Errorf("NodePrepareResources error %q, want one saying the CDI directory was deleted and the agent's pod needs a restart", msg)
+	}
+	if len(prepared.GetDevices()) != 0 {
+		t.Errorf("NodePrepareResources handed kubelet %v, which the runtime cannot resolve", prepared.GetDevices())
 	}
 }
