@@ -10,6 +10,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
+	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
 )
 
@@ -51,8 +52,15 @@ func TestVPPPatchesGiveTheAgentVPPsSocket(t *testing.T) {
 		t.Fatalf("patched vswitch.conf = %+v, %v; want VPP's API socket", vswitchCfg, err)
 	}
 	var wiringCfg wiring.Config
-	if err := configfile.Decode([]byte(m.configMapPatch.Data["memifwiring.conf"]), &wiringCfg); err != nil || wiringCfg.BridgeDomain == "" {
-		t.Fatalf("patched memifwiring.conf = %+v, %v; want a bridge domain", wiringCfg, err)
+	if err := configfile.Decode([]byte(m.configMapPatch.Data["memifwiring.conf"]), &wiringCfg); err != nil {
+		t.Fatalf("patched memifwiring.conf: %v", err)
+	}
+	networksCfg, err := netconf.Decode([]byte(m.configMapPatch.Data["networks.conf"]))
+	if err == nil {
+		networksCfg, err = networksCfg.WithLegacy(netconf.Legacy{BridgeDomain: wiringCfg.BridgeDomain, IPAddresses: wiringCfg.IPAddresses, L2XConnect: wiringCfg.L2XConnect, VRF: wiringCfg.VRF})
+	}
+	if network, ok := networksCfg.Network(networksCfg.DefaultNetwork); err != nil || !ok || network.Type != netconf.L2 {
+		t.Fatalf("patched networks.conf = %+v, %v; want an l2 default network (a bridge domain)", networksCfg, err)
 	}
 	pod := m.daemonSetPatch.Spec.Template.Spec
 	hostPaths := map[string]*corev1.HostPathVolumeSource{}

@@ -30,6 +30,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/dradriver"
 	"github.com/contivpp/memif-agent/plugins/health"
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
+	"github.com/contivpp/memif-agent/plugins/networks"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
 	"github.com/contivpp/memif-agent/plugins/podmanager"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
@@ -110,6 +111,9 @@ type memifAgent struct {
 	PodManager    *podmanager.Plugin
 	DeviceManager *devicemanager.Plugin
 	MemifWiring   *memifwiring.Plugin
+	// Networks reads networks.conf (after memifwiring.conf, whose legacy
+	// keys it applies) and pushes its changes into the loop.
+	Networks *networks.Plugin
 	// VSwitch registers the VPP descriptors and makes its first dial to
 	// VPP in its Init, before the controller's startup resync in
 	// AfterInit (the controller is initialised before it, as its
@@ -158,10 +162,16 @@ func newMemifAgent() *memifAgent {
 		deps.Prometheus = metrics
 		deps.StatusCheck = agentHealth
 	}))
+	networksPlugin := networks.NewPlugin(networks.UseDeps(func(deps *networks.Deps) {
+		deps.Cfg = forPlugin(networks.PluginName)
+	}))
 	memifWiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
 		deps.Cfg = forPlugin(memifwiring.PluginName)
 		deps.DeviceManager = deviceManager
+		deps.Networks = networksPlugin
+		deps.Prometheus = metrics
 	}))
+	networksPlugin.Legacy = memifWiring.LegacyNetworks
 	vswitchPlugin := vswitch.NewPlugin(vswitch.UseDeps(func(deps *vswitch.Deps) {
 		deps.Cfg = forPlugin(vswitch.PluginName)
 		deps.KVScheduler = scheduler
@@ -182,6 +192,7 @@ func newMemifAgent() *memifAgent {
 	podManager.EventLoop = eventLoop
 	deviceManager.EventLoop = eventLoop
 	vswitchPlugin.EventLoop = eventLoop
+	networksPlugin.EventLoop = eventLoop
 	draDriver := dradriver.NewPlugin(dradriver.UseDeps(func(deps *dradriver.Deps) {
 		deps.Cfg = forPlugin(dradriver.PluginName)
 		deps.EventLoop = eventLoop
@@ -202,6 +213,7 @@ func newMemifAgent() *memifAgent {
 		PodManager:    podManager,
 		DeviceManager: deviceManager,
 		MemifWiring:   memifWiring,
+		Networks:      networksPlugin,
 		VSwitch:       vswitchPlugin,
 		Controller:    eventLoop,
 		DRADriver:     draDriver,
