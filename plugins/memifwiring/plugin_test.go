@@ -27,6 +27,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	"github.com/contivpp/memif-agent/plugins/health"
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
+	"github.com/contivpp/memif-agent/plugins/networks"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
@@ -84,6 +85,8 @@ type testAgent struct {
 	// stand-in.
 	vppDeletes *recordingScheduler
 	sibling    *failingSibling
+	// networks is the networks plugin, nil without networks.conf.
+	networks *networks.Plugin
 	// restURL is where cn-infra's REST plugin serves the scheduler's API.
 	restURL string
 	// stop stops the agent; it is safe to call more than once.
@@ -115,6 +118,8 @@ type agentSetup struct {
 	vswitchLog io.Writer
 	// health gets the vswitch plugin's state.
 	health *health.Plugin
+	// networksConf is networks.conf; empty: no networks plugin.
+	networksConf string
 }
 
 // startAgent starts the agent with the vswitch stand-in; options set the
@@ -172,9 +177,19 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 	if wiringConf == "" {
 		wiringConf = "mtu: 9000\nrx-mode: polling\n"
 	}
+	var networksPlugin *networks.Plugin
+	if setup.networksConf != "" {
+		networksPlugin = networks.NewPlugin(networks.UseDeps(func(deps *networks.Deps) {
+			deps.Cfg = configFile(writeFile(t, dir, "networks.conf", setup.networksConf))
+		}))
+		a.networks = networksPlugin
+	}
 	wiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
 		deps.DeviceManager = devices
 		deps.Cfg = configFile(writeFile(t, dir, "memifwiring.conf", wiringConf))
+		if networksPlugin != nil {
+			deps.Networks = networksPlugin
+		}
 	}))
 	controllerConf := writeFile(t, dir, "controller.conf", "healing-delay: 10ms\nhealing-max-delay: 100ms\n")
 	a.controller = controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
@@ -191,6 +206,11 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 	// into its loop), then the vswitch plugin, whose Init registers the
 	// descriptors and connects to VPP, all before the startup resync.
 	steps := []step{{"memifwiring Init", wiring.Init}, {"controller Init", a.controller.Init}}
+	if networksPlugin != nil {
+		networksPlugin.EventLoop = a.controller
+		networksPlugin.Legacy = wiring.LegacyNetworks
+		steps = append([]step{{"networks Init", networksPlugin.Init}}, steps...)
+	}
 	if setup.vswitchConf != "" {
 		vswitchPlugin = newVswitchPlugin(t, a, dir, setup)
 		steps = append(steps, step{"vswitch Init", vswitchPlugin.Init})
@@ -199,6 +219,9 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 	var once sync.Once
 	a.stop = func() {
 		once.Do(func() {
+			if networksPlugin != nil {
+				networksPlugin.Close()
+			}
 			a.controller.Close()
 			if vswitchPlugin != nil {
 				vswitchPlugin.Close()

@@ -92,13 +92,21 @@ func vppAgentDir(t testing.TB) string {
 
 func startVPPAgent(t testing.TB, v *vpp.VPP, dir string, lister *livePods, wiringConf string) *vppAgent {
 	t.Helper()
+	return startVPPAgentWith(t, v, dir, lister, wiringConf, "")
+}
+
+// startVPPAgentWith starts the agent with networks.conf too (empty: no
+// networks plugin).
+func startVPPAgentWith(t testing.TB, v *vpp.VPP, dir string, lister *livePods, wiringConf, networksConf string) *vppAgent {
+	t.Helper()
 	a := &vppAgent{vpp: v, log: &syncbuffer.Buffer{}, health: health.NewPlugin()}
 	setup := agentSetup{
-		dir:         dir,
-		wiringConf:  wiringConf,
-		vswitchConf: fmt.Sprintf("vpp-api-socket: %s\nlink-check-period: 50ms\n", v.APISocket),
-		vswitchLog:  a.log,
-		health:      a.health,
+		dir:          dir,
+		wiringConf:   wiringConf,
+		networksConf: networksConf,
+		vswitchConf:  fmt.Sprintf("vpp-api-socket: %s\nlink-check-period: 50ms\n", v.APISocket),
+		vswitchLog:   a.log,
+		health:       a.health,
 		managerOptions: []func(*manager.Options){func(options *manager.Options) {
 			if lister != nil {
 				options.PodLister = lister

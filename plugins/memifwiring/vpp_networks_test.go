@@ -1,0 +1,136 @@
+package memifwiring_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
+	"github.com/contivpp/memif-agent/plugins/networks/netconf"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/vpp"
+)
+
+const redNetworks = "networks:\n  - {name: red, type: l3, subnet: 10.70.0.0/24}\n  - {name: lab, type: l2}\ndefault-network: lab\n"
+
+// addAnnotatedPod allocates one memif and binds it to pod name's app
+// container; the pod carries networks as its memif.contivpp.io/networks
+// annotation.
+func (a *vppAgent) addAnnotatedPod(t *testing.T, name, device, networks string) (*dmapi.AllocateDevice, podapi.PodState) {
+	t.Helper()
+	allocation := a.allocate(t, device)
+	state := podapi.PodState{
+		Pod:        podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: name}, UID: "uid-" + name, Networks: networks},
+		Containers: []podapi.PodContainer{container("app", allocation)},
+	}
+	a.push(t, &podapi.AddPod{Pod: state.Pod, Containers: state.Containers})
+	a.barrier(t)
+	return allocation, state
+}
+
+// readMemifJSON reads the memif.json the allocation's pod sees.
+func readMemifJSON(t *testing.T, allocation *dmapi.AllocateDevice) memifjson.File {
+	t.Helper()
+	dir := filepath.Dir(allocation.Annotations[dmapi.AnnotationSocketHost])
+	content, err := os.ReadFile(filepath.Join(dir, memifjson.FileName))
+	if err != nil {
+		t.Fatalf("memif.json: %v", err)
+	}
+	var file memifjson.File
+	if err := json.Unmarshal(content, &file); err != nil {
+		t.Fatalf("memif.json %s: %v", content, err)
+	}
+	return file
+}
+
+func wantInterface(t *testing.T, file memifjson.File, network, ip, gateway string, queues uint32) {
+	t.Helper()
+	if len(file.Interfaces) != 1 {
+		t.Fatalf("memif.json lists %d interfaces, want 1: %+v", len(file.Interfaces), file)
+	}
+	iface := file.Interfaces[0]
+	if iface.Network != network || iface.Mode != "ip" || len(iface.IPs) != 1 || iface.IPs[0].String() != ip ||
+		len(iface.Gateway) != 1 || iface.Gateway[0].String() != gateway || iface.Queues != queues {
+		t.Errorf("memif.json = %+v, want network %s, ip mode, %s via %s, %d queues", iface, network, ip, gateway, queues)
+	}
+}
+
+// TestL3NetworkThroughVPP: two pods in l3 network red get addresses from
+// its subnet, VPP holds a route per pod in red's VRF and none in the
+// default table, and memif.json tells each pod its address and gateway.
+// An agent restart changes nothing in VPP and keeps the addresses; a
+// networks.conf change (a new network, a new rx mode) applies without a
+// restart; a pod whose annotation is refused gets no memif, and says why.
+func TestL3NetworkThroughVPP(t *testing.T) {
+	v := vpp.Start(t)
+	dir := vppAgentDir(t)
+	lister := &livePods{}
+	first := startVPPAgentWith(t, v, dir, lister, "mtu: 9000\n", redNetworks)
+	r1, r1State := first.addAnnotatedPod(t, "r1", "memif-000", `[{"network": "red", "queues": 2}]`)
+	r2, r2State := first.addAnnotatedPod(t, "r2", "memif-001", `[{"network": "red"}]`)
+	lister.set([]podapi.PodState{r1State, r2State})
+	waitVPPMemifs(t, v, []string{"memif_default_r1_app_0", "memif_default_r2_app_0"})
+	wantInterface(t, readMemifJSON(t, r1), "red", "10.70.0.2/24", "10.70.0.1", 2)
+	wantInterface(t, readMemifJSON(t, r2), "red", "10.70.0.3/24", "10.70.0.1", 1)
+
+	red, _ := netconf.Config{Networks: []netconf.Network{{Name: "red", Type: netconf.L3}}}.Network("red")
+	table := fmt.Sprint(red.TableID())
+	for _, dst := range []string{"10.70.0.2/32", "10.70.0.3/32"} {
+		if out := v.CLI(t, "show", "ip", "fib", "table", table, dst); !strings.Contains(out, dst) || !strings.Contains(out, "memif") {
+			t.Errorf("VRF %s lacks the route to %s via its memif:\n%s", table, dst, out)
+		}
+		if out := v.CLI(t, "show", "ip", "fib", "table", "0", dst); strings.Contains(out, "memif") {
+			t.Errorf("the default table holds the pod route %s:\n%s", dst, out)
+		}
+	}
+	if out := v.CLI(t, "show", "interface", "address"); !strings.Contains(out, "10.70.0.1/24") {
+		t.Errorf("VPP does not hold red's gateway 10.70.0.1/24:\n%s", out)
+	}
+	first.stop()
+
+	second := startVPPAgentWith(t, v, dir, lister, "mtu: 9000\n", redNetworks)
+	wantNoChanges(t, second, "restarted agent")
+	wantInterface(t, readMemifJSON(t, r1), "red", "10.70.0.2/24", "10.70.0.1", 2)
+
+	blue := "networks:\n  - {name: red, type: l3, subnet: 10.70.0.0/24, rx-mode: interrupt}\n" +
+		"  - {name: blue, type: l3, subnet: 10.80.0.0/24}\n  - {name: lab, type: l2}\ndefault-network: lab\n"
+	writeFile(t, dir, "networks.conf", blue)
+	poll.Until(t, vppWaitLimit, "the new rx mode reaches red's memifs", func() error {
+		for _, memif := range second.devices.ListAllocations() {
+			if len(memif.Networks) != 1 || memif.Networks[0].RxMode != "interrupt" {
+				return fmt.Errorf("%s got %+v", memif.AllocationID, memif.Networks)
+			}
+		}
+		return nil
+	})
+	b1, _ := second.addAnnotatedPod(t, "b1", "memif-002", `[{"network": "blue"}]`)
+	waitVPPMemifs(t, v, []string{"memif_default_b1_app_0", "memif_default_r1_app_0", "memif_default_r2_app_0"})
+	wantInterface(t, readMemifJSON(t, b1), "blue", "10.80.0.2/24", "10.80.0.1", 1)
+
+	for _, bad := range []struct{ pod, device, annotation, reason string }{
+		{"malformed", "memif-003", `{"network": "red"}`, "malformed"},
+		{"unknown", "memif-004", `[{"network": "green"}]`, "unknown-network"},
+		{"outside", "memif-005", `[{"network": "red", "ips": ["10.99.0.5/24"]}]`, "address-outside-subnet"},
+	} {
+		second.addAnnotatedPod(t, bad.pod, bad.device, bad.annotation)
+		memifs, err := second.devices.BoundPodMemifs(podapi.PodID{Namespace: "default", Name: bad.pod})
+		if err != nil || len(memifs) != 1 || len(memifs[0].Networks) != 1 || memifs[0].Networks[0].Reason != bad.reason {
+			t.Errorf("pod %s: memifs %+v, %v; want one refused for %s", bad.pod, memifs, err, bad.reason)
+		}
+	}
+	vppNames, err := vppMemifs(t, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range vppNames {
+		if !slices.Contains([]string{"memif_default_b1_app_0", "memif_default_r1_app_0", "memif_default_r2_app_0"}, name) {
+			t.Errorf("VPP holds %s, a memif whose spec was refused", name)
+		}
+	}
+}
