@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/ligato/cn-infra/health/statuscheck"
@@ -57,7 +58,8 @@ var (
 	_ dmapi.DeviceManagerAPI     = (*Plugin)(nil)
 )
 
-// Init reads and validates the config, takes the node lock beside the
+// Init reads and validates the config, resolves the links in
+// checkpoint-path (config.ResolveLinks), takes the node lock beside the
 // checkpoint (nodelock) and creates the manager. An invalid config stops
 // the agent with an error naming the key; so does another agent holding
 // the node past NodeLockWait, naming it. A lock that cannot be taken for
@@ -69,6 +71,16 @@ func (p *Plugin) Init() error {
 	cfg := config.Default()
 	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
 		return fmt.Errorf("devicemanager plugin: %w", err)
+	}
+	// Validate checked where checkpoint-path leads; opening that place,
+	// not the spelling, keeps a link changed later from moving it.
+	resolved, err := config.ResolveLinks(cfg.CheckpointPath)
+	if err != nil {
+		return fmt.Errorf("devicemanager plugin: %w", err)
+	}
+	if resolved != filepath.Clean(cfg.CheckpointPath) {
+		p.Log.Infof("checkpoint-path %s resolves to %s through a symbolic link: using %s", cfg.CheckpointPath, resolved, resolved)
+		cfg.CheckpointPath = resolved
 	}
 	// Before the checkpoint is read and before the agent listens anywhere:
 	// the agent this one replaces may still be terminating (nodelock).

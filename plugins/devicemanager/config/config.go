@@ -59,7 +59,9 @@ type Config struct {
 	ContainerDir string `json:"container-dir"`
 	// SocketName is the memif socket's file name in both directories.
 	SocketName string `json:"socket-name"`
-	// CheckpointPath is the file where allocations are persisted.
+	// CheckpointPath is the file where allocations are persisted. It is
+	// checked as written and as its links resolve, and the agent uses the
+	// resolved path.
 	CheckpointPath string `json:"checkpoint-path"`
 	// DirMode is the permission of each allocation directory, as an octal
 	// string ("0770").
@@ -219,6 +221,9 @@ func checkFileName(name string) string {
 // sockets and the pod-resources socket live under it.
 const kubeletRoot = "/var/lib/kubelet"
 
+// checkCheckpointPath checks the path as written and as it resolves
+// (ResolveLinks): "/data/x -> /var/lib/kubelet" makes a path that reads as
+// the agent's own one inside kubelet's tree.
 func checkCheckpointPath(path, socketRoot, pluginDir string) string {
 	if reason := checkAbsDir(path); reason != "" {
 		return reason
@@ -226,18 +231,46 @@ func checkCheckpointPath(path, socketRoot, pluginDir string) string {
 	if strings.HasSuffix(path, "/") {
 		return fmt.Sprintf("must name a file, not a directory (no trailing '/'), got %q", path)
 	}
+	resolved, err := ResolveLinks(path)
+	if err != nil {
+		return fmt.Sprintf("must be a path whose links can be followed: %v; name a file in a directory of its own, such as %q", err, DefaultCheckpointPath)
+	}
 	// Allocation directories under the socket root are mounted into pods;
 	// the checkpoint holds every secret and must never be reachable there.
-	// kubelet's directories hold its own files, which a save would replace.
-	for _, other := range []struct{ key, dir string }{{"socket-root", socketRoot}, {"plugin-dir", pluginDir}, {"kubelet's directory", kubeletRoot}} {
-		if rel, err := filepath.Rel(filepath.Clean(other.dir), filepath.Clean(path)); err == nil && filepath.IsLocal(rel) {
-			return fmt.Sprintf("must not be under %s %q, got %q", other.key, other.dir, path)
+	// kubelet's directories hold its own files, which a save would replace
+	// (and a load take for a damaged checkpoint, and move aside).
+	for _, other := range forbiddenDirs(socketRoot, pluginDir) {
+		for _, dir := range []string{filepath.Clean(other.dir), resolvedOrClean(other.dir)} {
+			switch {
+			case isUnder(path, dir):
+				return fmt.Sprintf("must not be under %s %q, got %q; name a file in a directory of its own, such as %q", other.key, other.dir, path, DefaultCheckpointPath)
+			case isUnder(resolved, dir):
+				return fmt.Sprintf("must not be under %s %q: %q resolves to %q through a symbolic link; name a file in a directory of its own that no link leads into %s, such as %q", other.key, other.dir, path, resolved, other.key, DefaultCheckpointPath)
+			}
 		}
 	}
 	if info, err := os.Lstat(path); err == nil && !info.Mode().IsRegular() {
 		return fmt.Sprintf("must name a regular file, got %q, which is a %s; name a file in a directory of its own, such as %q", path, fileKind(info.Mode()), DefaultCheckpointPath)
 	}
 	return ""
+}
+
+// forbiddenDirs are the directories the checkpoint must stay out of.
+func forbiddenDirs(socketRoot, pluginDir string) []struct{ key, dir string } {
+	return []struct{ key, dir string }{{"socket-root", socketRoot}, {"plugin-dir", pluginDir}, {"kubelet's directory", kubeletRoot}}
+}
+
+func resolvedOrClean(dir string) string {
+	if resolved, err := ResolveLinks(dir); err == nil {
+		return resolved
+	}
+	return filepath.Clean(dir)
+}
+
+// isUnder tells whether path is dir or below it, as written.
+func isUnder(path, dir string) bool {
+	rel, err := filepath.Rel(dir, filepath.Clean(path))
+	return err == nil && filepath.IsLocal(rel)
 }
 
 func fileKind(mode os.FileMode) string {

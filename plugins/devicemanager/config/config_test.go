@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -180,4 +181,87 @@ func TestResolveGroup(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCheckpointPathResolvesLinks lays out a kubelet-like tree and a
+// socket root in a temp dir, and spells checkpoint paths into them through
+// symbolic links (as /var/lib/kubelet is often a link to a data disk):
+// each is refused naming the path, what it resolves to and what to write
+// instead. A link to a directory of the agent's own is fine.
+func TestCheckpointPathResolvesLinks(t *testing.T) {
+	root := t.TempDir()
+	kubelet := filepath.Join(root, "kubelet")
+	pluginDir := filepath.Join(kubelet, "device-plugins")
+	socketRoot := filepath.Join(root, "memif")
+	for _, dir := range []string{pluginDir, socketRoot, filepath.Join(root, "own"), filepath.Join(root, "x")} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"x/kl":       kubelet,
+		"x/rel":      "../kubelet",
+		"x/chain":    filepath.Join(root, "x", "kl"),
+		"x/sr":       socketRoot,
+		"x/dangling": filepath.Join(pluginDir, "not-yet"),
+		"x/vlk":      "/var/lib/kubelet",
+		"x/dotdot":   filepath.Join(root, "own"),
+		"x/own":      filepath.Join(root, "own"),
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name       string
+		checkpoint string
+		resolved   string // "" when it is accepted
+		under      string
+	}{
+		{"link to kubelet's tree, its checkpoint", "x/kl/device-plugins/kubelet_internal_checkpoint", "kubelet/device-plugins/kubelet_internal_checkpoint", "plugin-dir"},
+		{"link to /var/lib/kubelet", "x/vlk/memif.json", "/var/lib/kubelet/memif.json", "kubelet's directory"},
+		{"relative link", "x/rel/device-plugins/cp.json", "kubelet/device-plugins/cp.json", "plugin-dir"},
+		{"chain of links", "x/chain/device-plugins/cp.json", "kubelet/device-plugins/cp.json", "plugin-dir"},
+		{"link to the socket root", "x/sr/cp.json", "memif/cp.json", "socket-root"},
+		{"dangling link into kubelet's tree", "x/dangling/cp.json", "kubelet/device-plugins/not-yet/cp.json", "plugin-dir"},
+		{"dot-dot after a link", "x/dotdot/../kubelet/device-plugins/cp.json", "kubelet/device-plugins/cp.json", "plugin-dir"},
+		{"link to a directory of its own", "x/own/cp.json", "", ""},
+		{"directory still to be made", "x/own/state/cp.json", "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Default()
+			cfg.PluginDir, cfg.SocketRoot = pluginDir, socketRoot
+			cfg.CheckpointPath = root + "/" + tc.checkpoint // unclean: ".." after a link
+			err := cfg.Validate()
+			if tc.resolved == "" {
+				if err != nil {
+					t.Fatalf("Validate with checkpoint-path %s = %v, want nil", cfg.CheckpointPath, err)
+				}
+				return
+			}
+			var keyErr *configfile.KeyError
+			if !errors.As(err, &keyErr) || keyErr.Key != "checkpoint-path" {
+				t.Fatalf("Validate with checkpoint-path %s = %v, want a checkpoint-path error", cfg.CheckpointPath, err)
+			}
+			for _, want := range []string{
+				fmt.Sprintf("%q resolves to %q", cfg.CheckpointPath, resolvedIn(root, tc.resolved)),
+				"under " + tc.under,
+				"such as " + fmt.Sprintf("%q", DefaultCheckpointPath),
+			} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Validate error %q does not say %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// resolvedIn is path in root, unless it is absolute.
+func resolvedIn(root, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(root, path)
 }
