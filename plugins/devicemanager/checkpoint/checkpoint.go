@@ -10,11 +10,20 @@ import (
 	"time"
 )
 
-// Version is the snapshot format version Encode and Writer write and the
-// only one Decode reads. "journal" is the generation of the journal that
-// extends the snapshot (see Writer); 0 means none. The checksum covers it
-// too. Version 1 (a snapshot alone) was never released and is refused.
-const Version = 2
+// Version is the snapshot format version Encode and Writer write.
+// "journal" is the generation of the journal that extends the snapshot
+// (see Writer); 0 means none. The checksum covers it too.
+//
+// Version 3 has the layout of version 2 and one more promise: the journal
+// it names existed before the snapshot was written, so a missing one was
+// lost. A version 2 snapshot (written before its journal) is still read;
+// a missing journal of its cannot be told from one a crash kept from
+// being made. Version 1 (a snapshot alone) was never released and is
+// refused.
+const Version = 3
+
+// oldestVersion is the oldest snapshot version Decode reads.
+const oldestVersion = 2
 
 // Allocation is one persisted allocation.
 type Allocation struct {
@@ -94,11 +103,21 @@ func Decode(path string, content []byte) (Data, error) {
 	return data, err
 }
 
-// decodeSnapshot is Decode that also returns the generation of the journal
-// extending the snapshot (0: none).
-func decodeSnapshot(path string, content []byte) (Data, uint64, error) {
-	corrupt := func(format string, args ...any) (Data, uint64, error) {
-		return Data{}, 0, &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
+// snapshotInfo is what a snapshot says of its journal.
+type snapshotInfo struct {
+	// journal is the generation of the journal extending the snapshot (0:
+	// none).
+	journal uint64
+	// journalMadeFirst is true when that journal existed before the
+	// snapshot was written (Version 3).
+	journalMadeFirst bool
+}
+
+// decodeSnapshot is Decode that also returns what the snapshot says of
+// its journal.
+func decodeSnapshot(path string, content []byte) (Data, snapshotInfo, error) {
+	corrupt := func(format string, args ...any) (Data, snapshotInfo, error) {
+		return Data{}, snapshotInfo{}, &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	if len(bytes.TrimSpace(content)) == 0 {
 		return corrupt("the file is empty")
@@ -112,8 +131,8 @@ func decodeSnapshot(path string, content []byte) (Data, uint64, error) {
 	if decoder.More() {
 		return corrupt("trailing content after the checkpoint")
 	}
-	if envelope.Version != Version {
-		return corrupt("version %d is not supported (this agent reads version %d)", envelope.Version, Version)
+	if envelope.Version < oldestVersion || envelope.Version > Version {
+		return corrupt("version %d is not supported (this agent reads versions %d to %d)", envelope.Version, oldestVersion, Version)
 	}
 	// The checksum covers the compact form of data, so that re-indenting
 	// the file (as an operator's editor may) does not invalidate it.
@@ -131,7 +150,7 @@ func decodeSnapshot(path string, content []byte) (Data, uint64, error) {
 	if err := data.validate(); err != nil {
 		return corrupt("%v", err)
 	}
-	return data, envelope.Journal, nil
+	return data, snapshotInfo{journal: envelope.Journal, journalMadeFirst: envelope.Version >= 3}, nil
 }
 
 func (d Data) validate() error {

@@ -3,9 +3,10 @@
 //
 // The snapshot is JSON {"version", "journal", "data", "checksum"}: data is
 // the allocation list, journal the generation of the journal extending it,
-// checksum the SHA-256 of both (data in compact JSON). Only version 2 is
-// written and read. Snapshots are written atomically (a temporary file in
-// the same directory, fsync, rename, fsync of the directory).
+// checksum the SHA-256 of both (data in compact JSON). Version 3 is
+// written; versions 2 and 3 are read (Version says how they differ).
+// Snapshots are written atomically (a temporary file in the same
+// directory, fsync, rename, fsync of the directory).
 //
 // Writer is how the device manager saves: each Save after the first
 // appends one CRC-32C-checked record of what changed to "<path>.journal"
@@ -23,8 +24,11 @@
 // Damage loses only what it covers. A missing checkpoint is an empty one.
 // An empty, truncated, foreign or tampered snapshot loses the snapshot,
 // and its journal's records still apply; a journal record that does not
-// check out is skipped up to the next one that does; an unusable journal
-// loses the journal, not the snapshot. Load then returns what survived
+// check out is skipped up to the next one that does; an unusable journal,
+// or a missing one the snapshot names, loses the journal, not the
+// snapshot. A Writer makes a journal before the snapshot that names it,
+// so that a missing journal is one that was lost (a version 2 snapshot,
+// whose journal was made after it, cannot tell). Load then returns what survived
 // with a *DamageError counting and naming each loss (*CorruptError); a
 // torn last record alone is a *TornTailError. MoveAside keeps both files
 // for the operator under new names before the next save replaces them. A

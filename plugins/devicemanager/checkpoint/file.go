@@ -47,22 +47,20 @@ func Load(path string) (Data, error) {
 	}
 	damage := &DamageError{Path: path}
 	var data Data
-	var generation uint64
+	var info snapshotInfo
 	if snapshotErr != nil {
 		damage.lose(1, &CorruptError{Path: path, Reason: "the file is missing, yet its journal is there"})
-	} else if data, generation, err = decodeSnapshot(path, snapshot); err != nil {
+	} else if data, info, err = decodeSnapshot(path, snapshot); err != nil {
 		data = Data{}
 		damage.lose(1, err)
-	} else if generation == 0 {
+	} else if info.journal == 0 {
 		return data, nil
 	}
 	if journalErr != nil {
-		// A first compaction cut short between the snapshot and its
-		// journal leaves none too: nothing may be lost.
-		damage.lose(0, &CorruptError{Path: journal, Reason: "the file is missing: the changes saved after the snapshot, if any, are lost"})
+		damage.lose(missingJournal(journal, info))
 		return data, damage.orNil()
 	}
-	records, torn, skipped, err := decodeJournal(journal, journalContent, generation)
+	records, torn, skipped, err := decodeJournal(journal, journalContent, info.journal)
 	if err != nil {
 		damage.lose(1, err)
 	}
@@ -81,6 +79,18 @@ func Load(path string) (Data, error) {
 		damage.lose(1, tornErr)
 	}
 	return data, damage.orNil()
+}
+
+// missingJournal is what a missing journal loses: one part when the
+// snapshot's journal was made before it (version 3), so that it was there
+// and has been lost; none that can be told when the snapshot is of
+// version 2, whose writer made the journal after it (a crash in between
+// leaves none, and nothing lost), or is itself lost.
+func missingJournal(journal string, info snapshotInfo) (int, error) {
+	if info.journalMadeFirst {
+		return 1, &CorruptError{Path: journal, Reason: fmt.Sprintf("the file is missing: the changes saved after the snapshot are lost (the snapshot names journal %d, which was made before it)", info.journal)}
+	}
+	return 0, &CorruptError{Path: journal, Reason: "the file is missing: the changes saved after the snapshot, if any, are lost"}
 }
 
 // DamageError says what of a checkpoint Load could not use. The data Load

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/contivpp/memif-agent/internal/securedir"
 )
 
 // compactAfter is how many journal records (one per Save) a Writer appends before it
@@ -35,6 +37,9 @@ type Writer struct {
 	// journalSize is the journal's length as this writer left it: an
 	// append goes only after exactly that.
 	journalSize int64
+	// wrote, when set, is called after each file a compaction writes (a
+	// test stops the writer there, as a crash would).
+	wrote func()
 }
 
 // NewWriter returns a writer for path; it writes nothing until Save.
@@ -88,10 +93,17 @@ func (w *Writer) changes(data Data) journalRecord {
 	return r
 }
 
-// compact writes data as a snapshot naming a new journal generation, then
-// that journal, empty. The snapshot is durable before the journal is
-// replaced: a crash between the two leaves the old journal, which the new
-// snapshot's generation marks stale.
+// compact writes data as a snapshot naming a new journal generation, and
+// that journal, empty. Whatever a crash interrupts, no loss is seen:
+//   - With a journal there, the snapshot comes first: a crash before the
+//     journal is replaced leaves the old one, which the new snapshot's
+//     generation marks stale.
+//   - With none, the new journal comes first, so that a snapshot naming
+//     a journal is never on disk without it (Version 3): a missing journal
+//     is a lost one. When there is no snapshot either (the node's first
+//     Save), a snapshot naming no journal precedes it, so that a crash
+//     does not leave a journal without its snapshot, which is a lost
+//     snapshot.
 func (w *Writer) compact(data Data) error {
 	w.generation = 0
 	generation, err := newGeneration()
@@ -107,14 +119,57 @@ func (w *Writer) compact(data Data) error {
 		return err
 	}
 	defer dir.Close()
-	if err := writeAtomically(dir, w.path, snapshot); err != nil {
+	journal := journalPath(w.path)
+	hadJournal, err := dir.Exists(filepath.Base(journal))
+	if err == nil && !hadJournal {
+		err = w.startJournal(dir, data, generation)
+	}
+	if err == nil {
+		err = w.write(dir, w.path, snapshot)
+	}
+	if err != nil {
 		return err
 	}
-	if err := writeAtomically(dir, journalPath(w.path), encodeJournalHeader(generation)); err != nil {
-		return fmt.Errorf("start checkpoint journal: %w", err)
+	if hadJournal {
+		if err := w.write(dir, journal, encodeJournalHeader(generation)); err != nil {
+			return fmt.Errorf("start checkpoint journal: %w", err)
+		}
 	}
 	w.generation, w.records, w.journalSize = generation, 0, int64(journalHeaderSize)
 	w.remember(data)
+	return nil
+}
+
+// startJournal makes the empty journal of generation where there is none,
+// before the snapshot naming it (see compact).
+func (w *Writer) startJournal(dir *securedir.Dir, data Data, generation uint64) error {
+	hasSnapshot, err := dir.Exists(filepath.Base(w.path))
+	if err != nil {
+		return err
+	}
+	if !hasSnapshot {
+		plain, err := encodeSnapshot(data, 0)
+		if err == nil {
+			err = w.write(dir, w.path, plain)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := w.write(dir, journalPath(w.path), encodeJournalHeader(generation)); err != nil {
+		return fmt.Errorf("start checkpoint journal: %w", err)
+	}
+	return nil
+}
+
+// write replaces path durably (writeAtomically).
+func (w *Writer) write(dir *securedir.Dir, path string, content []byte) error {
+	if err := writeAtomically(dir, path, content); err != nil {
+		return err
+	}
+	if w.wrote != nil {
+		w.wrote()
+	}
 	return nil
 }
 

@@ -172,6 +172,7 @@ func TestCheckpointDamage(t *testing.T) {
 func TestCheckpointLossIsCounted(t *testing.T) {
 	cases := []struct {
 		name   string
+		// damage returns the journal's new content; nil deletes it.
 		damage func(journal []byte, starts []int) []byte
 		want   float64
 	}{
@@ -186,6 +187,7 @@ func TestCheckpointLossIsCounted(t *testing.T) {
 			return journal
 		}, 2},
 		{"last record torn", func(journal []byte, starts []int) []byte { return journal[:starts[4]-3] }, 1},
+		{"journal deleted", func([]byte, []int) []byte { return nil }, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,7 +197,12 @@ func TestCheckpointLossIsCounted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(cfg.CheckpointPath+".journal", tc.damage(journal, starts), 0o600); err != nil {
+			if damaged := tc.damage(journal, starts); damaged == nil {
+				err = os.Remove(cfg.CheckpointPath + ".journal")
+			} else {
+				err = os.WriteFile(cfg.CheckpointPath+".journal", damaged, 0o600)
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			registry := prometheus.NewRegistry()
