@@ -171,7 +171,7 @@ func TestCheckpointDamage(t *testing.T) {
 // is counted in memif_device_manager_checkpoint_lost_parts_total.
 func TestCheckpointLossIsCounted(t *testing.T) {
 	cases := []struct {
-		name   string
+		name string
 		// damage returns the journal's new content; nil deletes it.
 		damage func(journal []byte, starts []int) []byte
 		want   float64
