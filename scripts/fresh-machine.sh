@@ -38,6 +38,7 @@ base=$dir/base
 run=$dir/run
 log=$dir/ci.log
 [ "${AGAIN:-}" = 1 ] && log=$dir/again.log
+mkdir -p "$dir"
 
 if [ ! -e "$base/.debootstrap-complete" ]; then
 	command -v debootstrap >/dev/null || {
