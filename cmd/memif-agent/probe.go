@@ -9,7 +9,6 @@ import (
 
 	"github.com/namsral/flag"
 
-	"github.com/contivpp/memif-agent/plugins/health"
 	"github.com/contivpp/memif-agent/plugins/health/probesocket"
 )
 
@@ -26,8 +25,8 @@ const defaultProbeTimeout = 2 * time.Second
 
 // probePaths are the probes by the name the command takes.
 var probePaths = map[string]string{
-	"liveness":  health.LivenessPath,
-	"readiness": health.ReadinessPath,
+	"liveness":  probesocket.LivenessPath,
+	"readiness": probesocket.ReadinessPath,
 }
 
 // runProbe asks the probe args name over the probe socket and returns the

@@ -7,12 +7,14 @@ import (
 
 	"github.com/ligato/cn-infra/health/statuscheck/model/status"
 	"github.com/unrolled/render"
+
+	"github.com/contivpp/memif-agent/plugins/health/probesocket"
 )
 
-// Paths of the probes on the agent's HTTP server.
+// Paths of the probes, on the probe socket and the agent's HTTP server.
 const (
-	ReadinessPath = "/readiness"
-	LivenessPath  = "/liveness"
+	ReadinessPath = probesocket.ReadinessPath
+	LivenessPath  = probesocket.LivenessPath
 )
 
 // probeAnswer is the JSON body of both probes.

@@ -21,6 +21,12 @@ import (
 // DaemonSet mounts from the host.
 const DefaultPath = "/var/run/memif-agent/probe.sock"
 
+// Paths of the probes, on the socket and on the agent's HTTP server.
+const (
+	ReadinessPath = "/readiness"
+	LivenessPath  = "/liveness"
+)
+
 // Mode lets only the socket's owner, the agent's user, connect.
 const Mode = fs.FileMode(0o600)
 
