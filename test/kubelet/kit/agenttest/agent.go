@@ -60,8 +60,11 @@ type Agent struct {
 	SocketRoot     string
 	CheckpointPath string
 	APISocket      string
-	LogPath        string
-	HTTPAddr       string
+	// ProbeSocket is where the agent serves the probes kubelet asks
+	// (memif-agent probe).
+	ProbeSocket string
+	LogPath     string
+	HTTPAddr    string
 	// Args are extra command-line arguments of the next start.
 	Args []string
 
@@ -91,6 +94,7 @@ func New(tb testing.TB, setup Setup) *Agent {
 		"http.conf":          "endpoint: " + a.HTTPAddr + "\n",
 		"devicemanager.conf": a.DeviceManagerConfig(setup),
 		"nodeapi.conf":       "socket-path: " + a.APISocket + "\n" + setup.NodeAPI,
+		"health.conf":        "probe-socket: " + a.ProbeSocket + "\n",
 		"podmanager.conf": fmt.Sprintf("docker-endpoint: %s\npod-resources-socket: %q\n",
 			setup.DockerEndpoint, setup.PodResourcesSocket),
 	})
@@ -146,6 +150,7 @@ func newPaths(tb testing.TB, dir string, setup Setup) *Agent {
 		SocketRoot:     setup.SocketRoot,
 		CheckpointPath: filepath.Join(dir, "state", "checkpoint.json"),
 		APISocket:      filepath.Join(dir, "api", "api.sock"),
+		ProbeSocket:    filepath.Join(dir, "api", "probe.sock"),
 		LogPath:        filepath.Join(dir, "agent.log"),
 		HTTPAddr:       net.JoinHostPort("127.0.0.1", loopback.FreePort(tb)),
 		tb:             tb,

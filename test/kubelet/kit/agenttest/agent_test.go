@@ -23,6 +23,7 @@ func TestNewWritesConfig(t *testing.T) {
 				"devicemanager.conf": {"device-count: 64\n", "plugin-dir: {dir}/device-plugins\n", "socket-root: {dir}/memif\n", "checkpoint-path: {dir}/state/checkpoint.json\n"},
 				"podmanager.conf":    {"docker-endpoint: unix://{dir}/no-docker.sock\n", "pod-resources-socket: \"{dir}/pod-resources.sock\"\n"},
 				"nodeapi.conf":       {"socket-path: {dir}/api/api.sock\n"},
+				"health.conf":        {"probe-socket: {dir}/api/probe.sock\n"},
 				"http.conf":          {"endpoint: 127.0.0.1:"},
 			},
 		},

@@ -2,7 +2,8 @@
 // test it from outside (faults, benchmarks): it builds the binaries once
 // per test binary (Main), writes each agent a config directory whose every
 // path is under a private temporary directory (New), starts it and waits
-// until its readiness probe answers and its device plugin socket is there
+// until its readiness probe passes (asked on its probe socket, as
+// kubelet's exec probe asks it) and its device plugin socket is there
 // (Start), and kills, stops or waits for it.
 //
 // An agent's log file accumulates every run; when a test fails its tail is

@@ -3,6 +3,7 @@ package agenttest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+	"github.com/contivpp/memif-agent/plugins/health/probesocket"
 )
 
 var httpClient = &http.Client{
@@ -38,25 +40,29 @@ func (a *Agent) Get(path string) (int, []byte, error) {
 	return response.StatusCode, body, err
 }
 
-// probe returns why GET path did not answer 200.
+// probe returns why the probe at path did not pass, asked on the probe
+// socket, where kubelet's exec probe (memif-agent probe) asks it.
 func (a *Agent) probe(path string) error {
-	code, body, err := a.Get(path)
+	ctx, cancel := context.WithTimeout(context.Background(), httpClient.Timeout)
+	defer cancel()
+	answer, err := probesocket.Ask(ctx, a.ProbeSocket, path)
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", path, err)
+		return err
 	}
-	if code != http.StatusOK {
-		return fmt.Errorf("GET %s answered %d: %s", path, code, body)
+	if !answer.Passed() {
+		return fmt.Errorf("probe %s answered %d: %s", path, answer.Code, answer.Body)
 	}
 	return nil
 }
 
-// RequireHealthy fails the test unless readiness and liveness answer 200.
+// RequireHealthy fails the test unless the readiness and liveness probes
+// pass.
 func (a *Agent) RequireHealthy() {
 	a.tb.Helper()
 	if !a.Running() {
 		a.tb.Fatalf("memif-agent is not running (%v)", a.waitErr)
 	}
-	for _, path := range []string{"/readiness", "/liveness"} {
+	for _, path := range []string{probesocket.ReadinessPath, probesocket.LivenessPath} {
 		if err := a.probe(path); err != nil {
 			a.tb.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contivpp/memif-agent/plugins/health/probesocket"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
@@ -35,7 +36,7 @@ func (a *Agent) Launch() {
 }
 
 // Start runs the agent and waits until its device plugin socket is there
-// and its readiness probe answers 200 (the startup resync done); it
+// and its readiness probe passes (the startup resync done); it
 // returns how long that took from the process start.
 func (a *Agent) Start() time.Duration {
 	a.tb.Helper()
@@ -56,7 +57,7 @@ func (a *Agent) ready() error {
 	if _, err := os.Stat(a.PluginSocket); err != nil {
 		return fmt.Errorf("no device plugin socket: %w", err)
 	}
-	return a.probe("/readiness")
+	return a.probe(probesocket.ReadinessPath)
 }
 
 // Running tells whether the last started process has not exited.
