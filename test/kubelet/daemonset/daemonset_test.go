@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,25 +93,18 @@ func (h hostPaths) resolve(t *testing.T, path string) string {
 // writeConfig writes the ConfigMap's files to a directory, with the HTTP
 // endpoint moved to httpAddr so the test does not collide with an agent
 // already on the default port.
-func writeConfig(t *testing.T, cm corev1.ConfigMap, httpAddr string) (dir string, originalPort string) {
+func writeConfig(t *testing.T, cm corev1.ConfigMap, httpAddr string) string {
 	t.Helper()
-	dir = t.TempDir()
+	dir := t.TempDir()
 	for name, content := range cm.Data {
 		if name == "http.conf" {
-			var httpConf struct {
-				Endpoint string `json:"endpoint"`
-			}
-			if err := yaml.UnmarshalStrict([]byte(content), &httpConf); err != nil {
-				t.Fatalf("configmap http.conf: %v", err)
-			}
-			_, originalPort, _ = net.SplitHostPort(httpConf.Endpoint)
 			content = "endpoint: " + httpAddr + "\n"
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return dir, originalPort
+	return dir
 }
 
 // containerOptions is the DaemonSet's pod as Docker runs it: host network,
@@ -180,25 +172,25 @@ func capabilityNames(capabilities []corev1.Capability) []string {
 	return names
 }
 
-// probe runs an httpGet probe the way kubelet does, retrying within the
-// probe's own failure budget.
-func probe(ctx context.Context, p *corev1.Probe, port string) error {
-	get := p.HTTPGet
-	url := fmt.Sprintf("http://%s%s", net.JoinHostPort(get.Host, port), get.Path)
-	client := http.Client{Timeout: time.Duration(max(p.TimeoutSeconds, 1)) * time.Second}
+// probe runs an exec probe in the container the way kubelet does, each
+// run bounded by the probe's timeoutSeconds, retrying within the probe's
+// own failure budget.
+func probe(ctx context.Context, client *docker.Client, id string, p *corev1.Probe) error {
+	if p.Exec == nil {
+		return fmt.Errorf("probe %+v is not an exec probe", p)
+	}
 	attempts := max(p.FailureThreshold, 3)
 	period := time.Duration(max(p.PeriodSeconds, 1)) * time.Second
 	var last string
 	for range attempts {
-		response, err := client.Get(url)
-		if err == nil {
-			response.Body.Close()
-			if response.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = response.Status
-		} else {
+		out, code, err := execWithin(ctx, client, id, time.Duration(max(p.TimeoutSeconds, 1))*time.Second, p.Exec.Command)
+		switch {
+		case err != nil:
 			last = err.Error()
+		case code == 0:
+			return nil
+		default:
+			last = fmt.Sprintf("exit %d: %s", code, out)
 		}
 		select {
 		case <-ctx.Done():
@@ -206,24 +198,39 @@ func probe(ctx context.Context, p *corev1.Probe, port string) error {
 		case <-time.After(period):
 		}
 	}
-	return fmt.Errorf("%s failed %d times, last: %s", url, attempts, last)
+	return fmt.Errorf("%q failed %d times, last: %s", p.Exec.Command, attempts, last)
 }
 
-func execIn(t *testing.T, client *docker.Client, id string, cmd ...string) (string, int) {
-	t.Helper()
-	created, err := client.CreateExec(docker.CreateExecOptions{Container: id, Cmd: cmd, AttachStdout: true, AttachStderr: true})
+// execWithin runs cmd in the container and returns its output and exit
+// code, or an error when it did not finish within timeout.
+func execWithin(ctx context.Context, client *docker.Client, id string, timeout time.Duration, cmd []string) (string, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	created, err := client.CreateExec(docker.CreateExecOptions{Container: id, Cmd: cmd, AttachStdout: true, AttachStderr: true, Context: ctx})
 	if err != nil {
-		t.Fatalf("exec %v: %v", cmd, err)
+		return "", 0, fmt.Errorf("exec %q: %w", cmd, err)
 	}
 	var out bytes.Buffer
-	if err := client.StartExec(created.ID, docker.StartExecOptions{OutputStream: &out, ErrorStream: &out}); err != nil {
-		t.Fatalf("exec %v: %v", cmd, err)
+	if err := client.StartExec(created.ID, docker.StartExecOptions{OutputStream: &out, ErrorStream: &out, Context: ctx}); err != nil {
+		return "", 0, fmt.Errorf("exec %q: %w", cmd, err)
 	}
 	inspected, err := client.InspectExec(created.ID)
 	if err != nil {
-		t.Fatalf("inspect exec %v: %v", cmd, err)
+		return "", 0, fmt.Errorf("inspect exec %q: %w", cmd, err)
 	}
-	return out.String(), inspected.ExitCode
+	return out.String(), inspected.ExitCode, nil
+}
+
+// execInTimeout bounds a command a test runs in the container.
+const execInTimeout = time.Minute
+
+func execIn(t *testing.T, client *docker.Client, id string, cmd ...string) (string, int) {
+	t.Helper()
+	out, code, err := execWithin(context.Background(), client, id, execInTimeout, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, code
 }
 
 func TestDaemonSetPodRunsTheAgent(t *testing.T) {
@@ -249,7 +256,7 @@ func TestDaemonSetPodRunsTheAgent(t *testing.T) {
 	}()
 
 	port := loopback.FreePort(t)
-	configDir, manifestPort := writeConfig(t, m.configMap, net.JoinHostPort("127.0.0.1", port))
+	configDir := writeConfig(t, m.configMap, net.JoinHostPort("127.0.0.1", port))
 	paths := hostPaths{kubeletRoot: kubelettest.KubeletRoot, run: daemon.Dir(), tempRoot: t.TempDir()}
 	opts := containerOptions(t, m.daemonSet, paths, configDir)
 	created, err := client.CreateContainer(opts)
@@ -266,13 +273,8 @@ func TestDaemonSetPodRunsTheAgent(t *testing.T) {
 		return out.String()
 	}
 
-	for _, p := range []*corev1.Probe{container.StartupProbe, container.LivenessProbe, container.ReadinessProbe} {
-		if p.HTTPGet.Port.String() != manifestPort {
-			t.Fatalf("probe %s on port %s, but http.conf listens on %s", p.HTTPGet.Path, p.HTTPGet.Port.String(), manifestPort)
-		}
-	}
 	// Until the startup probe passes, kubelet runs no other probe.
-	if err := probe(ctx, container.StartupProbe, port); err != nil {
+	if err := probe(ctx, client, created.ID, container.StartupProbe); err != nil {
 		t.Fatalf("startup probe: %v; agent log:\n%s", err, logs())
 	}
 	probes := []struct {
@@ -284,7 +286,7 @@ func TestDaemonSetPodRunsTheAgent(t *testing.T) {
 	}
 	for _, tc := range probes {
 		t.Run("probe/"+tc.name, func(t *testing.T) {
-			if err := probe(ctx, tc.probe, port); err != nil {
+			if err := probe(ctx, client, created.ID, tc.probe); err != nil {
 				t.Fatalf("%v; agent log:\n%s", err, logs())
 			}
 		})

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/contivpp/memif-agent/plugins/health/probesocket"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
 	"github.com/contivpp/memif-agent/test/kit/program"
 )
@@ -23,13 +23,14 @@ const agentStopTimeout = 30 * time.Second
 
 // agent is the real memif-agent binary, run with a demo config.
 type agent struct {
-	binDir     string
-	configDir  string
-	socketRoot string
-	apiSocket  string
-	httpAddr   string
-	logPath    string
-	program    *program.Program
+	binDir      string
+	configDir   string
+	socketRoot  string
+	apiSocket   string
+	probeSocket string
+	httpAddr    string
+	logPath     string
+	program     *program.Program
 }
 
 // agentConfig is where the agent keeps its state: everything under dir,
@@ -46,11 +47,12 @@ type agentConfig struct {
 
 func newAgent(binDir string, cfg agentConfig) (*agent, error) {
 	a := &agent{
-		binDir:     binDir,
-		configDir:  filepath.Join(cfg.dir, "config"),
-		socketRoot: filepath.Join(cfg.dir, "memif"),
-		apiSocket:  filepath.Join(cfg.dir, "api", "api.sock"),
-		logPath:    filepath.Join(cfg.dir, "memif-agent.log"),
+		binDir:      binDir,
+		configDir:   filepath.Join(cfg.dir, "config"),
+		socketRoot:  filepath.Join(cfg.dir, "memif"),
+		apiSocket:   filepath.Join(cfg.dir, "api", "api.sock"),
+		probeSocket: filepath.Join(cfg.dir, "api", "probe.sock"),
+		logPath:     filepath.Join(cfg.dir, "memif-agent.log"),
 	}
 	// A free port, not the default: an agent may already run here.
 	ports, err := loopback.Ports(1)
@@ -63,6 +65,7 @@ func newAgent(binDir string, cfg agentConfig) (*agent, error) {
 		"devicemanager.conf": fmt.Sprintf("device-count: %d\nsocket-root: %s\ncheckpoint-path: %s\n",
 			cfg.deviceCount, a.socketRoot, filepath.Join(cfg.dir, "checkpoint", "checkpoint.json")),
 		"nodeapi.conf": "socket-path: " + a.apiSocket + "\n",
+		"health.conf":  "probe-socket: " + a.probeSocket + "\n",
 		// A short reconcile period: the demo deletes a pod's containers
 		// before kubelet forgets it, and the agent sees the pod gone at the
 		// next comparison of Docker and pod-resources.
@@ -96,22 +99,21 @@ func (a *agent) start(ctx context.Context, dockerHost string) error {
 	return a.waitReady(ctx)
 }
 
+// waitReady asks the readiness probe on the probe socket, as kubelet's
+// exec probe does, until it passes.
 func (a *agent) waitReady(ctx context.Context) error {
-	client := http.Client{Timeout: time.Second}
-	url := "http://" + a.httpAddr + "/readiness"
 	for {
-		response, err := client.Get(url)
-		if err == nil {
-			response.Body.Close()
-			if response.StatusCode == http.StatusOK {
-				return nil
-			}
+		askCtx, cancel := context.WithTimeout(ctx, time.Second)
+		answer, err := probesocket.Ask(askCtx, a.probeSocket, probesocket.ReadinessPath)
+		cancel()
+		if err == nil && answer.Passed() {
+			return nil
 		}
 		select {
 		case <-a.program.Exited():
 			return fmt.Errorf("at start: %w", a.program.Running())
 		case <-ctx.Done():
-			return fmt.Errorf("memif-agent not ready at %s: %w; see %s", url, context.Cause(ctx), a.logPath)
+			return fmt.Errorf("memif-agent not ready (probe socket %s): %w; see %s", a.probeSocket, context.Cause(ctx), a.logPath)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
