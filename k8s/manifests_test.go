@@ -290,7 +290,6 @@ func TestDaemonSetHostPaths(t *testing.T) {
 		{"memif socket root", dmConfig.SocketRoot},
 		{"checkpoint directory", filepath.Dir(dmConfig.CheckpointPath)},
 		{"node API socket directory", filepath.Dir(nodeAPIConfig(t, m).SocketPath)},
-		{"probe socket directory", filepath.Dir(healthConfig(t, m).ProbeSocket)},
 		{"pod-resources socket directory", filepath.Dir(podManagerConfig(t, m).PodResourcesSocket)},
 	}
 	for _, tc := range samePath {
@@ -391,6 +390,21 @@ func TestDaemonSetProbes(t *testing.T) {
 			t.Errorf("the startup probe gives the agent %v; its start may take %v (waiting for the agent it replaces, then starting)", window, longest)
 		}
 	}
+	t.Run("socket directory is the pod's own", func(t *testing.T) {
+		dir := filepath.Dir(socket)
+		for _, mount := range container.VolumeMounts {
+			if mount.MountPath != dir {
+				continue
+			}
+			for _, volume := range m.daemonSet.Spec.Template.Spec.Volumes {
+				if volume.Name == mount.Name && volume.EmptyDir == nil {
+					t.Errorf("the probe socket's directory %s is volume %s, want an emptyDir: a new agent's probes must not reach the agent it replaces", dir, volume.Name)
+				}
+			}
+			return
+		}
+		t.Errorf("nothing is mounted at the probe socket's directory %s: the root file system is read-only", dir)
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.probe == nil || tc.probe.Exec == nil {

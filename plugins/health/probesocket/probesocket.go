@@ -17,9 +17,10 @@ import (
 )
 
 // DefaultPath is where the agent serves its probes unless health.conf
-// says otherwise: beside the node API's socket, in a directory the
-// DaemonSet mounts from the host.
-const DefaultPath = "/var/run/memif-agent/probe.sock"
+// says otherwise: in a directory of its own, which the DaemonSet mounts
+// from the pod (an emptyDir), not from the host, so that a new agent's
+// probes reach that agent, not the one it replaces.
+const DefaultPath = "/var/run/memif-agent-probe/probe.sock"
 
 // Paths of the probes, on the socket and on the agent's HTTP server.
 const (

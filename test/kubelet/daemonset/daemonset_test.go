@@ -108,7 +108,8 @@ func writeConfig(t *testing.T, cm corev1.ConfigMap, httpAddr string) string {
 }
 
 // containerOptions is the DaemonSet's pod as Docker runs it: host network,
-// the container's security context, resources, args, envs and volumes.
+// the container's security context, resources, args, envs and volumes (an
+// emptyDir is a temporary directory of the test's).
 func containerOptions(t *testing.T, ds appsv1.DaemonSet, paths hostPaths, configDir string) docker.CreateContainerOptions {
 	t.Helper()
 	spec := ds.Spec.Template.Spec
@@ -121,8 +122,11 @@ func containerOptions(t *testing.T, ds appsv1.DaemonSet, paths hostPaths, config
 	for _, mount := range c.VolumeMounts {
 		volume := volumes[mount.Name]
 		source := configDir
-		if volume.HostPath != nil {
+		switch {
+		case volume.HostPath != nil:
 			source = paths.resolve(t, volume.HostPath.Path)
+		case volume.EmptyDir != nil:
+			source = t.TempDir()
 		}
 		bind := source + ":" + mount.MountPath
 		if mount.ReadOnly {
