@@ -10,6 +10,7 @@ import (
 	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -91,6 +92,8 @@ type agent struct {
 	kubelet *podresources.Client
 	// pushed is what the tracker pushed into the loop, in order.
 	pushed *eventlog.Log
+	// metrics is where the loop exports its metrics.
+	metrics *prometheus.Registry
 }
 
 // lateLoop lets the tracker be created before the loop that has the device
@@ -120,7 +123,7 @@ func (l testLog) Errorf(format string, args ...any) { l.tb.Logf("ERROR "+format,
 // agent is stopped at the end of the test unless stopped before.
 func (e *env) startAgent(tb testing.TB) *agent {
 	tb.Helper()
-	a := &agent{pushed: eventlog.New()}
+	a := &agent{pushed: eventlog.New(), metrics: prometheus.NewRegistry()}
 	var err error
 	if a.kubelet, err = podresources.New(e.podResourcesSocket, 5*time.Second); err != nil {
 		tb.Fatalf("pod-resources client: %v", err)
@@ -144,6 +147,7 @@ func (e *env) startAgent(tb testing.TB) *agent {
 	a.loop, err = eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
 		Handlers:  []controllerapi.EventHandler{a.dm},
 		Committer: fakevswitch.Committer{},
+		Metrics:   a.metrics,
 	})
 	if err != nil {
 		tb.Fatalf("event loop: %v", err)

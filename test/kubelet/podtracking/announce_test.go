@@ -1,0 +1,219 @@
+package podtracking_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
+)
+
+// TestMultiMemifPodsAnnouncedOnce: kubelet's pod-resources lists a
+// container's devices in a new order at almost every call (v1.37 builds the
+// list from a map). A pod holding two or three memifs is still announced
+// once, however often the tracker compares it with kubelet's listing.
+func TestMultiMemifPodsAnnouncedOnce(t *testing.T) {
+	const reconciles = 40
+	e := newEnv(t)
+	a := e.startAgent(t)
+	memifs := map[string]int64{"two-memifs": 2, "three-memifs": 3}
+	for name, count := range memifs {
+		if err := e.kubelet.AllocatePod(e.ctx, kubelettest.NewPod(name, resource, count)); err != nil {
+			t.Fatalf("admit pod %s: %v", name, err)
+		}
+	}
+	orders := kubeletDeviceOrders(t, e, reconciles)
+	for name := range memifs {
+		if len(orders[name]) < 2 {
+			t.Fatalf("kubelet listed the devices of %s in one order only (%v) in %d calls: the test shows nothing", name, orders[name], reconciles)
+		}
+	}
+
+	for range reconciles {
+		if err := a.tracker.Reconcile(e.ctx); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+	}
+	for name, count := range memifs {
+		t.Run(name, func(t *testing.T) {
+			announced := a.pushed.Count(func(event controllerapi.Event) bool {
+				add, ok := event.(*podapi.AddPod)
+				return ok && add.Pod.ID == podID(name)
+			})
+			if announced != 1 {
+				t.Errorf("pod holding %d memifs announced %d times over %d reconciliations, want once (kubelet listed its devices in %d orders)",
+					count, announced, reconciles, len(orders[name]))
+			}
+		})
+	}
+}
+
+// kubeletDeviceOrders asks kubelet's pod-resources List calls times and
+// returns, by pod name, the distinct orders it listed the pod's memif
+// device IDs in.
+func kubeletDeviceOrders(t *testing.T, e *env, calls int) map[string][]string {
+	t.Helper()
+	conn, err := grpc.NewClient("unix://"+e.podResourcesSocket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatalf("pod-resources client: %v", err)
+	}
+	defer conn.Close()
+	lister := podresourcesv1.NewPodResourcesListerClient(conn)
+	orders := map[string][]string{}
+	for range calls {
+		ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
+		// kubelet admits 100 calls a second, bursts of 10.
+		time.Sleep(10 * time.Millisecond)
+		response, err := lister.List(ctx, &podresourcesv1.ListPodResourcesRequest{})
+		cancel()
+		if err != nil {
+			t.Fatalf("kubelet's pod-resources List: %v", err)
+		}
+		for _, pod := range response.GetPodResources() {
+			var ids []string
+			for _, container := range pod.GetContainers() {
+				for _, devices := range container.GetDevices() {
+					ids = append(ids, devices.GetDeviceIds()...)
+				}
+			}
+			if order := strings.Join(ids, ","); !slices.Contains(orders[pod.GetName()], order) {
+				orders[pod.GetName()] = append(orders[pod.GetName()], order)
+			}
+		}
+	}
+	return orders
+}
+
+// TestAdmissionUnderAFloodOfBackgroundEvents admits pods through kubelet's
+// device manager while the controller's queue is kept full of AddPods for
+// 300 running pods of three memifs each, as re-announcements did: no
+// admission is refused, and the flood is.
+func TestAdmissionUnderAFloodOfBackgroundEvents(t *testing.T) {
+	const (
+		runningPods  = 300
+		admissions   = 60
+		memifsPerPod = 3
+	)
+	e := newEnv(t)
+	e.devices = (runningPods + admissions) * memifsPerPod
+	a := e.startAgent(t)
+	for i := range runningPods {
+		if err := e.kubelet.AllocatePod(e.ctx, kubelettest.NewPod(fmt.Sprintf("running-%03d", i), resource, memifsPerPod)); err != nil {
+			t.Fatalf("admit running pod %d: %v", i, err)
+		}
+	}
+	listing, err := a.kubelet.ListPods(e.ctx)
+	if err != nil || len(listing) != runningPods {
+		t.Fatalf("kubelet lists %d pods (%v), want %d", len(listing), err, runningPods)
+	}
+
+	stopFlood := floodAddPods(t, a, listing)
+	poll.Until(t, waitTimeout, "the flood filling the controller's queue", func() error {
+		if refusedByLane(t, a)["background"] == 0 {
+			return errors.New("no background event refused yet")
+		}
+		return nil
+	})
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		rejected []error
+		admitted []string
+	)
+	for i := range admissions {
+		wg.Go(func() {
+			pod := kubelettest.NewPod(fmt.Sprintf("admitted-%02d", i), resource, memifsPerPod)
+			err := e.kubelet.AllocatePod(e.ctx, pod)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				rejected = append(rejected, err)
+				return
+			}
+			if devices := e.kubelet.Devices(pod.UID, "c0", resource); len(devices) != memifsPerPod {
+				rejected = append(rejected, fmt.Errorf("pod %s admitted with devices %v, want %d", pod.Name, devices, memifsPerPod))
+				return
+			}
+			admitted = append(admitted, pod.Name)
+		})
+	}
+	wg.Wait()
+	stopFlood()
+
+	refused := refusedByLane(t, a)
+	t.Logf("%d of %d pods admitted; events refused: %v admissions, %v background", len(admitted), admissions, refused["admission"], refused["background"])
+	for _, err := range rejected {
+		t.Errorf("admission failed under the flood: %v", err)
+	}
+	if refused["admission"] != 0 {
+		t.Errorf("%v admission events refused, want 0", refused["admission"])
+	}
+	if refused["background"] == 0 {
+		t.Errorf("no background event refused: the flood never filled the queue, and the test shows nothing")
+	}
+}
+
+// floodAddPods announces every pod of listing again and again from four
+// goroutines, pausing briefly at a full queue as the pod tracker does,
+// until the returned stop is called.
+func floodAddPods(t *testing.T, a *agent, listing []podapi.PodState) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				for _, state := range listing {
+					event := &podapi.AddPod{Pod: state.Pod, Containers: state.Containers}
+					err := a.loop.PushEvent(event)
+					if errors.Is(err, controllerapi.ErrEventQueueFull) {
+						time.Sleep(100 * time.Microsecond)
+					} else if err != nil {
+						return
+					}
+				}
+			}
+		})
+	}
+	stop = func() {
+		cancel()
+		wg.Wait()
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// refusedByLane reads the loop's events_refused_total, summed by lane.
+func refusedByLane(t *testing.T, a *agent) map[string]float64 {
+	t.Helper()
+	families, err := a.metrics.Gather()
+	if err != nil {
+		t.Fatalf("gather the controller's metrics: %v", err)
+	}
+	byLane := map[string]float64{}
+	for _, family := range families {
+		if family.GetName() != "memif_agent_controller_events_refused_total" {
+			continue
+		}
+		for _, metric := range family.GetMetric() {
+			for _, label := range metric.GetLabel() {
+				if label.GetName() == "lane" {
+					byLane[label.GetValue()] += metric.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return byLane
+}
