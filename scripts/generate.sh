@@ -83,9 +83,17 @@ vpp_messages="
 	ip_table_add_del ip_table_add_del_reply ip_table_dump ip_table_details
 	ip_route_add_del_v2 ip_route_add_del_v2_reply ip_route_v2_dump ip_route_v2_details"
 vppmsg=internal/vppapi/vppmsg
+# The VPP build the .api.json files were copied from (apijson/README.md):
+# the client names it when a VPP's CRCs differ, and memif-agent --version
+# prints it.
+vpp_release=$(cat "$vppmsg/apijson/VPP_RELEASE")
+[ -n "$vpp_release" ] || {
+	echo "$vppmsg/apijson/VPP_RELEASE is empty: write the VPP build the .api.json files come from (such as v26.10-rc0-374-gb575ec2c56d)" >&2
+	exit 1
+}
 mkdir -p "$out/$vppmsg"
 # shellcheck disable=SC2086 # one argument per message
-go run ./scripts/vppapigen -api "$vppmsg/apijson" -out "$out/$vppmsg/messages.gen.go" $vpp_messages
+go run ./scripts/vppapigen -api "$vppmsg/apijson" -vpp-release "$vpp_release" -out "$out/$vppmsg/messages.gen.go" $vpp_messages
 
 if [ "${1:-}" = "--check" ]; then
 	status=0

@@ -80,12 +80,32 @@ func Dial(ctx context.Context, socket, clientName string, timeout time.Duration)
 	}
 	c := &Conn{socket: socket, netConn: netConn, timeout: timeout, pending: map[uint32]*call{},
 		done: make(chan struct{}), readerDone: make(chan struct{})}
-	if err := c.handshake(ctx, clientName); err != nil {
+	err = c.handshake(ctx, clientName)
+	var mismatch *APIMismatchError
+	if err != nil && !errors.As(err, &mismatch) {
 		netConn.Close()
 		return nil, err
 	}
 	go c.read()
+	if mismatch != nil {
+		mismatch.VPPVersion = c.version(ctx)
+		c.Close()
+		return nil, mismatch
+	}
 	return c, nil
+}
+
+// version asks VPP its version, or returns "" when show_version is one
+// of the messages whose definitions differ.
+func (c *Conn) version(ctx context.Context) string {
+	var reply vppmsg.ShowVersionReply
+	if _, ok := c.ids[reply.MessageName()]; !ok {
+		return ""
+	}
+	if c.Request(ctx, &vppmsg.ShowVersion{}, &reply) != nil {
+		return ""
+	}
+	return reply.Version
 }
 
 // handshake sends sockclnt_create and learns the message table. memclnt's
@@ -147,29 +167,31 @@ func splitNameCRC(entry string) (string, string) {
 	return entry[:i], "0x" + entry[i+1:]
 }
 
-// learn checks every message of vppmsg against VPP's table and keeps their IDs.
+// learn keeps the IDs of the messages of vppmsg that VPP's table defines
+// as they do, and returns an *APIMismatchError naming the others.
 func (c *Conn) learn(table map[string]tableEntry) error {
 	c.ids = make(map[string]uint16, len(vppmsg.Messages))
 	c.names = make(map[uint16]string, len(vppmsg.Messages))
-	var problems []string
+	mismatch := &APIMismatchError{Socket: c.socket}
 	for name, newMessage := range vppmsg.Messages {
 		want := newMessage().CRC()
 		got, ok := table[name]
 		switch {
 		case !ok:
-			problems = append(problems, fmt.Sprintf("%s is missing (is its plugin loaded?)", name))
+			mismatch.Missing = append(mismatch.Missing, name)
 		case got.crc != want:
-			problems = append(problems, fmt.Sprintf("%s has CRC %s, memif-agent was built for %s", name, got.crc, want))
+			mismatch.Differ = append(mismatch.Differ, MessageMismatch{Name: name, VPPCRC: got.crc, AgentCRC: want})
 		default:
 			c.ids[name] = got.id
 			c.names[got.id] = name
 		}
 	}
-	if len(problems) > 0 {
-		slices.Sort(problems)
-		return fmt.Errorf("VPP at %s speaks another API version than memif-agent: %s; run the VPP memif-agent was built against (internal/vppapi/vppmsg/apijson/README.md) or regenerate vppmsg from this VPP's .api.json", c.socket, strings.Join(problems, "; "))
+	if len(mismatch.Differ) == 0 && len(mismatch.Missing) == 0 {
+		return nil
 	}
-	return nil
+	slices.Sort(mismatch.Missing)
+	slices.SortFunc(mismatch.Differ, func(a, b MessageMismatch) int { return strings.Compare(a.Name, b.Name) })
+	return mismatch
 }
 
 func (c *Conn) writeFrame(data []byte) error {

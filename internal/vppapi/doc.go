@@ -3,8 +3,11 @@
 //
 // Dial connects: it sends sockclnt_create, receives VPP's message table
 // (name_crc → ID) and checks every message of package vppmsg against it, so
-// that a VPP with other definitions is refused with an error naming the
-// message instead of being misread. Conn.Request sends a request and waits
+// that a VPP with other definitions is refused instead of misread. The
+// refusal is an *APIMismatchError: it names each message whose CRC
+// differs and each one VPP lacks, the VPP release the agent's messages
+// were generated from (vppmsg.VPPRelease) and, when show_version still
+// matches, the version of the VPP that was reached. Conn.Request sends a request and waits
 // for its reply (a non-zero retval is a *VPPError); Dump sends a dump
 // request followed by control_ping with the same context and collects the
 // details until the ping's reply. Every call is bounded by its context, or

@@ -170,7 +170,14 @@ func (p *Plugin) disconnected(err error) {
 	repeated := p.lastErr == err.Error()
 	p.lastErr = err.Error()
 	p.mu.Unlock()
-	if !repeated {
+	var mismatch *vppapi.APIMismatchError
+	switch {
+	case repeated:
+	case errors.As(err, &mismatch):
+		// Not a VPP that is away: one that the agent cannot speak to
+		// until one of the two is replaced.
+		p.Log.Errorf("%v", err)
+	default:
 		p.Log.Warnf("%v; retrying, the vswitch side is re-created once VPP answers", err)
 	}
 	if p.StatusCheck != nil {

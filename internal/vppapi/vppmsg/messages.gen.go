@@ -2,6 +2,10 @@
 
 package vppmsg
 
+// VPPRelease is the VPP build whose .api.json files the messages were
+// generated from.
+const VPPRelease = "v26.10-rc0-374-gb575ec2c56d"
+
 // Messages are the generated messages, by name.
 var Messages = map[string]func() Message{
 	"bridge_domain_add_del_v2":               func() Message { return new(BridgeDomainAddDelV2) },
