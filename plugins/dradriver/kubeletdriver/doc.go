@@ -5,14 +5,20 @@
 // node's memif devices with its resourceslice controller, and writes the
 // CDI spec of each prepared claim.
 //
-// Preparing a claim pushes a blocking PrepareClaim event into the
-// controller event loop, where the device manager makes the allocations
-// (directory, secret, checkpoint) exactly as for kubelet's Allocate; the
-// driver then writes the claim's CDI spec, mode 0600, in a CDI directory it
-// creates root-only, the way the runtime's CDI watch sees it (cdidir.go),
-// and reads it back before kubelet gets the device IDs. Unpreparing pushes UnprepareClaim (the vswitch side
-// goes first, then the directories) and removes the spec. Both are
-// idempotent: kubelet retries them, and calls them again after its restart.
+// Preparing a claim refuses one shared by pods and decodes the claim's
+// MemifConfig for each request (a bad one is the prepare's error, which
+// kubelet shows in the pod's events), then pushes a blocking PrepareClaim
+// event into the controller event loop: the device manager makes the
+// allocations (directory, secret, checkpoint) exactly as for kubelet's
+// Allocate, and the memif wiring checks the configs against the node's
+// networks, fills in what each memif got, and refuses the claim, leaving
+// nothing allocated, when one does not fit. The driver then writes the
+// claim's CDI spec, mode 0600, in a CDI directory it creates root-only,
+// the way the runtime's CDI watch sees it (cdidir.go), and reads it back
+// before kubelet gets the device IDs. Unpreparing pushes UnprepareClaim
+// (the vswitch side goes first, then the directories) and removes the
+// spec. Both are idempotent: kubelet retries them, and calls them again
+// after its restart.
 // What a claim becomes is decided in the claims package; this package only
 // moves it between kubelet, the API server, the event loop and files.
 //

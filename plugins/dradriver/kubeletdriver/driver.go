@@ -297,6 +297,9 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, list []*resourceapi.
 }
 
 func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
+	if err := claims.Unshared(claim); err != nil {
+		return nil, err
+	}
 	pool := claims.PoolName(d.cfg.NodeName)
 	requests, err := claims.Requests(claim, d.cfg.DriverName, pool)
 	if err != nil {

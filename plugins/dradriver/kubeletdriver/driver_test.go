@@ -61,9 +61,21 @@ type node struct {
 
 func startNode(t *testing.T) *node {
 	t.Helper()
+	return startNodeWith(t, "")
+}
+
+// startNodeWith starts a node whose networks.conf is networksConf; when it
+// is set, the memif wiring runs after the device manager, as in the
+// agent, and checks each claim's MemifConfig against those networks.
+func startNodeWith(t *testing.T, networksConf string) *node {
+	t.Helper()
 	dir := t.TempDir()
 	dm := devicemanagertest.New(t, nil)
-	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, dm)
+	handlers := []controllerapi.EventHandler{dm}
+	if networksConf != "" {
+		handlers = append(handlers, newWiring(t, dm, networksConf))
+	}
+	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, handlers...)
 	pool := dm.ClaimPool()
 	n := &node{dm: dm, loop: loop,
 		apiServer: fakeapiserver.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName, UID: "node-uid"}}),
@@ -103,6 +115,12 @@ func (n *node) startDriver(t *testing.T) {
 // this node's pool and reserved for its pod.
 func (n *node) allocate(t *testing.T, uid, name string, devices ...string) *resourceapi.ResourceClaim {
 	t.Helper()
+	return n.allocateWith(t, uid, name, func(*resourceapi.ResourceClaim) {}, devices...)
+}
+
+// allocateWith stores the claim as allocate does, after edit changed it.
+func (n *node) allocateWith(t *testing.T, uid, name string, edit func(*resourceapi.ResourceClaim), devices ...string) *resourceapi.ResourceClaim {
+	t.Helper()
 	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: claimNS, Name: name, UID: types.UID(uid)}}
 	for _, device := range devices {
 		claim.Status.Allocation = &resourceapi.AllocationResult{}
@@ -111,6 +129,7 @@ func (n *node) allocate(t *testing.T, uid, name string, devices ...string) *reso
 		})
 	}
 	claim.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: "dpdk", UID: podUID}}
+	edit(claim)
 	if _, err := n.apiServer.ResourceV1().ResourceClaims(claimNS).Create(context.Background(), claim, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -195,6 +195,12 @@ func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOpera
 		change = h.rewireAll(ev.Config, txn)
 	case *dmapi.PrepareClaim:
 		change, err = h.prepareClaim(ev)
+		if err != nil {
+			// The loop reverts only the handlers before this one: the
+			// claim's records and the addresses its other memifs got go
+			// here, or they would stay held after the claim is refused.
+			return "", errors.Join(err, h.Revert(event))
+		}
 	default:
 		return "", fmt.Errorf("memif wiring got event %s it does not handle", event.GetName())
 	}
