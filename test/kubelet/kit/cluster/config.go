@@ -95,6 +95,9 @@ var cniTemplate = template.Must(template.New("cni").Parse(`{
 // createBridge); cgroupfs on the cgroup v1 hybrid hierarchy (failCgroupV1
 // false), under a cgroup root of its own; eviction and image GC thresholds
 // low, so a full disk of a shared machine does not evict the test pods.
+// syncFrequency 10s (default 1m): kubelet swaps an updated ConfigMap's
+// files in a pod's volume at the pod's periodic sync, so the agent sees a
+// networks.conf change within seconds, as a test of its live reload needs.
 var kubeletTemplate = template.Must(template.New("kubelet").Parse(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: {{.Address}}
@@ -126,6 +129,7 @@ evictionHard:
   imagefs.available: "1%"
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
+syncFrequency: 10s
 `))
 
 func writeTemplate(path string, t *template.Template, data any, mode os.FileMode) error {

@@ -1,0 +1,152 @@
+package memifnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/contivpp/memif-agent/test/kit/vpp"
+	"github.com/contivpp/memif-agent/test/kit/vppcnf"
+	"github.com/contivpp/memif-agent/test/kit/vppstate"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+)
+
+// VPPRunDir is the node's VPP run directory, with the API socket the
+// k8s/vpp overlay gives the agent.
+const VPPRunDir = "/run/vpp"
+
+// NodeVPP is the node's vswitch: scripts/vpp.sh's VPP started in the
+// node's mount namespace, where the memif sockets the agent names are,
+// with its sockets in the node's VPPRunDir.
+type NodeVPP struct {
+	VPP *vpp.VPP
+	// State reads VPP over a binary API connection of its own.
+	State   *vppstate.State
+	Version string
+}
+
+// StartNodeVPP starts the node's VPP with the memif plugin and plugins
+// (ping: VPP answers the echo requests sent to a gateway it holds). Stop
+// it before the cluster.
+func StartNodeVPP(ctx context.Context, c *cluster.Cluster, plugins ...string) (*NodeVPP, error) {
+	prefix, err := vpp.Prefix()
+	if err != nil {
+		return nil, err
+	}
+	v, err := vpp.Launch(prefix, c.HostPath(VPPRunDir), vpp.InNamespace(c.NodeArgv), vpp.Plugins(plugins...))
+	if err != nil {
+		if v != nil {
+			err = errors.Join(err, v.Stop())
+		}
+		return nil, fmt.Errorf("start VPP on the node: %w", err)
+	}
+	n := &NodeVPP{VPP: v}
+	if n.State, err = vppstate.Dial(ctx, v.APISocket, "memifnode"); err != nil {
+		return nil, errors.Join(err, v.Stop())
+	}
+	if n.Version, err = n.State.Version(ctx); err != nil {
+		return nil, errors.Join(err, n.Stop())
+	}
+	return n, nil
+}
+
+// Stop closes the API connection and stops VPP.
+func (n *NodeVPP) Stop() error {
+	return errors.Join(n.State.Close(), n.VPP.Stop())
+}
+
+// CLI is vppctl on the node's VPP's CLI socket.
+func (n *NodeVPP) CLI() vppcnf.CLI { return vppcnf.HostCLI(n.VPP.Prefix, n.VPP.CLISocket) }
+
+// ShowMemif returns the memif VPP holds as master on socket (the
+// allocation's host socket) as `show memif` prints it.
+func (n *NodeVPP) ShowMemif(ctx context.Context, socket string) (vppcnf.Memif, error) {
+	held, err := n.State.FindMemif(ctx, socket)
+	if err != nil {
+		return vppcnf.Memif{}, err
+	}
+	if held == nil {
+		return vppcnf.Memif{}, fmt.Errorf("the node's VPP holds no memif on %s", socket)
+	}
+	memifs, err := n.CLI().ShowMemif(ctx)
+	if err != nil {
+		return vppcnf.Memif{}, err
+	}
+	for _, m := range memifs {
+		if m.Name == held.Name {
+			return m, nil
+		}
+	}
+	return vppcnf.Memif{}, fmt.Errorf("the node's VPP lists %s on %s in its API but not in show memif", held.Name, socket)
+}
+
+// RxMode returns the rx mode (polling, interrupt, adaptive) of every queue
+// of the interface name, from `show interface rx-placement`.
+func (n *NodeVPP) RxMode(ctx context.Context, name string) ([]string, error) {
+	out, err := n.CLI().Run(ctx, "show interface rx-placement")
+	if err != nil {
+		return nil, err
+	}
+	return parseRxPlacement(out, name), nil
+}
+
+var rxQueueLine = regexp.MustCompile(`^\s*(\S+) queue (\d+) \((\w+)\)`)
+
+// parseRxPlacement reads the modes of name's queues from lines such as
+// "  memif1/0 queue 0 (interrupt)".
+func parseRxPlacement(out, name string) []string {
+	var modes []string
+	for _, line := range strings.Split(out, "\n") {
+		if m := rxQueueLine.FindStringSubmatch(line); m != nil && m[1] == name {
+			modes = append(modes, m[3])
+		}
+	}
+	return modes
+}
+
+// TraceAPI starts (again, from empty) the trace of the binary API
+// messages VPP receives; APIChanges reads it.
+func (n *NodeVPP) TraceAPI(ctx context.Context) error {
+	for _, command := range []string{"api trace off", "api trace free", "api trace on"} {
+		if _, err := n.CLI().Run(ctx, command); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// APIChanges returns the messages received since TraceAPI that are not
+// reads: anything an agent sends to change VPP (creating, deleting or
+// setting anything), whatever its effect. Dumps, gets, pings and the
+// client's own session and event subscriptions are reads.
+func (n *NodeVPP) APIChanges(ctx context.Context) (changes []string, received int, err error) {
+	out, err := n.CLI().Run(ctx, "api trace dump")
+	if err != nil {
+		return nil, 0, err
+	}
+	names := tracedMessages(out)
+	for _, name := range names {
+		if !isRead(name) {
+			changes = append(changes, name)
+		}
+	}
+	return changes, len(names), nil
+}
+
+var tracedMessage = regexp.MustCompile(`(?m)^vl_api_(\w+)_t:`)
+
+// tracedMessages returns the names of the messages in `api trace dump`
+// output, in order.
+func tracedMessages(dump string) []string {
+	var names []string
+	for _, m := range tracedMessage.FindAllStringSubmatch(dump, -1) {
+		names = append(names, m[1])
+	}
+	return names
+}
+
+var readMessage = regexp.MustCompile(`(_dump|_get)$|^(control_ping|show_version|show_threads|get_\w+|want_\w+|memclnt_\w+|sockclnt_\w+|api_versions)$`)
+
+func isRead(name string) bool { return readMessage.MatchString(name) }
