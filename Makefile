@@ -27,8 +27,10 @@ deps:
 peers:
 	@scripts/peers.sh >/dev/null
 
+# memif-agent --version prints the version and commit of the checkout
+# (scripts/version.sh: git describe --tags --always --dirty).
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$$(scripts/version.sh ldflags)" -o $(BIN)/ ./cmd/...
 
 # vet builds with -race as make test does, so that the packages it compiles
 # are the ones the tests reuse from Go's build cache (on a fresh machine

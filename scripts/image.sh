@@ -6,11 +6,21 @@
 # temporary directory (scripts/dockerd.sh) and stopped afterwards. Either way
 # the image is also saved as a tarball for `docker load` or `ctr image import`.
 #
-# Environment: IMAGE (default memif-agent:dev), OUT_DIR (default _out).
+# The image is tagged with the checkout's version (scripts/version.sh: git
+# describe --tags --always --dirty), which memif-agent --version also
+# prints, and with dev, the tag the manifests in k8s/ name; IMAGE names it
+# instead of both.
+#
+# Environment: IMAGE (default memif-agent:<version> and memif-agent:dev),
+# OUT_DIR (default _out).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-image=${IMAGE:-memif-agent:dev}
+version=$("$root/scripts/version.sh")
+ldflags="-s -w $("$root/scripts/version.sh" ldflags)"
+images=("${IMAGE:-memif-agent:$version}")
+[ -n "${IMAGE:-}" ] || [ "$version" = dev ] || images+=(memif-agent:dev)
+image=${images[0]}
 out=$(realpath -m "${OUT_DIR:-$root/_out}")
 binaries=(memif-agent memifctl)
 
@@ -27,7 +37,7 @@ trap cleanup EXIT
 
 mkdir -p "$ctx/bin" "$out"
 for b in "${binaries[@]}"; do
-	(cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$ctx/bin/$b" "./cmd/$b")
+	(cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$ctx/bin/$b" "./cmd/$b")
 done
 echo "image: built ${binaries[*]} (static)"
 
@@ -38,11 +48,15 @@ if [ -z "${DOCKER_HOST:-}" ]; then
 	echo "image: started a private dockerd at $DOCKER_HOST"
 fi
 
-if ! docker build -f "$root/docker/Dockerfile" -t "$image" "$ctx" >"$out/image-build.log" 2>&1; then
+tags=()
+for name in "${images[@]}"; do tags+=(-t "$name"); done
+if ! docker build -f "$root/docker/Dockerfile" "${tags[@]}" --label "org.opencontainers.image.version=$version" \
+	--label "org.opencontainers.image.revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)" \
+	"$ctx" >"$out/image-build.log" 2>&1; then
 	echo "image: docker build failed; $out/image-build.log says:" >&2
 	tail -n 20 "$out/image-build.log" >&2
 	exit 1
 fi
-docker save -o "$out/memif-agent-image.tar" "$image"
+docker save -o "$out/memif-agent-image.tar" "${images[@]}"
 size=$(docker image inspect -f '{{.Size}}' "$image")
-echo "image: $image ($((size / 1024 / 1024)) MiB) saved to $out/memif-agent-image.tar"
+echo "image: ${images[*]} ($((size / 1024 / 1024)) MiB) saved to $out/memif-agent-image.tar"

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 
 	"github.com/ligato/cn-infra/agent"
@@ -24,6 +25,7 @@ import (
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	"github.com/namsral/flag"
 
+	"github.com/contivpp/memif-agent/internal/version"
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
@@ -37,6 +39,10 @@ import (
 )
 
 func main() {
+	if slices.ContainsFunc(os.Args[1:], isVersionFlag) {
+		fmt.Print(version.Get())
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == probeCommand {
 		os.Exit(runProbe(os.Args[2:], os.Stdout, os.Stderr))
 	}
@@ -57,6 +63,11 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// isVersionFlag: --version is read before the flags, not declared as one,
+// because the flag package would also take it from $VERSION, which
+// images and pods set for their own purposes.
+func isVersionFlag(arg string) bool { return arg == "--version" || arg == "-version" }
 
 // parseCommandLine parses the flags every plugin declared (forPlugin) and
 // -config-dir. cn-infra's agent parses the command line only when nobody
@@ -94,6 +105,7 @@ its description.
 
 Usage: memif-agent [flags]
        memif-agent probe [-socket PATH] liveness|readiness  (kubelet's exec probes)
+       memif-agent --version  (the version, git commit and VPP release it speaks)
 
 Flags:
 `)
@@ -227,7 +239,8 @@ func (a *memifAgent) String() string { return "memif-agent" }
 
 // Init implements infra.Plugin.
 func (a *memifAgent) Init() error {
-	logging.DefaultLogger.Info("memif-agent starting")
+	build := version.Get()
+	logging.DefaultLogger.Infof("memif-agent %s starting (commit %s, VPP binary API of %s)", build.Version, build.Commit, build.VPPRelease)
 	return nil
 }
 
