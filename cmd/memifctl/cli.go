@@ -20,8 +20,8 @@ const (
 const usageText = `memifctl shows the memif interfaces memif-agent has handed to pods on this node.
 
 Usage:
-  memifctl [flags] list                    every memif allocation
-  memifctl [flags] get NAMESPACE/POD       the memifs of one pod
+  memifctl [flags] list                    every memif allocation, its network, mode and addresses
+  memifctl [flags] get NAMESPACE/POD       the memifs of one pod, and why any is not wired
   memifctl [flags] watch                   allocation changes as they happen (Ctrl-C to stop)
   memifctl [flags] events [--since SEQ] [--last N]
                                            the agent's controller event history

@@ -1,6 +1,8 @@
 // Command memifctl shows what memif-agent has handed to pods on this node:
-// the memif allocations, one pod's memifs, a live stream of allocation
-// changes, and the agent's controller event history. It talks to the
+// the memif allocations with what each memif got from the node's networks
+// (network, mode, addresses; the reason when one is refused), one pod's
+// memifs, a live stream of allocation changes, and the agent's controller
+// event history. It talks to the
 // agent's node-local gRPC API on its Unix socket and changes nothing.
 //
 //	memifctl list

@@ -21,9 +21,12 @@ import (
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
+	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden with the current output")
@@ -50,7 +53,19 @@ type agent struct {
 // with history, the API serves the loop's event history.
 func startAgent(t *testing.T, history bool) *agent {
 	t.Helper()
-	devices, loop := devicemanagertest.Start(t, fixedClock)
+	return startAgentWith(t, history, "")
+}
+
+// startAgentWith runs the agent of startAgent, with the memif wiring after
+// the device manager when networksConf (networks.conf) is set.
+func startAgentWith(t *testing.T, history bool, networksConf string) *agent {
+	t.Helper()
+	devices := devicemanagertest.New(t, fixedClock)
+	handlers := []controllerapi.EventHandler{devices}
+	if networksConf != "" {
+		handlers = append(handlers, newWiring(t, devices, networksConf))
+	}
+	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, handlers...)
 	a := &agent{devices: &watchedDevices{Manager: devices, registered: make(chan struct{}, 1)}, loop: loop}
 	var source controllerapi.EventHistory
 	if history {
@@ -99,12 +114,42 @@ func (d *watchedDevices) WatchAllocations(ctx context.Context, changes chan<- dm
 	d.registered <- struct{}{}
 }
 
+// populatedNetworks are the networks of the populated agent; pod web's
+// annotation puts app's memif in red, sidecar's memif 1 in blue, which
+// the node does not have, and leaves sidecar's memif 0 to the default.
+const (
+	populatedNetworks = "networks:\n  - {name: red, type: l3, subnet: 10.70.0.0/24}\n  - {name: lab, type: l2}\ndefault-network: lab\n"
+	webNetworks       = `[{"network": "red", "container": "app"}, {"network": "blue", "container": "sidecar", "memif-id": 1}]`
+)
+
+// fakeNetworksPlugin hands out a fixed networks.conf, as the networks
+// plugin hands out the file it read.
+type fakeNetworksPlugin struct{ config netconf.Config }
+
+func (f fakeNetworksPlugin) Networks() netconf.Config { return f.config }
+
+// newWiring is the agent's memif wiring over devices and the networks of
+// networksConf.
+func newWiring(t *testing.T, devices *manager.Manager, networksConf string) *wiring.Handler {
+	t.Helper()
+	networks, err := netconf.Decode([]byte(networksConf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler, err := wiring.NewHandler(devices, wiring.Config{}, wiring.Options{Networks: fakeNetworksPlugin{networks}, Recorder: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return handler
+}
+
 // startPopulatedAgent returns an agent with pod default/web holding two
-// memifs (containers app and sidecar), one unbound allocation, and an
-// allocation of an unknown device refused, in its event history.
+// memifs (containers app and sidecar) in networks (one of them refused),
+// one unbound allocation, and an allocation of an unknown device refused,
+// in its event history.
 func startPopulatedAgent(t *testing.T, history bool) *agent {
 	t.Helper()
-	a := startAgent(t, history)
+	a := startAgentWith(t, history, populatedNetworks)
 	app := a.allocate(t, "memif-003")
 	sidecar := a.allocate(t, "memif-004", "memif-005")
 	a.allocate(t, "memif-007")
@@ -115,7 +160,9 @@ func startPopulatedAgent(t *testing.T, history bool) *agent {
 	if err := refused.Wait(t.Context()); err == nil {
 		t.Fatal("allocation of the unknown device memif-999 succeeded")
 	}
-	devicemanagertest.AddPod(t, a.loop, a.devices, web,
+	annotated := web
+	annotated.Networks = webNetworks
+	devicemanagertest.AddPod(t, a.loop, a.devices, annotated,
 		devicemanagertest.Container{Name: "app", Allocation: app}, devicemanagertest.Container{Name: "sidecar", Allocation: sidecar})
 	devicemanagertest.WaitForHistory(t, a.loop, 6)
 	return a
@@ -230,8 +277,18 @@ var cellGap = regexp.MustCompile(` {2,}`)
 // normalizeTable checks that every row of output has its cells where the
 // header has its columns, normalizes the cells (and replaces those of the
 // STARTED and DURATION columns), and lays the table out again with
-// memifctl's table writer: placeholders change cell widths.
+// memifctl's table writer: placeholders change cell widths. The table
+// ends at the first empty line; what follows is text.
 func normalizeTable(t *testing.T, output string, normalize func(string) string) string {
+	t.Helper()
+	output, after, _ := strings.Cut(output, "\n\n")
+	if after != "" {
+		after = "\n" + normalize(after)
+	}
+	return normalizeRows(t, output, normalize) + after
+}
+
+func normalizeRows(t *testing.T, output string, normalize func(string) string) string {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(output, "\n"), "\n")
 	header := cellGap.Split(lines[0], -1)

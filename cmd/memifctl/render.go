@@ -34,24 +34,83 @@ func writeAllocationTable(out io.Writer, allocs []*memifv1.MemifAllocation, show
 		return err
 	}
 	table := newTable(out)
-	writeRow(table, withSecret(showSecrets, "SECRET", "ALLOCATION", "POD", "CONTAINER", "DEVICES", "HOST SOCKET", "ALLOCATED")...)
+	writeRow(table, withSecret(showSecrets, "SECRET", "ALLOCATION", "POD", "CONTAINER", "DEVICES", "NETWORK", "MODE", "ADDRESSES", "REFUSED", "HOST SOCKET", "ALLOCATED")...)
 	for _, a := range allocs {
+		networks := a.GetNetworks()
 		writeRow(table, withSecret(showSecrets, a.GetSecret(),
 			a.GetAllocationId(), podName(a), cell(a.GetContainerName()), cell(strings.Join(a.GetDeviceIds(), ",")),
+			perMemif(networks, (*memifv1.MemifNetwork).GetNetwork), perMemif(networks, (*memifv1.MemifNetwork).GetMode),
+			perMemif(networks, addresses), refusedCell(networks),
 			cell(a.GetHostSocket()), timeCell(a.GetAllocatedAt()))...)
 	}
 	return table.Flush()
 }
 
+// writePodMemifTable writes a row per memif of an allocation whose
+// networks are known (a row per allocation otherwise), then why each
+// refused memif is not wired.
 func writePodMemifTable(out io.Writer, memifs []*memifv1.MemifAllocation, showSecrets bool) error {
 	table := newTable(out)
-	writeRow(table, withSecret(showSecrets, "SECRET", "CONTAINER", "ALLOCATION", "MEMIF IDS", "HOST SOCKET", "CONTAINER SOCKET")...)
+	writeRow(table, withSecret(showSecrets, "SECRET", "CONTAINER", "ALLOCATION", "MEMIF", "NETWORK", "MODE", "ADDRESSES", "GATEWAY", "REFUSED", "HOST SOCKET", "CONTAINER SOCKET")...)
+	var refusals []string
 	for _, m := range memifs {
-		writeRow(table, withSecret(showSecrets, m.GetSecret(),
-			cell(m.GetContainerName()), m.GetAllocationId(), memifIDs(len(m.GetDeviceIds())),
-			cell(m.GetHostSocket()), cell(m.GetContainerSocket()))...)
+		row := func(memif string, n *memifv1.MemifNetwork) {
+			writeRow(table, withSecret(showSecrets, m.GetSecret(),
+				cell(m.GetContainerName()), m.GetAllocationId(), memif, cell(n.GetNetwork()), cell(n.GetMode()),
+				cell(addresses(n)), cell(strings.Join(n.GetGateway(), ",")), cell(n.GetRefusedReason()),
+				cell(m.GetHostSocket()), cell(m.GetContainerSocket()))...)
+		}
+		if len(m.GetNetworks()) == 0 {
+			row(memifIDs(len(m.GetDeviceIds())), nil)
+			continue
+		}
+		for _, n := range m.GetNetworks() {
+			row(strconv.FormatUint(uint64(n.GetMemifId()), 10), n)
+			if n.GetRefusedReason() != "" {
+				refusals = append(refusals, fmt.Sprintf("memif %d of container %s (%s) is not wired: %s",
+					n.GetMemifId(), cell(m.GetContainerName()), m.GetAllocationId(), n.GetRefusedMessage()))
+			}
+		}
 	}
-	return table.Flush()
+	if err := table.Flush(); err != nil {
+		return err
+	}
+	if len(refusals) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(out, "\n%s\n", strings.Join(refusals, "\n"))
+	return err
+}
+
+// perMemif is a cell of one value per memif, in the allocation's memif
+// order, comma separated, "-" for a memif without one; "-" alone when no
+// memif has one.
+func perMemif(networks []*memifv1.MemifNetwork, value func(*memifv1.MemifNetwork) string) string {
+	values := make([]string, len(networks))
+	set := false
+	for i, n := range networks {
+		values[i] = cell(value(n))
+		set = set || values[i] != none
+	}
+	if !set {
+		return none
+	}
+	return strings.Join(values, ",")
+}
+
+// addresses are a memif's pod-side addresses, space separated: the
+// cells' commas separate memifs.
+func addresses(n *memifv1.MemifNetwork) string { return strings.Join(n.GetIps(), " ") }
+
+// refusedCell names each refused memif and why: "1:unknown-network".
+func refusedCell(networks []*memifv1.MemifNetwork) string {
+	var refused []string
+	for _, n := range networks {
+		if n.GetRefusedReason() != "" {
+			refused = append(refused, fmt.Sprintf("%d:%s", n.GetMemifId(), n.GetRefusedReason()))
+		}
+	}
+	return cell(strings.Join(refused, ","))
 }
 
 func writeEventTable(out io.Writer, events []*memifv1.EventRecord) error {

@@ -105,7 +105,10 @@ type MemifAllocation struct {
 	Secret      string                 `protobuf:"bytes,9,opt,name=secret,proto3" json:"secret,omitempty"`
 	AllocatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=allocated_at,json=allocatedAt,proto3" json:"allocated_at,omitempty"`
 	// host_dir is the allocation's socket directory on the host.
-	HostDir       string `protobuf:"bytes,11,opt,name=host_dir,json=hostDir,proto3" json:"host_dir,omitempty"`
+	HostDir string `protobuf:"bytes,11,opt,name=host_dir,json=hostDir,proto3" json:"host_dir,omitempty"`
+	// networks are what the allocation's memifs got from the node's
+	// networks, by memif ID; empty until the memif wiring resolved them.
+	Networks      []*MemifNetwork `protobuf:"bytes,12,rep,name=networks,proto3" json:"networks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -217,6 +220,166 @@ func (x *MemifAllocation) GetHostDir() string {
 	return ""
 }
 
+func (x *MemifAllocation) GetNetworks() []*MemifNetwork {
+	if x != nil {
+		return x.Networks
+	}
+	return nil
+}
+
+// MemifNetwork is what one memif of an allocation got from the node's
+// networks (networks.conf and the memif's spec), or why it is not wired.
+type MemifNetwork struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	MemifId uint32                 `protobuf:"varint,1,opt,name=memif_id,json=memifId,proto3" json:"memif_id,omitempty"`
+	// network is empty for a memif in no network.
+	Network string `protobuf:"bytes,2,opt,name=network,proto3" json:"network,omitempty"`
+	// mode is "ip" or "ethernet".
+	Mode string `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	// ips are the pod side's addresses with the subnet's prefix length, and
+	// gateway the node side's, for a memif of an l3 network.
+	Ips     []string `protobuf:"bytes,4,rep,name=ips,proto3" json:"ips,omitempty"`
+	Gateway []string `protobuf:"bytes,5,rep,name=gateway,proto3" json:"gateway,omitempty"`
+	// mac is the pod side's, when its spec set one.
+	Mac        string `protobuf:"bytes,6,opt,name=mac,proto3" json:"mac,omitempty"`
+	Queues     uint32 `protobuf:"varint,7,opt,name=queues,proto3" json:"queues,omitempty"`
+	RingSize   uint32 `protobuf:"varint,8,opt,name=ring_size,json=ringSize,proto3" json:"ring_size,omitempty"`
+	BufferSize uint32 `protobuf:"varint,9,opt,name=buffer_size,json=bufferSize,proto3" json:"buffer_size,omitempty"`
+	// mtu is 0 when the vswitch's default applies.
+	Mtu uint32 `protobuf:"varint,10,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	// rx_mode is "polling", "interrupt" or "adaptive"; empty: the vswitch's
+	// default.
+	RxMode string `protobuf:"bytes,11,opt,name=rx_mode,json=rxMode,proto3" json:"rx_mode,omitempty"`
+	// refused_reason, when set, says the memif is not wired and why, as a
+	// short label (for example "unknown-network"); refused_message says it
+	// in words, with what to change.
+	RefusedReason  string `protobuf:"bytes,12,opt,name=refused_reason,json=refusedReason,proto3" json:"refused_reason,omitempty"`
+	RefusedMessage string `protobuf:"bytes,13,opt,name=refused_message,json=refusedMessage,proto3" json:"refused_message,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *MemifNetwork) Reset() {
+	*x = MemifNetwork{}
+	mi := &file_api_memif_v1_memif_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemifNetwork) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemifNetwork) ProtoMessage() {}
+
+func (x *MemifNetwork) ProtoReflect() protoreflect.Message {
+	mi := &file_api_memif_v1_memif_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemifNetwork.ProtoReflect.Descriptor instead.
+func (*MemifNetwork) Descriptor() ([]byte, []int) {
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *MemifNetwork) GetMemifId() uint32 {
+	if x != nil {
+		return x.MemifId
+	}
+	return 0
+}
+
+func (x *MemifNetwork) GetNetwork() string {
+	if x != nil {
+		return x.Network
+	}
+	return ""
+}
+
+func (x *MemifNetwork) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *MemifNetwork) GetIps() []string {
+	if x != nil {
+		return x.Ips
+	}
+	return nil
+}
+
+func (x *MemifNetwork) GetGateway() []string {
+	if x != nil {
+		return x.Gateway
+	}
+	return nil
+}
+
+func (x *MemifNetwork) GetMac() string {
+	if x != nil {
+		return x.Mac
+	}
+	return ""
+}
+
+func (x *MemifNetwork) GetQueues() uint32 {
+	if x != nil {
+		return x.Queues
+	}
+	return 0
+}
+
+func (x *MemifNetwork) GetRingSize() uint32 {
+	if x != nil {
+		return x.RingSize
+	}
+	return 0
+}
+
+func (x *MemifNetwork) GetBufferSize() uint32 {
+	if x != nil {
+		return x.BufferSize
+	}
+	return 0
+}
+
+func (x *MemifNetwork) GetMtu() uint32 {
+	if x != nil {
+		return x.Mtu
+	}
+	return 0
+}
+
+func (x *MemifNetwork) GetRxMode() string {
+	if x != nil {
+		return x.RxMode
+	}
+	return ""
+}
+
+func (x *MemifNetwork) GetRefusedReason() string {
+	if x != nil {
+		return x.RefusedReason
+	}
+	return ""
+}
+
+func (x *MemifNetwork) GetRefusedMessage() string {
+	if x != nil {
+		return x.RefusedMessage
+	}
+	return ""
+}
+
 type ListAllocationsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// include_secrets asks for the memif secrets in the answer.
@@ -227,7 +390,7 @@ type ListAllocationsRequest struct {
 
 func (x *ListAllocationsRequest) Reset() {
 	*x = ListAllocationsRequest{}
-	mi := &file_api_memif_v1_memif_proto_msgTypes[1]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -239,7 +402,7 @@ func (x *ListAllocationsRequest) String() string {
 func (*ListAllocationsRequest) ProtoMessage() {}
 
 func (x *ListAllocationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_memif_v1_memif_proto_msgTypes[1]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -252,7 +415,7 @@ func (x *ListAllocationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAllocationsRequest.ProtoReflect.Descriptor instead.
 func (*ListAllocationsRequest) Descriptor() ([]byte, []int) {
-	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{1}
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ListAllocationsRequest) GetIncludeSecrets() bool {
@@ -271,7 +434,7 @@ type ListAllocationsResponse struct {
 
 func (x *ListAllocationsResponse) Reset() {
 	*x = ListAllocationsResponse{}
-	mi := &file_api_memif_v1_memif_proto_msgTypes[2]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -283,7 +446,7 @@ func (x *ListAllocationsResponse) String() string {
 func (*ListAllocationsResponse) ProtoMessage() {}
 
 func (x *ListAllocationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_memif_v1_memif_proto_msgTypes[2]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -296,7 +459,7 @@ func (x *ListAllocationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAllocationsResponse.ProtoReflect.Descriptor instead.
 func (*ListAllocationsResponse) Descriptor() ([]byte, []int) {
-	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{2}
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListAllocationsResponse) GetAllocations() []*MemifAllocation {
@@ -319,7 +482,7 @@ type GetPodMemifsRequest struct {
 
 func (x *GetPodMemifsRequest) Reset() {
 	*x = GetPodMemifsRequest{}
-	mi := &file_api_memif_v1_memif_proto_msgTypes[3]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -331,7 +494,7 @@ func (x *GetPodMemifsRequest) String() string {
 func (*GetPodMemifsRequest) ProtoMessage() {}
 
 func (x *GetPodMemifsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_memif_v1_memif_proto_msgTypes[3]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -344,7 +507,7 @@ func (x *GetPodMemifsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodMemifsRequest.ProtoReflect.Descriptor instead.
 func (*GetPodMemifsRequest) Descriptor() ([]byte, []int) {
-	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{3}
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetPodMemifsRequest) GetNamespace() string {
@@ -377,7 +540,7 @@ type GetPodMemifsResponse struct {
 
 func (x *GetPodMemifsResponse) Reset() {
 	*x = GetPodMemifsResponse{}
-	mi := &file_api_memif_v1_memif_proto_msgTypes[4]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -389,7 +552,7 @@ func (x *GetPodMemifsResponse) String() string {
 func (*GetPodMemifsResponse) ProtoMessage() {}
 
 func (x *GetPodMemifsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_memif_v1_memif_proto_msgTypes[4]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -402,7 +565,7 @@ func (x *GetPodMemifsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodMemifsResponse.ProtoReflect.Descriptor instead.
 func (*GetPodMemifsResponse) Descriptor() ([]byte, []int) {
-	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{4}
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetPodMemifsResponse) GetMemifs() []*MemifAllocation {
@@ -422,7 +585,7 @@ type WatchAllocationsRequest struct {
 
 func (x *WatchAllocationsRequest) Reset() {
 	*x = WatchAllocationsRequest{}
-	mi := &file_api_memif_v1_memif_proto_msgTypes[5]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -434,7 +597,7 @@ func (x *WatchAllocationsRequest) String() string {
 func (*WatchAllocationsRequest) ProtoMessage() {}
 
 func (x *WatchAllocationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_memif_v1_memif_proto_msgTypes[5]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -447,7 +610,7 @@ func (x *WatchAllocationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAllocationsRequest.ProtoReflect.Descriptor instead.
 func (*WatchAllocationsRequest) Descriptor() ([]byte, []int) {
-	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{5}
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WatchAllocationsRequest) GetIncludeSecrets() bool {
@@ -467,7 +630,7 @@ type AllocationChange struct {
 
 func (x *AllocationChange) Reset() {
 	*x = AllocationChange{}
-	mi := &file_api_memif_v1_memif_proto_msgTypes[6]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +642,7 @@ func (x *AllocationChange) String() string {
 func (*AllocationChange) ProtoMessage() {}
 
 func (x *AllocationChange) ProtoReflect() protoreflect.Message {
-	mi := &file_api_memif_v1_memif_proto_msgTypes[6]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +655,7 @@ func (x *AllocationChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocationChange.ProtoReflect.Descriptor instead.
 func (*AllocationChange) Descriptor() ([]byte, []int) {
-	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{6}
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AllocationChange) GetKind() ChangeKind {
@@ -522,7 +685,7 @@ type GetEventHistoryRequest struct {
 
 func (x *GetEventHistoryRequest) Reset() {
 	*x = GetEventHistoryRequest{}
-	mi := &file_api_memif_v1_memif_proto_msgTypes[7]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -534,7 +697,7 @@ func (x *GetEventHistoryRequest) String() string {
 func (*GetEventHistoryRequest) ProtoMessage() {}
 
 func (x *GetEventHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_memif_v1_memif_proto_msgTypes[7]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -547,7 +710,7 @@ func (x *GetEventHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEventHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetEventHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{7}
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetEventHistoryRequest) GetSinceSeq() uint64 {
@@ -573,7 +736,7 @@ type GetEventHistoryResponse struct {
 
 func (x *GetEventHistoryResponse) Reset() {
 	*x = GetEventHistoryResponse{}
-	mi := &file_api_memif_v1_memif_proto_msgTypes[8]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -585,7 +748,7 @@ func (x *GetEventHistoryResponse) String() string {
 func (*GetEventHistoryResponse) ProtoMessage() {}
 
 func (x *GetEventHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_memif_v1_memif_proto_msgTypes[8]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -598,7 +761,7 @@ func (x *GetEventHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEventHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetEventHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{8}
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetEventHistoryResponse) GetEvents() []*EventRecord {
@@ -639,7 +802,7 @@ type EventRecord struct {
 
 func (x *EventRecord) Reset() {
 	*x = EventRecord{}
-	mi := &file_api_memif_v1_memif_proto_msgTypes[9]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +814,7 @@ func (x *EventRecord) String() string {
 func (*EventRecord) ProtoMessage() {}
 
 func (x *EventRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_api_memif_v1_memif_proto_msgTypes[9]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +827,7 @@ func (x *EventRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventRecord.ProtoReflect.Descriptor instead.
 func (*EventRecord) Descriptor() ([]byte, []int) {
-	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{9}
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *EventRecord) GetSeq() uint64 {
@@ -760,7 +923,7 @@ type HandlerRecord struct {
 
 func (x *HandlerRecord) Reset() {
 	*x = HandlerRecord{}
-	mi := &file_api_memif_v1_memif_proto_msgTypes[10]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -772,7 +935,7 @@ func (x *HandlerRecord) String() string {
 func (*HandlerRecord) ProtoMessage() {}
 
 func (x *HandlerRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_api_memif_v1_memif_proto_msgTypes[10]
+	mi := &file_api_memif_v1_memif_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -785,7 +948,7 @@ func (x *HandlerRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandlerRecord.ProtoReflect.Descriptor instead.
 func (*HandlerRecord) Descriptor() ([]byte, []int) {
-	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{10}
+	return file_api_memif_v1_memif_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HandlerRecord) GetHandler() string {
@@ -820,7 +983,7 @@ var File_api_memif_v1_memif_proto protoreflect.FileDescriptor
 
 const file_api_memif_v1_memif_proto_rawDesc = "" +
 	"\n" +
-	"\x18api/memif/v1/memif.proto\x12\x11contivpp.memif.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x93\x03\n" +
+	"\x18api/memif/v1/memif.proto\x12\x11contivpp.memif.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x03\n" +
 	"\x0fMemifAllocation\x12#\n" +
 	"\rallocation_id\x18\x01 \x01(\tR\fallocationId\x12\x1d\n" +
 	"\n" +
@@ -835,7 +998,24 @@ const file_api_memif_v1_memif_proto_rawDesc = "" +
 	"\x06secret\x18\t \x01(\tR\x06secret\x12=\n" +
 	"\fallocated_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\vallocatedAt\x12\x19\n" +
-	"\bhost_dir\x18\v \x01(\tR\ahostDir\"A\n" +
+	"\bhost_dir\x18\v \x01(\tR\ahostDir\x12;\n" +
+	"\bnetworks\x18\f \x03(\v2\x1f.contivpp.memif.v1.MemifNetworkR\bnetworks\"\xe6\x02\n" +
+	"\fMemifNetwork\x12\x19\n" +
+	"\bmemif_id\x18\x01 \x01(\rR\amemifId\x12\x18\n" +
+	"\anetwork\x18\x02 \x01(\tR\anetwork\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x10\n" +
+	"\x03ips\x18\x04 \x03(\tR\x03ips\x12\x18\n" +
+	"\agateway\x18\x05 \x03(\tR\agateway\x12\x10\n" +
+	"\x03mac\x18\x06 \x01(\tR\x03mac\x12\x16\n" +
+	"\x06queues\x18\a \x01(\rR\x06queues\x12\x1b\n" +
+	"\tring_size\x18\b \x01(\rR\bringSize\x12\x1f\n" +
+	"\vbuffer_size\x18\t \x01(\rR\n" +
+	"bufferSize\x12\x10\n" +
+	"\x03mtu\x18\n" +
+	" \x01(\rR\x03mtu\x12\x17\n" +
+	"\arx_mode\x18\v \x01(\tR\x06rxMode\x12%\n" +
+	"\x0erefused_reason\x18\f \x01(\tR\rrefusedReason\x12'\n" +
+	"\x0frefused_message\x18\r \x01(\tR\x0erefusedMessage\"A\n" +
 	"\x16ListAllocationsRequest\x12'\n" +
 	"\x0finclude_secrets\x18\x01 \x01(\bR\x0eincludeSecrets\"_\n" +
 	"\x17ListAllocationsResponse\x12D\n" +
@@ -904,45 +1084,47 @@ func file_api_memif_v1_memif_proto_rawDescGZIP() []byte {
 }
 
 var file_api_memif_v1_memif_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_api_memif_v1_memif_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_api_memif_v1_memif_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_api_memif_v1_memif_proto_goTypes = []any{
 	(ChangeKind)(0),                 // 0: contivpp.memif.v1.ChangeKind
 	(*MemifAllocation)(nil),         // 1: contivpp.memif.v1.MemifAllocation
-	(*ListAllocationsRequest)(nil),  // 2: contivpp.memif.v1.ListAllocationsRequest
-	(*ListAllocationsResponse)(nil), // 3: contivpp.memif.v1.ListAllocationsResponse
-	(*GetPodMemifsRequest)(nil),     // 4: contivpp.memif.v1.GetPodMemifsRequest
-	(*GetPodMemifsResponse)(nil),    // 5: contivpp.memif.v1.GetPodMemifsResponse
-	(*WatchAllocationsRequest)(nil), // 6: contivpp.memif.v1.WatchAllocationsRequest
-	(*AllocationChange)(nil),        // 7: contivpp.memif.v1.AllocationChange
-	(*GetEventHistoryRequest)(nil),  // 8: contivpp.memif.v1.GetEventHistoryRequest
-	(*GetEventHistoryResponse)(nil), // 9: contivpp.memif.v1.GetEventHistoryResponse
-	(*EventRecord)(nil),             // 10: contivpp.memif.v1.EventRecord
-	(*HandlerRecord)(nil),           // 11: contivpp.memif.v1.HandlerRecord
-	(*timestamppb.Timestamp)(nil),   // 12: google.protobuf.Timestamp
+	(*MemifNetwork)(nil),            // 2: contivpp.memif.v1.MemifNetwork
+	(*ListAllocationsRequest)(nil),  // 3: contivpp.memif.v1.ListAllocationsRequest
+	(*ListAllocationsResponse)(nil), // 4: contivpp.memif.v1.ListAllocationsResponse
+	(*GetPodMemifsRequest)(nil),     // 5: contivpp.memif.v1.GetPodMemifsRequest
+	(*GetPodMemifsResponse)(nil),    // 6: contivpp.memif.v1.GetPodMemifsResponse
+	(*WatchAllocationsRequest)(nil), // 7: contivpp.memif.v1.WatchAllocationsRequest
+	(*AllocationChange)(nil),        // 8: contivpp.memif.v1.AllocationChange
+	(*GetEventHistoryRequest)(nil),  // 9: contivpp.memif.v1.GetEventHistoryRequest
+	(*GetEventHistoryResponse)(nil), // 10: contivpp.memif.v1.GetEventHistoryResponse
+	(*EventRecord)(nil),             // 11: contivpp.memif.v1.EventRecord
+	(*HandlerRecord)(nil),           // 12: contivpp.memif.v1.HandlerRecord
+	(*timestamppb.Timestamp)(nil),   // 13: google.protobuf.Timestamp
 }
 var file_api_memif_v1_memif_proto_depIdxs = []int32{
-	12, // 0: contivpp.memif.v1.MemifAllocation.allocated_at:type_name -> google.protobuf.Timestamp
-	1,  // 1: contivpp.memif.v1.ListAllocationsResponse.allocations:type_name -> contivpp.memif.v1.MemifAllocation
-	1,  // 2: contivpp.memif.v1.GetPodMemifsResponse.memifs:type_name -> contivpp.memif.v1.MemifAllocation
-	0,  // 3: contivpp.memif.v1.AllocationChange.kind:type_name -> contivpp.memif.v1.ChangeKind
-	1,  // 4: contivpp.memif.v1.AllocationChange.allocation:type_name -> contivpp.memif.v1.MemifAllocation
-	10, // 5: contivpp.memif.v1.GetEventHistoryResponse.events:type_name -> contivpp.memif.v1.EventRecord
-	12, // 6: contivpp.memif.v1.EventRecord.started_at:type_name -> google.protobuf.Timestamp
-	12, // 7: contivpp.memif.v1.EventRecord.finished_at:type_name -> google.protobuf.Timestamp
-	11, // 8: contivpp.memif.v1.EventRecord.handlers:type_name -> contivpp.memif.v1.HandlerRecord
-	2,  // 9: contivpp.memif.v1.MemifAgent.ListAllocations:input_type -> contivpp.memif.v1.ListAllocationsRequest
-	4,  // 10: contivpp.memif.v1.MemifAgent.GetPodMemifs:input_type -> contivpp.memif.v1.GetPodMemifsRequest
-	6,  // 11: contivpp.memif.v1.MemifAgent.WatchAllocations:input_type -> contivpp.memif.v1.WatchAllocationsRequest
-	8,  // 12: contivpp.memif.v1.MemifAgent.GetEventHistory:input_type -> contivpp.memif.v1.GetEventHistoryRequest
-	3,  // 13: contivpp.memif.v1.MemifAgent.ListAllocations:output_type -> contivpp.memif.v1.ListAllocationsResponse
-	5,  // 14: contivpp.memif.v1.MemifAgent.GetPodMemifs:output_type -> contivpp.memif.v1.GetPodMemifsResponse
-	7,  // 15: contivpp.memif.v1.MemifAgent.WatchAllocations:output_type -> contivpp.memif.v1.AllocationChange
-	9,  // 16: contivpp.memif.v1.MemifAgent.GetEventHistory:output_type -> contivpp.memif.v1.GetEventHistoryResponse
-	13, // [13:17] is the sub-list for method output_type
-	9,  // [9:13] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	13, // 0: contivpp.memif.v1.MemifAllocation.allocated_at:type_name -> google.protobuf.Timestamp
+	2,  // 1: contivpp.memif.v1.MemifAllocation.networks:type_name -> contivpp.memif.v1.MemifNetwork
+	1,  // 2: contivpp.memif.v1.ListAllocationsResponse.allocations:type_name -> contivpp.memif.v1.MemifAllocation
+	1,  // 3: contivpp.memif.v1.GetPodMemifsResponse.memifs:type_name -> contivpp.memif.v1.MemifAllocation
+	0,  // 4: contivpp.memif.v1.AllocationChange.kind:type_name -> contivpp.memif.v1.ChangeKind
+	1,  // 5: contivpp.memif.v1.AllocationChange.allocation:type_name -> contivpp.memif.v1.MemifAllocation
+	11, // 6: contivpp.memif.v1.GetEventHistoryResponse.events:type_name -> contivpp.memif.v1.EventRecord
+	13, // 7: contivpp.memif.v1.EventRecord.started_at:type_name -> google.protobuf.Timestamp
+	13, // 8: contivpp.memif.v1.EventRecord.finished_at:type_name -> google.protobuf.Timestamp
+	12, // 9: contivpp.memif.v1.EventRecord.handlers:type_name -> contivpp.memif.v1.HandlerRecord
+	3,  // 10: contivpp.memif.v1.MemifAgent.ListAllocations:input_type -> contivpp.memif.v1.ListAllocationsRequest
+	5,  // 11: contivpp.memif.v1.MemifAgent.GetPodMemifs:input_type -> contivpp.memif.v1.GetPodMemifsRequest
+	7,  // 12: contivpp.memif.v1.MemifAgent.WatchAllocations:input_type -> contivpp.memif.v1.WatchAllocationsRequest
+	9,  // 13: contivpp.memif.v1.MemifAgent.GetEventHistory:input_type -> contivpp.memif.v1.GetEventHistoryRequest
+	4,  // 14: contivpp.memif.v1.MemifAgent.ListAllocations:output_type -> contivpp.memif.v1.ListAllocationsResponse
+	6,  // 15: contivpp.memif.v1.MemifAgent.GetPodMemifs:output_type -> contivpp.memif.v1.GetPodMemifsResponse
+	8,  // 16: contivpp.memif.v1.MemifAgent.WatchAllocations:output_type -> contivpp.memif.v1.AllocationChange
+	10, // 17: contivpp.memif.v1.MemifAgent.GetEventHistory:output_type -> contivpp.memif.v1.GetEventHistoryResponse
+	14, // [14:18] is the sub-list for method output_type
+	10, // [10:14] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_api_memif_v1_memif_proto_init() }
@@ -956,7 +1138,7 @@ func file_api_memif_v1_memif_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_memif_v1_memif_proto_rawDesc), len(file_api_memif_v1_memif_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

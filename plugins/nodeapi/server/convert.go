@@ -26,7 +26,28 @@ func toAllocation(info dmapi.MemifInfo, includeSecret bool) *memifv1.MemifAlloca
 	if includeSecret {
 		alloc.Secret = info.Secret
 	}
+	for _, n := range info.Networks {
+		alloc.Networks = append(alloc.Networks, toNetwork(n))
+	}
 	return alloc
+}
+
+func toNetwork(n dmapi.MemifNetwork) *memifv1.MemifNetwork {
+	return &memifv1.MemifNetwork{
+		MemifId:        n.MemifID,
+		Network:        n.Network,
+		Mode:           n.Mode,
+		Ips:            append([]string(nil), n.IPs...),
+		Gateway:        append([]string(nil), n.Gateway...),
+		Mac:            n.MAC,
+		Queues:         n.Queues,
+		RingSize:       n.RingSize,
+		BufferSize:     n.BufferSize,
+		Mtu:            n.MTU,
+		RxMode:         n.RxMode,
+		RefusedReason:  n.Reason,
+		RefusedMessage: n.Refused,
+	}
 }
 
 func toChangeKind(kind dmapi.AllocationChangeKind) memifv1.ChangeKind {

@@ -20,4 +20,9 @@ func TestEveryFieldReachesTheAPI(t *testing.T) {
 	if zero := allfields.Zero(toAllocation(info, false)); !slices.Equal(zero, []string{"Secret"}) {
 		t.Errorf("toAllocation without secrets left %v unset, want only the secret", zero)
 	}
+	if networks := toAllocation(info, false).Networks; len(networks) != 1 {
+		t.Errorf("toAllocation gave %d networks, want the 1 of the info", len(networks))
+	} else if zero := allfields.Zero(networks[0]); len(zero) != 0 {
+		t.Errorf("toAllocation left %v of a memif's network unset", zero)
+	}
 }

@@ -30,6 +30,9 @@ func fill(v reflect.Value, n *int) {
 		v.SetString(fmt.Sprintf("value-%d", *n))
 	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String:
 		v.Set(reflect.ValueOf([]string{fmt.Sprintf("value-%d-a", *n), fmt.Sprintf("value-%d-b", *n)}).Convert(v.Type()))
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0), n)
 	case v.CanInt():
 		v.SetInt(int64(*n))
 	case v.CanUint():
