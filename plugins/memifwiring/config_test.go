@@ -32,7 +32,7 @@ func TestConfigErrors(t *testing.T) {
 		{"address key not a container", "ip-addresses: {default/pod: [10.0.0.1/24]}\n", `config key "ip-addresses": must be keyed by namespace/pod/container, got "default/pod"`},
 		{"address without prefix", "ip-addresses: {default/pod/app: [10.0.0.1]}\n", `config key "ip-addresses": entry "10.0.0.1" of default/pod/app must be an address with prefix length`},
 		{"not YAML", "mtu: [\n", "not valid YAML"},
-		{"bridge domain name too long", "bridge-domain: " + strings.Repeat("b", 64) + "\n", `config key "bridge-domain": must be at most 63 characters`},
+		{"bridge domain name too long", "bridge-domain: " + strings.Repeat("b", 64) + "\n", `config key "bridge-domain": must be at most 51 characters`},
 		{"bridge domain with addresses", "bridge-domain: pods\nip-addresses: {a/b/c: [10.0.0.1/24]}\n", `config key "bridge-domain": excludes ip-addresses`},
 		{"cross-connect pairs", "l2-xconnect:\n  - [default/sender/app, default/receiver/app]\n  - [default/chain/app/1, default/sink/app]\n", ""},
 		{"cross-connect pairs not lists", "l2-xconnect: [default/sender/app, default/receiver/app]\n", `config key "l2-xconnect": want a list, got a string`},

@@ -27,6 +27,7 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/syncbuffer"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
@@ -141,7 +142,7 @@ func newVswitchPlugin(t testing.TB, a *testAgent, dir string, setup agentSetup) 
 	return plugin
 }
 
-// vppMemif is what VPP reports of one tagged memif.
+// vppMemif is what VPP reports of one memif of the agent's.
 type vppMemif struct {
 	index  vppmsg.InterfaceIndex
 	socket string
@@ -151,7 +152,8 @@ type vppMemif struct {
 	linkUp bool
 }
 
-// vppMemifs reads VPP's memifs by tag through a connection of the test's own.
+// vppMemifs reads VPP's memifs of the agent's by name (their tag after
+// owner.Prefix) through a connection of the test's own.
 func vppMemifs(t testing.TB, v *vpp.VPP) (map[string]vppMemif, error) {
 	conn, err := vppapi.Dial(t.Context(), v.APISocket, "memifwiring-test", 0)
 	if err != nil {
@@ -166,7 +168,7 @@ func vppMemifs(t testing.TB, v *vpp.VPP) (map[string]vppMemif, error) {
 	if err != nil {
 		return nil, err
 	}
-	tags, err := vppTags(t, conn)
+	names, err := vppNames(t, conn)
 	if err != nil {
 		return nil, err
 	}
@@ -176,27 +178,35 @@ func vppMemifs(t testing.TB, v *vpp.VPP) (map[string]vppMemif, error) {
 	}
 	result := map[string]vppMemif{}
 	for _, memif := range memifs {
-		result[tags[memif.SwIfIndex]] = vppMemif{index: memif.SwIfIndex, socket: socketNames[memif.SocketID],
+		name, ours := names[memif.SwIfIndex]
+		if !ours {
+			continue
+		}
+		result[name] = vppMemif{index: memif.SwIfIndex, socket: socketNames[memif.SocketID],
 			master: memif.Role == vppmsg.MemifRoleAPIMaster, id: memif.ID,
 			adminUp: memif.Flags&vppmsg.IfStatusAPIFlagAdminUp != 0, linkUp: memif.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}
 	}
 	return result, nil
 }
 
-// vppTags returns the tag of every VPP interface by index.
-func vppTags(t testing.TB, conn *vppapi.Conn) (map[vppmsg.InterfaceIndex]string, error) {
+// vppNames returns the name of every interface of the agent's in VPP by
+// index.
+func vppNames(t testing.TB, conn *vppapi.Conn) (map[vppmsg.InterfaceIndex]string, error) {
 	interfaces, err := vppapi.Dump[vppmsg.SwInterfaceDetails](t.Context(), conn, &vppmsg.SwInterfaceDump{SwIfIndex: ^vppmsg.InterfaceIndex(0)})
 	if err != nil {
 		return nil, err
 	}
-	tags := map[vppmsg.InterfaceIndex]string{}
+	names := map[vppmsg.InterfaceIndex]string{}
 	for _, iface := range interfaces {
-		tags[iface.SwIfIndex] = iface.Tag
+		if name, ours := owner.Name(iface.Tag); ours {
+			names[iface.SwIfIndex] = name
+		}
 	}
-	return tags, nil
+	return names, nil
 }
 
-// waitVPPMemifs waits until VPP's tagged memifs are want (sorted names).
+// waitVPPMemifs waits until VPP's memifs of the agent's are want (sorted
+// names).
 func waitVPPMemifs(t testing.TB, v *vpp.VPP, want []string) map[string]vppMemif {
 	t.Helper()
 	var memifs map[string]vppMemif
@@ -451,9 +461,9 @@ func TestPodToPodThroughVPPBridgeDomain(t *testing.T) {
 	}
 }
 
-// bridgeDomainMembers counts the interfaces of VPP's bridge domain tagged
-// tag, -1 when there is none.
-func bridgeDomainMembers(t testing.TB, v *vpp.VPP, tag string) int {
+// bridgeDomainMembers counts the interfaces of the agent's bridge domain
+// name in VPP, -1 when there is none.
+func bridgeDomainMembers(t testing.TB, v *vpp.VPP, name string) int {
 	t.Helper()
 	conn, err := vppapi.Dial(t.Context(), v.APISocket, "memifwiring-test", 0)
 	if err != nil {
@@ -465,7 +475,7 @@ func bridgeDomainMembers(t testing.TB, v *vpp.VPP, tag string) int {
 		t.Fatal(err)
 	}
 	for _, domain := range domains {
-		if domain.BdTag == tag {
+		if domain.BdTag == owner.Tag(name) {
 			return len(domain.SwIfDetails)
 		}
 	}

@@ -42,13 +42,13 @@ func vppXConnects(t testing.TB, v *vpp.VPP) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	tags, err := vppTags(t, conn)
+	names, err := vppNames(t, conn)
 	if err != nil {
 		return nil, err
 	}
 	result := map[string]string{}
 	for _, xc := range xconnects {
-		result[tags[xc.RxSwIfIndex]] = tags[xc.TxSwIfIndex]
+		result[names[xc.RxSwIfIndex]] = names[xc.TxSwIfIndex]
 	}
 	return result, nil
 }

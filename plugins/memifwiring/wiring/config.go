@@ -86,7 +86,7 @@ func (c Config) Validate() error {
 		problems.Addf("rx-mode", "must be polling, interrupt, adaptive or empty, got %q", c.RxMode)
 	}
 	if len(c.BridgeDomain) > maxInterfaceNameLength {
-		problems.Addf("bridge-domain", "must be at most %d characters (it is VPP's bridge domain tag), got %q", maxInterfaceNameLength, c.BridgeDomain)
+		problems.Addf("bridge-domain", "must be at most %d characters (VPP's bridge domain tag holds it after the agent's prefix), got %q", maxInterfaceNameLength, c.BridgeDomain)
 	}
 	if c.BridgeDomain != "" && len(c.IPAddresses) > 0 {
 		problems.Addf("bridge-domain", "excludes ip-addresses: a bridged memif is L2 only")

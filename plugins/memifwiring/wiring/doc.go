@@ -10,10 +10,11 @@
 //
 // Interface names are derived from the pod: "memif_<namespace>_<pod>_
 // <container>_<memif ID>". The separator "_" cannot occur in Kubernetes
-// names, so distinct pods never share a name. vpp-agent keeps the name in
-// the VPP interface tag, which holds at most 63 characters; a longer name is
-// cut to 54 characters and ends with "_" and 8 hex digits of its SHA-256, so
-// it stays unique.
+// names, so distinct pods never share a name. The VPP descriptors keep the
+// name in the VPP interface tag after the agent's prefix (package
+// plugins/vswitch/owner), which leaves it at most 51 characters; a longer
+// name is cut to 42 characters and ends with "_" and 8 hex digits of its
+// SHA-256, so it stays unique.
 //
 // Config.BridgeDomain adds a vpp_l2.BridgeDomain holding every wired
 // interface; Config.L2XConnect adds, for each configured pair of memifs, a

@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
 const (
-	// maxInterfaceNameLength is what the VPP interface tag holds (64 bytes
-	// with the terminating NUL).
-	maxInterfaceNameLength = 63
+	// maxInterfaceNameLength is what the VPP interface tag holds after
+	// the agent's prefix.
+	maxInterfaceNameLength = owner.MaxNameLength
 	// nameHashLength is how many hex digits of SHA-256 end a cut name.
 	nameHashLength = 8
 	// nameSeparator cannot occur in Kubernetes names.

@@ -10,11 +10,12 @@ import (
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
-// vppTagLength is what the VPP interface tag holds: 64 bytes with the
-// terminating NUL.
-const vppTagLength = 63
+// vppTagLength is what the VPP interface tag holds after the agent's
+// prefix: 64 bytes with the terminating NUL.
+const vppTagLength = 63 - len(owner.Prefix)
 
 func TestRenderedInterfaceNames(t *testing.T) {
 	long := strings.Repeat("a", 63)
@@ -30,7 +31,7 @@ func TestRenderedInterfaceNames(t *testing.T) {
 			[]string{"memif_default_web_app_0", "memif_default_web_app_1"}},
 		{"dashes stay apart from separators", podapi.PodID{Namespace: "a-b", Name: "c"}, "d", 1, []string{"memif_a-b_c_d_0"}},
 		{"long names are cut and hashed", podapi.PodID{Namespace: long, Name: long}, "app", 2,
-			[]string{"memif_" + strings.Repeat("a", 48) + "_", "memif_" + strings.Repeat("a", 48) + "_"}},
+			[]string{"memif_" + strings.Repeat("a", 36) + "_", "memif_" + strings.Repeat("a", 36) + "_"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			memif := dmapi.MemifInfo{AllocationID: "alloc-1", Pod: tc.pod, ContainerName: tc.container,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
 // Names of the bridge domain descriptors.
@@ -94,8 +95,8 @@ func (d *BridgeDomains) InterfaceDescriptor() *kvs.KVDescriptor {
 func validateBridgeDomain(_ string, value proto.Message) error {
 	bd := value.(*vpp_l2.BridgeDomain)
 	switch {
-	case bd.Name == "" || len(bd.Name) >= maxTagLength:
-		return fmt.Errorf("bridge domain name %q: want 1 to %d bytes (it is VPP's bridge domain tag)", bd.Name, maxTagLength-1)
+	case bd.Name == "" || len(bd.Name) > owner.MaxNameLength:
+		return fmt.Errorf("bridge domain name %q: want 1 to %d bytes (VPP's bridge domain tag holds it after %q)", bd.Name, owner.MaxNameLength, owner.Prefix)
 	case bd.ArpTermination || len(bd.ArpTerminationTable) > 0:
 		return fmt.Errorf("bridge domain %s: ARP termination is not supported by this agent's VPP descriptor", bd.Name)
 	case bd.MacAge > 255:
@@ -148,7 +149,7 @@ func (d *BridgeDomains) create(_ string, value proto.Message) (kvs.Metadata, err
 	}
 	// bd_id ~0: VPP picks an unused ID; the tag names it from then on.
 	req := &vppmsg.BridgeDomainAddDelV2{BdID: ^uint32(0), Flood: bd.Flood, UuFlood: bd.UnknownUnicastFlood, Forward: bd.Forward,
-		Learn: bd.Learn, MACAge: uint8(bd.MacAge), BdTag: bd.Name, IsAdd: true}
+		Learn: bd.Learn, MACAge: uint8(bd.MacAge), BdTag: owner.Tag(bd.Name), IsAdd: true}
 	var created vppmsg.BridgeDomainAddDelV2Reply
 	if err := request(context.Background(), conn, req, &created); err != nil {
 		return nil, fmt.Errorf("create bridge domain %s: %w", bd.Name, err)
@@ -174,7 +175,8 @@ func (d *BridgeDomains) delete(_ string, value proto.Message, metadata kvs.Metad
 
 // current returns the metadata of bridge domain name as VPP holds it now:
 // the scheduler's, unless it was made over an earlier connection, when VPP
-// is asked by the bridge domain's tag. Nil: VPP has no such bridge domain.
+// is asked by the bridge domain's tag. Nil: VPP has no such bridge domain
+// of the agent's.
 func (d *BridgeDomains) current(conn *vppapi.Conn, name string, metadata kvs.Metadata) (*bridgeDomainMetadata, error) {
 	if meta, ok := metadata.(*bridgeDomainMetadata); ok && meta.conn == conn {
 		return meta, nil
@@ -184,14 +186,15 @@ func (d *BridgeDomains) current(conn *vppapi.Conn, name string, metadata kvs.Met
 		return nil, fmt.Errorf("dump VPP bridge domains: %w", err)
 	}
 	for _, domain := range domains {
-		if domain.BdTag == name {
+		if domain.BdTag == owner.Tag(name) {
 			return &bridgeDomainMetadata{id: domain.BdID, conn: conn}, nil
 		}
 	}
 	return nil, nil
 }
 
-// retrieve reports every tagged bridge domain with its tagged interfaces.
+// retrieve reports every bridge domain tagged as the agent's, with the
+// agent's interfaces in it.
 func (d *BridgeDomains) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
 	conn, err := d.conn()
 	if err != nil {
@@ -204,10 +207,11 @@ func (d *BridgeDomains) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, er
 	}
 	var values []kvs.KVWithMetadata
 	for _, domain := range domains {
-		if domain.BdTag == "" {
+		name, ours := owner.Name(domain.BdTag)
+		if !ours {
 			continue
 		}
-		bd := &vpp_l2.BridgeDomain{Name: domain.BdTag, Flood: domain.Flood, UnknownUnicastFlood: domain.UuFlood,
+		bd := &vpp_l2.BridgeDomain{Name: name, Flood: domain.Flood, UnknownUnicastFlood: domain.UuFlood,
 			Forward: domain.Forward, Learn: domain.Learn, MacAge: uint32(domain.MACAge)}
 		for _, member := range domain.SwIfDetails {
 			if name, found := d.interfaces.Name(member.SwIfIndex); found {

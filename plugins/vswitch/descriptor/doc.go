@@ -8,22 +8,22 @@
 //     the last one) and memif_create_v2 with role, mode (ethernet or IP),
 //     ID, secret, rx and tx queues, ring size, buffer size and MAC address;
 //     a loopback create_loopback with its MAC address. Then both get the
-//     model's name as the interface tag, the VRF (the IPv4 and the IPv6
+//     agent's tag (owner.Tag of the model's name), the VRF (the IPv4 and the IPv6
 //     table of that ID), unnumbered to another interface or IP addresses,
 //     MTU (a memif in IP mode has no hardware MTU: its L3 MTU), admin state
 //     and rx modes. An interface in VRF N depends on both VRF tables N; an
 //     unnumbered one on its target, which must be in the same VRF (VPP
 //     refuses otherwise).
 //   - VrfTables (config/vpp/v2/vrf-table/id/<N>/protocol/<IPV4|IPV6>): a VRF
-//     table, named by the model's label.
+//     table, named owner.Tag of the model's label.
 //   - Routes (config/vpp/v2/route/if/<iface>/vrf/<N>/dst/<ip>/<len>/): an
 //     INTRA_VRF route with one path through an interface, such as a pod
 //     address's /32 (/128) via its memif; it waits for the interface and
 //     the VRF table.
 //   - BridgeDomains and BridgeDomainInterfaces: a vpp-agent bridge domain
-//     model becomes a VPP bridge domain tagged with its name; each of its
-//     interfaces is a derived value bound with sw_interface_set_l2_bridge
-//     once the interface exists.
+//     model becomes a VPP bridge domain tagged owner.Tag of its name; each
+//     of its interfaces is a derived value bound with
+//     sw_interface_set_l2_bridge once the interface exists.
 //   - XConnects: a vpp-agent L2 cross-connect model (one direction: frames
 //     received on one interface leave by the other) becomes
 //     sw_interface_set_l2_xconnect once both interfaces exist.
@@ -41,12 +41,14 @@
 // modes. Re-created: the type, everything of the memif link, and the VRF
 // (VPP moves an interface between tables only while it has no address).
 //
-// Retrieve reads VPP back and reports only what is the agent's: tagged
-// interfaces, tables with a name of their own, API-sourced routes in those
-// tables or table 0 through a tagged interface, tagged bridge domains, and
-// cross-connects of tagged interfaces. So a resync after an agent restart
-// finds everything it made equal to the models and changes nothing, and
-// leaves alone what others made. What VPP does not report is taken from
+// Retrieve reads VPP back and reports only what is the agent's (package
+// owner): interfaces and bridge domains whose tag, and tables whose name,
+// starts with owner.Prefix, API-sourced routes in those tables or table 0
+// through one of those interfaces, and cross-connects between two of them.
+// So a resync after an agent restart finds everything it made equal to
+// the models and changes nothing, and never changes or deletes what
+// others made: a memif, a loopback or a bridge domain made by hand (with
+// another tag, or none) survives agent restarts and resyncs. What VPP does not report is taken from
 // the model of the same name when socket and ID match: a memif's secret,
 // and, since VPP as memif master lets the pod side choose them when it
 // connects (memif_create_v2 ignores a master's queue counts, and memif_dump

@@ -15,6 +15,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
 
@@ -105,18 +106,18 @@ func wantNoOps(t testing.TB, what string, ops kvs.RecordedTxnOps) {
 	}
 }
 
-// vppInterface is what VPP reports of one tagged interface.
+// vppInterface is what VPP reports of one interface of the agent's.
 type vppInterface struct {
 	details *vppmsg.SwInterfaceDetails
 	memif   *vppmsg.MemifDetails
 	vrf     [2]uint32
-	// unnumberedTo is the tag of the interface it borrows addresses from.
+	// unnumberedTo is the name of the interface it borrows addresses from.
 	unnumberedTo string
 	addresses    []string
 }
 
-// readVPP returns VPP's tagged interfaces by tag, read with a connection
-// of the test's own.
+// readVPP returns VPP's interfaces of the agent's by name (their tag
+// after owner.Prefix), read with a connection of the test's own.
 func readVPP(t testing.TB, v *vpp.VPP) map[string]*vppInterface {
 	t.Helper()
 	ctx := t.Context()
@@ -131,10 +132,11 @@ func readVPP(t testing.TB, v *vpp.VPP) map[string]*vppInterface {
 	tags := map[vppmsg.InterfaceIndex]string{}
 	result := map[string]*vppInterface{}
 	for _, d := range details {
-		tags[d.SwIfIndex] = d.Tag
-		if d.Tag == "" {
+		name, ours := owner.Name(d.Tag)
+		if !ours {
 			continue
 		}
+		tags[d.SwIfIndex] = name
 		iface := &vppInterface{details: d}
 		for i, ipv6 := range []bool{false, true} {
 			var table vppmsg.SwInterfaceGetTableReply
@@ -146,7 +148,7 @@ func readVPP(t testing.TB, v *vpp.VPP) map[string]*vppInterface {
 				iface.addresses = append(iface.addresses, prefixString(address.Prefix))
 			}
 		}
-		result[d.Tag] = iface
+		result[name] = iface
 	}
 	for _, m := range memifs {
 		if iface := result[tags[m.SwIfIndex]]; iface != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
 // InterfaceDescriptorName names the interface descriptor.
@@ -21,7 +22,6 @@ const InterfaceDescriptorName = "vpp-interface"
 
 // Limits of VPP's API fields (NUL included).
 const (
-	maxTagLength      = 64
 	maxSecretLength   = 24
 	maxSocketFilename = 108
 )
@@ -112,12 +112,12 @@ func (d *Interfaces) create(_ string, value proto.Message) (kvs.Metadata, error)
 	return meta, nil
 }
 
-// configure tags a new interface with its name, then sets its VRF,
+// configure tags a new interface as the agent's, then sets its VRF,
 // unnumbered or addresses, MTU and admin state. VPP takes a table only
 // while the interface has no address, and unnumbered only to an interface
 // in the same tables.
 func (d *Interfaces) configure(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, iface *vpp_interfaces.Interface) error {
-	if err := request(ctx, conn, &vppmsg.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: index, Tag: iface.Name}, &vppmsg.SwInterfaceTagAddDelReply{}); err != nil {
+	if err := request(ctx, conn, &vppmsg.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: index, Tag: owner.Tag(iface.Name)}, &vppmsg.SwInterfaceTagAddDelReply{}); err != nil {
 		return err
 	}
 	if iface.Vrf != 0 {
@@ -247,7 +247,7 @@ func (d *Interfaces) remove(ctx context.Context, conn *vppapi.Conn, iface *vpp_i
 // current returns the metadata of interface name as VPP holds it now: the
 // scheduler's, unless it was made over an earlier connection (VPP may have
 // restarted and given its index to another interface), when VPP is asked
-// by the interface's tag. Nil: VPP has no such interface.
+// by the interface's tag. Nil: VPP has no such interface of the agent's.
 func (d *Interfaces) current(ctx context.Context, conn *vppapi.Conn, name string, metadata kvs.Metadata) (*InterfaceMetadata, error) {
 	if meta, ok := metadata.(*InterfaceMetadata); ok && meta.conn == conn {
 		return meta, nil
@@ -256,7 +256,7 @@ func (d *Interfaces) current(ctx context.Context, conn *vppapi.Conn, name string
 	if err != nil {
 		return nil, fmt.Errorf("interface %s: %w", name, err)
 	}
-	index, exists := state.byTag(name)
+	index, exists := state.byName(name)
 	if !exists {
 		return nil, nil
 	}

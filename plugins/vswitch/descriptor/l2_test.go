@@ -9,6 +9,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
 
@@ -35,7 +36,7 @@ func TestBridgeDomainMembersJoinOneAtATime(t *testing.T) {
 	}
 	defer conn.Close()
 	domains := dump[vppmsg.BridgeDomainDetails](t, conn, &vppmsg.BridgeDomainDump{BdID: ^uint32(0), SwIfIndex: ^vppmsg.InterfaceIndex(0)})
-	if len(domains) != 1 || domains[0].BdTag != "lab" || len(domains[0].SwIfDetails) != 2 {
+	if len(domains) != 1 || domains[0].BdTag != owner.Tag("lab") || len(domains[0].SwIfDetails) != 2 {
 		for _, domain := range domains {
 			t.Errorf("VPP has bridge domain %q with %d members", domain.BdTag, len(domain.SwIfDetails))
 		}

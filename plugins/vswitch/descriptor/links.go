@@ -9,11 +9,12 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
-// Link is a tagged memif's link as VPP sees it.
+// Link is the link of a memif of the agent's as VPP sees it.
 type Link struct {
-	// Name is the interface's tag, the model's name.
+	// Name is the model's name (the interface's tag after owner.Prefix).
 	Name string
 	// VPPName is VPP's own name, e.g. memif1/0.
 	VPPName string
@@ -28,7 +29,7 @@ type Link struct {
 	DownReason string
 }
 
-// ReadLinks returns the link of every tagged memif, by name.
+// ReadLinks returns the link of every memif of the agent's, by name.
 func ReadLinks(ctx context.Context, conn *vppapi.Conn) (map[string]Link, error) {
 	state, err := readState(ctx, conn)
 	if err != nil {
@@ -37,17 +38,21 @@ func ReadLinks(ctx context.Context, conn *vppapi.Conn) (map[string]Link, error) 
 	links := map[string]Link{}
 	for index, memif := range state.memifs {
 		details := state.interfaces[index]
-		if details == nil || details.Tag == "" {
+		if details == nil {
 			continue
 		}
-		link := Link{Name: details.Tag, VPPName: details.InterfaceName, Index: index, Socket: state.sockets[memif.SocketID],
+		name, ours := owner.Name(details.Tag)
+		if !ours {
+			continue
+		}
+		link := Link{Name: name, VPPName: details.InterfaceName, Index: index, Socket: state.sockets[memif.SocketID],
 			Up: memif.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}
 		if !link.Up {
 			if link.DownReason, err = downReason(ctx, conn, link.VPPName); err != nil {
 				return nil, err
 			}
 		}
-		links[details.Tag] = link
+		links[name] = link
 	}
 	return links, nil
 }

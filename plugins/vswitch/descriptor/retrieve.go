@@ -11,13 +11,14 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
 // loopbackDevType is how sw_interface_details names a loopback's device.
 const loopbackDevType = "Loopback"
 
-// retrieve reports every tagged memif and loopback as the model that made
-// it, with its metadata. It reads VPP's interfaces, memifs, sockets and
+// retrieve reports every memif and loopback tagged as the agent's as the
+// model that made it, with its metadata. It reads VPP's interfaces, memifs, sockets and
 // unnumbered bindings once, and each interface's addresses, tables and
 // rx queues: a cost linear in the number of interfaces.
 func (d *Interfaces) retrieve(correlate []kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
@@ -37,7 +38,9 @@ func (d *Interfaces) retrieve(correlate []kvs.KVWithMetadata) ([]kvs.KVWithMetad
 	borrows := make(map[vppmsg.InterfaceIndex]string, len(unnumbered))
 	for _, u := range unnumbered {
 		if withIP := state.interfaces[u.IPSwIfIndex]; withIP != nil {
-			borrows[u.SwIfIndex] = withIP.Tag
+			if name, ours := owner.Name(withIP.Tag); ours {
+				borrows[u.SwIfIndex] = name
+			}
 		}
 	}
 	wanted := map[string]*vpp_interfaces.Interface{}
@@ -48,17 +51,18 @@ func (d *Interfaces) retrieve(correlate []kvs.KVWithMetadata) ([]kvs.KVWithMetad
 	var values []kvs.KVWithMetadata
 	for index, details := range state.interfaces {
 		memif := state.memifs[index]
-		if details.Tag == "" || (memif == nil && details.InterfaceDevType != loopbackDevType) {
+		name, ours := owner.Name(details.Tag)
+		if !ours || (memif == nil && details.InterfaceDevType != loopbackDevType) {
 			continue
 		}
-		want := wanted[details.Tag]
+		want := wanted[name]
 		var socket string
 		if memif != nil {
 			socket = state.sockets[memif.SocketID]
 		}
-		iface := readBackInterface(details, memif, socket, borrows[index], want)
+		iface := readBackInterface(name, details, memif, socket, borrows[index], want)
 		if err := readL3(ctx, conn, index, iface, want); err != nil {
-			return nil, fmt.Errorf("read interface %s from VPP: %w", details.Tag, err)
+			return nil, fmt.Errorf("read interface %s from VPP: %w", name, err)
 		}
 		values = append(values, kvs.KVWithMetadata{Key: vpp_interfaces.InterfaceKey(iface.Name), Value: iface,
 			Metadata: state.metadata(conn, index), Origin: kvs.FromNB})
@@ -66,12 +70,12 @@ func (d *Interfaces) retrieve(correlate []kvs.KVWithMetadata) ([]kvs.KVWithMetad
 	return values, nil
 }
 
-// readBackInterface is the model of an interface from what the dumps
-// say. A model without MTU or MAC address leaves VPP's own, whatever it
+// readBackInterface is the model of the agent's interface name from what
+// the dumps say. A model without MTU or MAC address leaves VPP's own, whatever it
 // is, so those are reported only when want has them.
-func readBackInterface(details *vppmsg.SwInterfaceDetails, memif *vppmsg.MemifDetails, socket, borrowsFrom string, want *vpp_interfaces.Interface) *vpp_interfaces.Interface {
+func readBackInterface(name string, details *vppmsg.SwInterfaceDetails, memif *vppmsg.MemifDetails, socket, borrowsFrom string, want *vpp_interfaces.Interface) *vpp_interfaces.Interface {
 	iface := &vpp_interfaces.Interface{
-		Name:    details.Tag,
+		Name:    name,
 		Type:    vpp_interfaces.Interface_SOFTWARE_LOOPBACK,
 		Enabled: details.Flags&vppmsg.IfStatusAPIFlagAdminUp != 0,
 	}

@@ -165,15 +165,16 @@ func vppRoute(route *vpp_l3.Route, out vppmsg.InterfaceIndex) vppmsg.IPRouteV2 {
 	return vppmsg.IPRouteV2{TableID: route.VrfId, Prefix: dst, NPaths: 1, Paths: []vppmsg.FibPath{path}}
 }
 
-// retrieve reports the API routes of table 0 and of the named tables
-// whose one path leaves through an interface the scheduler holds.
+// retrieve reports the API routes of table 0 and of the agent's tables
+// whose one path leaves through an interface of the agent's (one the
+// scheduler holds).
 func (d *Routes) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
 	conn, err := d.conn()
 	if err != nil {
 		return nil, fmt.Errorf("read routes from VPP: %w", err)
 	}
 	ctx := context.Background()
-	tables, err := namedTables(ctx, conn)
+	tables, err := ownTables(ctx, conn)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
 // updateWithRecreate: VPP changes the admin state, MTU, MAC address,
@@ -39,7 +40,7 @@ func (d *Interfaces) update(_ string, oldValue, newValue proto.Message, metadata
 	ctx := context.Background()
 	meta, err := d.current(ctx, conn, iface.Name, metadata)
 	if err == nil && meta == nil {
-		err = fmt.Errorf("VPP has no interface tagged %s", iface.Name)
+		err = fmt.Errorf("VPP has no interface tagged %s", owner.Tag(iface.Name))
 	}
 	if err == nil {
 		err = d.change(ctx, conn, meta.Index, oldIface, iface)

@@ -5,6 +5,8 @@ import (
 
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
 // VPP's memif limits (src/plugins/memif/private.h, memif.api).
@@ -21,8 +23,8 @@ const (
 
 func validateInterface(_ string, value proto.Message) error {
 	iface := value.(*vpp_interfaces.Interface)
-	if iface.Name == "" || len(iface.Name) >= maxTagLength {
-		return fmt.Errorf("interface name %q: want 1 to %d bytes (it is VPP's interface tag)", iface.Name, maxTagLength-1)
+	if iface.Name == "" || len(iface.Name) > owner.MaxNameLength {
+		return fmt.Errorf("interface name %q: want 1 to %d bytes (VPP's interface tag holds it after %q)", iface.Name, owner.MaxNameLength, owner.Prefix)
 	}
 	var err error
 	switch {

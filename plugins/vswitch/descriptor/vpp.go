@@ -8,6 +8,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
 // ConnFunc returns the current connection to VPP, or vppapi.ErrNotConnected.
@@ -69,8 +70,9 @@ func readState(ctx context.Context, conn *vppapi.Conn) (*vppState, error) {
 	return state, nil
 }
 
-// byTag returns the index of the interface tagged tag.
-func (s *vppState) byTag(tag string) (vppmsg.InterfaceIndex, bool) {
+// byName returns the index of the agent's interface name.
+func (s *vppState) byName(name string) (vppmsg.InterfaceIndex, bool) {
+	tag := owner.Tag(name)
 	for index, iface := range s.interfaces {
 		if iface.Tag == tag {
 			return index, true

@@ -10,18 +10,15 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
 // VrfTableDescriptorName names the VRF table descriptor.
 const VrfTableDescriptorName = "vpp-vrf-table"
 
-// maxTableName is VPP's table name field (NUL included).
-const maxTableName = 64
-
 // VrfTables is the descriptor of vpp-agent VRF table models: one IPv4 or
-// IPv6 table each, named by the model's label. The label is what marks a
-// table as made by a model: Retrieve reports only the tables whose name
-// is not the one VPP gives a table made without a name.
+// IPv6 table each, named in VPP by the model's label after owner.Prefix.
+// That name marks a table as the agent's: Retrieve reports only those.
 type VrfTables struct {
 	conn ConnFunc
 }
@@ -50,24 +47,14 @@ func validateVrfTable(_ string, value proto.Message) error {
 	switch {
 	case table.Id == 0 || table.Id == ^uint32(0):
 		return fmt.Errorf("VRF table ID %d: want 1 to %d (table 0 is VPP's own)", table.Id, ^uint32(0)-1)
-	case table.Label == "" || len(table.Label) >= maxTableName:
-		return fmt.Errorf("VRF table %d: label %q: want 1 to %d bytes (it is the table's name in VPP)", table.Id, table.Label, maxTableName-1)
-	case table.Label == defaultTableName(table.Id, table.Protocol == vpp_l3.VrfTable_IPV6):
-		return fmt.Errorf("VRF table %d: label %q is the name VPP gives unnamed tables; choose another", table.Id, table.Label)
+	case table.Label == "" || len(table.Label) > owner.MaxNameLength:
+		return fmt.Errorf("VRF table %d: label %q: want 1 to %d bytes (VPP's table name holds it after %q)", table.Id, table.Label, owner.MaxNameLength, owner.Prefix)
 	}
 	return nil
 }
 
-// defaultTableName is the name VPP gives a table made without one.
-func defaultTableName(id uint32, ipv6 bool) string {
-	if ipv6 {
-		return fmt.Sprintf("ipv6-VRF:%d", id)
-	}
-	return fmt.Sprintf("ipv4-VRF:%d", id)
-}
-
 func vppTable(table *vpp_l3.VrfTable) vppmsg.IPTable {
-	return vppmsg.IPTable{TableID: table.Id, IsIP6: table.Protocol == vpp_l3.VrfTable_IPV6, Name: table.Label}
+	return vppmsg.IPTable{TableID: table.Id, IsIP6: table.Protocol == vpp_l3.VrfTable_IPV6, Name: owner.Tag(table.Label)}
 }
 
 func (d *VrfTables) create(_ string, value proto.Message) (kvs.Metadata, error) {
@@ -99,7 +86,7 @@ func (d *VrfTables) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error)
 	if err != nil {
 		return nil, fmt.Errorf("read VRF tables from VPP: %w", err)
 	}
-	tables, err := namedTables(context.Background(), conn)
+	tables, err := ownTables(context.Background(), conn)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +97,8 @@ func (d *VrfTables) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error)
 	return values, nil
 }
 
-// namedTables returns VPP's tables that carry a name of their own.
-func namedTables(ctx context.Context, conn *vppapi.Conn) ([]*vpp_l3.VrfTable, error) {
+// ownTables returns VPP's tables named as the agent's.
+func ownTables(ctx context.Context, conn *vppapi.Conn) ([]*vpp_l3.VrfTable, error) {
 	details, err := vppapi.Dump[vppmsg.IPTableDetails](ctx, conn, &vppmsg.IPTableDump{})
 	if err != nil {
 		return nil, fmt.Errorf("dump VPP IP tables: %w", err)
@@ -119,10 +106,11 @@ func namedTables(ctx context.Context, conn *vppapi.Conn) ([]*vpp_l3.VrfTable, er
 	var tables []*vpp_l3.VrfTable
 	for _, d := range details {
 		t := d.Table
-		if t.TableID == 0 || t.TableID == ^uint32(0) || t.Name == "" || t.Name == defaultTableName(t.TableID, t.IsIP6) {
+		label, ours := owner.Name(t.Name)
+		if t.TableID == 0 || t.TableID == ^uint32(0) || !ours {
 			continue
 		}
-		table := &vpp_l3.VrfTable{Id: t.TableID, Protocol: vpp_l3.VrfTable_IPV4, Label: t.Name}
+		table := &vpp_l3.VrfTable{Id: t.TableID, Protocol: vpp_l3.VrfTable_IPV4, Label: label}
 		if t.IsIP6 {
 			table.Protocol = vpp_l3.VrfTable_IPV6
 		}

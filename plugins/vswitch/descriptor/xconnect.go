@@ -123,7 +123,8 @@ func (d *XConnects) pair(xc *vpp_l2.XConnectPair) (*vppapi.Conn, vppmsg.Interfac
 	return conn, rx.Index, tx.Index, nil
 }
 
-// retrieve reports every cross-connect between two tagged interfaces.
+// retrieve reports every cross-connect between two of the agent's
+// interfaces.
 func (d *XConnects) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
 	conn, err := d.conn()
 	if err != nil {

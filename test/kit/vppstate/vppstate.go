@@ -9,6 +9,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 )
 
 // pollInterval is how often VPP is asked while waiting for a memif or a
@@ -53,8 +54,9 @@ func (s *State) CLI(ctx context.Context, command string) (string, error) {
 
 // Memif is one pod memif as VPP holds it.
 type Memif struct {
-	// Name is VPP's interface name (memifN/M); Tag is the agent's name for
-	// it (memif_<namespace>_<pod>_<container>_<id>).
+	// Name is VPP's interface name (memifN/M); Tag is the agent's tag for
+	// it (memif-agent:memif_<namespace>_<pod>_<container>_<id>, package
+	// plugins/vswitch/owner).
 	Name, Tag string
 	SwIfIndex vppmsg.InterfaceIndex
 }
@@ -191,9 +193,10 @@ type BridgeDomain struct {
 	Members []vppmsg.InterfaceIndex
 }
 
-// BridgeDomain returns the bridge domain tagged tag (memifwiring.conf's
-// bridge-domain), nil when VPP has none.
-func (s *State) BridgeDomain(ctx context.Context, tag string) (*BridgeDomain, error) {
+// BridgeDomain returns the agent's bridge domain name (an l2 network's,
+// or memifwiring.conf's bridge-domain), nil when VPP has none.
+func (s *State) BridgeDomain(ctx context.Context, name string) (*BridgeDomain, error) {
+	tag := owner.Tag(name)
 	domains, err := vppapi.Dump[vppmsg.BridgeDomainDetails](ctx, s.conn, &vppmsg.BridgeDomainDump{BdID: ^uint32(0), SwIfIndex: ^vppmsg.InterfaceIndex(0)})
 	if err != nil {
 		return nil, err
