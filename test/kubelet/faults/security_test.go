@@ -20,8 +20,8 @@ import (
 
 // TestFileAndSocketModes checks the permissions of everything the agent
 // creates, with the loosest umask (0), so that no mode comes from the
-// umask by luck: the checkpoint and the API socket are root's alone, the
-// socket root lets only root through, each allocation directory has the
+// umask by luck: the checkpoint, the API socket and the probe socket are
+// root's alone, the socket root lets only root through, each allocation directory has the
 // configured mode, and a configured API socket mode is applied.
 func TestFileAndSocketModes(t *testing.T) {
 	cases := []struct {
@@ -55,6 +55,7 @@ func TestFileAndSocketModes(t *testing.T) {
 				{"API socket", a.APISocket, fs.ModeSocket | tc.wantAPISocket},
 				{"API socket directory", filepath.Dir(a.APISocket), fs.ModeDir | tc.wantAPIDir},
 				{"device plugin socket", a.PluginSocket, fs.ModeSocket | 0o600},
+				{"probe socket", a.ProbeSocket, fs.ModeSocket | 0o600},
 				{"socket root", a.SocketRoot, fs.ModeDir | 0o700},
 				{"allocation directory (dir-mode 0770)", allocationDir, fs.ModeDir | 0o770},
 			}
