@@ -25,7 +25,9 @@ const (
 )
 
 // benchNode is a kubelet with the agent's plugin and kubelet's stub plugin
-// registered side by side, so that both are measured in the same run.
+// registered side by side, so that both are measured in the same run. The
+// agent tracks pods through kubelet's pod-resources, as on a node, so that
+// it releases the allocations of the pods kubelet removes.
 type benchNode struct {
 	*node
 	agent *agent
@@ -38,7 +40,7 @@ func newBenchNode(b *testing.B) *benchNode {
 	cfg.DeviceCount = benchDevices
 	cfg.SocketRoot = tmpfsSocketRoot(b, cfg.SocketRoot)
 	n.cfg = cfg
-	a := n.startAgentQuietly(b, cfg, true)
+	a := n.startAgentWith(b, cfg, agentSetup{quiet: true, trackPods: true})
 	stub, err := kubelettest.StartStubPlugin(n.ctx, stubResource, benchDevices)
 	if err != nil {
 		b.Fatal(err)
@@ -113,12 +115,17 @@ func BenchmarkAllocate(b *testing.B) {
 	}
 }
 
+// podPrefix names the pods of each plugin apart, so that the agent's pod
+// tracker, which knows pods by name, never takes a pod of one plugin for
+// the other's.
+var podPrefix = map[string]string{resource: "ours", stubResource: "stub"}
+
 // burst admits count pods at once and returns each one's latency; then it
-// deletes them from kubelet and the agent.
+// deletes them.
 func (n *benchNode) burst(b *testing.B, resourceName string, count int) []time.Duration {
 	pods := make([]*v1.Pod, count)
 	for i := range pods {
-		pods[i] = kubelettest.NewPod(fmt.Sprintf("bench-%d", i), resourceName, 1)
+		pods[i] = kubelettest.NewPod(fmt.Sprintf("%s-%d", podPrefix[resourceName], i), resourceName, 1)
 	}
 	latencies := make([]time.Duration, count)
 	errs := make([]error, count)
@@ -140,27 +147,34 @@ func (n *benchNode) burst(b *testing.B, resourceName string, count int) []time.D
 	return latencies
 }
 
-// deletePods removes the pods from kubelet and, for the agent's pods,
-// pushes what the pod manager pushes when a pod goes (AddPod with the
-// device IDs kubelet's pod-resources shows, then DeletePod), and waits for
-// the agent to release them.
+// deletePods deletes the pods as a node deletes pods that ran. For the
+// agent's pods it waits first until the agent's pod tracker has announced
+// each (its allocation bound to it), as it has long before a pod that ran
+// is deleted; then kubelet removes them, and the agent must release their
+// allocations on its own, once its pod tracker sees kubelet no longer list
+// them.
 func (n *benchNode) deletePods(b *testing.B, resourceName string, pods []*v1.Pod) {
-	for _, pod := range pods {
-		devices := n.kubelet.Devices(pod.UID, "c0", resourceName)
-		n.kubelet.RemovePod(pod.UID)
-		if resourceName != resource {
-			continue
-		}
-		p := podapi.Pod{ID: podapi.PodID{Namespace: pod.Namespace, Name: pod.Name}, UID: string(pod.UID)}
-		container := podapi.PodContainer{Name: "c0", DeviceIDs: map[string][]string{resource: devices}}
-		if err := n.agent.loop.PushEvent(&podapi.AddPod{Pod: p, Containers: []podapi.PodContainer{container}}); err != nil {
-			b.Fatal(err)
-		}
-		if err := n.agent.loop.PushEvent(&podapi.DeletePod{Pod: p}); err != nil {
-			b.Fatal(err)
-		}
+	if resourceName == resource {
+		poll.Every(b, waitTimeout, time.Millisecond, "the agent binding the allocations of admitted pods", func() error {
+			var unbound []string
+			for _, a := range n.agent.dm.ListAllocations() {
+				if a.Pod == (podapi.PodID{}) {
+					unbound = append(unbound, a.AllocationID)
+				}
+			}
+			if len(unbound) > 0 {
+				return fmt.Errorf("%d of %d allocations not bound to a pod yet: %v", len(unbound), len(pods), unbound)
+			}
+			return nil
+		})
 	}
-	poll.Every(b, waitTimeout, 100*time.Microsecond, "the agent releasing the allocations of deleted pods", func() error {
+	for _, pod := range pods {
+		n.kubelet.RemovePod(pod.UID)
+	}
+	if resourceName != resource {
+		return
+	}
+	poll.Every(b, waitTimeout, time.Millisecond, "the agent releasing the allocations of deleted pods", func() error {
 		if held := len(n.agent.dm.ListAllocations()); held > 0 {
 			return fmt.Errorf("it still holds %d", held)
 		}

@@ -17,6 +17,8 @@ import (
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
@@ -72,12 +74,35 @@ func newNode(tb testing.TB) *node {
 }
 
 // agent is the agent's device manager on the real controller event loop,
-// wired as the agent wires it.
+// wired as the agent wires it; with its pod tracker when the test tracks
+// pods.
 type agent struct {
 	loop    *eventloop.Loop
 	dm      *manager.Manager
 	metrics *prometheus.Registry
+	// tracker and podResources, its kubelet client, are nil unless the
+	// agent tracks pods.
+	tracker      *podtracker.Tracker
+	podResources *podresources.Client
 }
+
+// agentSetup is how a test runs the agent.
+type agentSetup struct {
+	// quiet drops the agent's warnings and errors (benchmarks).
+	quiet bool
+	// trackPods runs the pod tracker as the pod manager runs it on a node
+	// with no container runtime (runtime: none): kubelet's pod-resources
+	// alone tells which pods live, so a pod kubelet removes is released.
+	// Without it no pod is ever bound nor released.
+	trackPods bool
+}
+
+// loopLater forwards the tracker's events to the loop, which is made after
+// the tracker: the device manager, a handler of the loop, lists pods
+// through the tracker.
+type loopLater struct{ loop *eventloop.Loop }
+
+func (l *loopLater) PushEvent(event controllerapi.Event) error { return l.loop.PushEvent(event) }
 
 // testLog passes warnings and errors to the test log; quiet drops them
 // (benchmarks).
@@ -103,7 +128,7 @@ func (l testLog) Errorf(format string, args ...any) {
 // devices. The agent is stopped at the end of the test unless stopped before.
 func (n *node) startAgent(tb testing.TB, cfg config.Config) *agent {
 	tb.Helper()
-	a := n.startAgentQuietly(tb, cfg, false)
+	a := n.startAgentWith(tb, cfg, agentSetup{})
 	n.waitForCapacity(tb, int64(cfg.DeviceCount))
 	// Capacity alone may be a stopped plugin's, which kubelet keeps for a
 	// grace period: wait for this agent's own registration, and for its
@@ -121,35 +146,67 @@ func (n *node) startAgent(tb testing.TB, cfg config.Config) *agent {
 	return a
 }
 
-func (n *node) startAgentQuietly(tb testing.TB, cfg config.Config, quiet bool) *agent {
+// startAgentWith starts the agent with cfg as setup says, and does not wait
+// for kubelet. The agent is stopped at the end of the test unless stopped
+// before.
+func (n *node) startAgentWith(tb testing.TB, cfg config.Config, setup agentSetup) *agent {
 	tb.Helper()
-	log := testLog{tb: tb, quiet: quiet}
-	metrics := prometheus.NewRegistry()
-	dm, err := manager.New(cfg, manager.Options{Log: log, Metrics: metrics})
-	if err != nil {
+	log := testLog{tb: tb, quiet: setup.quiet}
+	a := &agent{metrics: prometheus.NewRegistry()}
+	opts := manager.Options{Log: log, Metrics: a.metrics}
+	late := &loopLater{}
+	if setup.trackPods {
+		n.makeTracker(tb, a, late, log)
+		opts.PodLister, opts.PodResolver = a.tracker, a.tracker
+	}
+	var err error
+	if a.dm, err = manager.New(cfg, opts); err != nil {
 		tb.Fatalf("device manager: %v", err)
 	}
-	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
-		Handlers:  []controllerapi.EventHandler{dm},
+	a.loop, err = eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
+		Handlers:  []controllerapi.EventHandler{a.dm},
 		Committer: fakevswitch.Committer{},
 	})
 	if err != nil {
 		tb.Fatalf("event loop: %v", err)
 	}
-	loop.Start()
-	if err := dm.Start(loop); err != nil {
-		loop.Close()
+	late.loop = a.loop
+	a.loop.Start()
+	if err := a.dm.Start(a.loop); err != nil {
+		a.loop.Close()
 		tb.Fatalf("start device manager: %v", err)
 	}
-	a := &agent{loop: loop, dm: dm, metrics: metrics}
+	if a.tracker != nil {
+		a.tracker.Start()
+	}
 	tb.Cleanup(a.stop)
 	return a
+}
+
+// makeTracker makes a's pod tracker over kubelet's pod-resources, with the
+// pod manager's defaults (podmanager.conf); it pushes into loop once loop
+// has one.
+func (n *node) makeTracker(tb testing.TB, a *agent, loop *loopLater, log testLog) {
+	tb.Helper()
+	var err error
+	if a.podResources, err = podresources.New(n.podResourcesSocket, podresources.DefaultCallTimeout); err != nil {
+		tb.Fatalf("pod-resources client: %v", err)
+	}
+	tb.Cleanup(func() { a.podResources.Close() })
+	a.tracker, err = podtracker.New(podtracker.Config{},
+		podtracker.Deps{Kubelet: a.podResources, EventLoop: loop, Log: log})
+	if err != nil {
+		tb.Fatalf("pod tracker: %v", err)
+	}
 }
 
 // stop stops the agent as its plugins' Close would; later calls do nothing.
 func (a *agent) stop() {
 	if a.loop == nil {
 		return
+	}
+	if a.tracker != nil {
+		a.tracker.Close()
 	}
 	a.dm.Stop()
 	a.loop.Close()
