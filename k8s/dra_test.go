@@ -42,6 +42,7 @@ func loadDRAManifests(t *testing.T) *draManifests {
 		"configmap-patch.yaml":       {"ConfigMap", &m.configMapPatch},
 		"serviceaccount-patch.yaml":  {"ServiceAccount", &m.serviceAccount},
 		"rbac.yaml":                  {}, // two documents, decoded in the RBAC test
+		"admission-policy.yaml":      {}, // two documents, decoded in TestAdmissionPolicyKeepsTheAgentToItsNode
 	})
 	m.roleAndBinding = raw["rbac.yaml"]
 	return m
@@ -50,7 +51,7 @@ func loadDRAManifests(t *testing.T) *draManifests {
 func TestDRAKustomizationListsEveryFile(t *testing.T) {
 	m := loadDRAManifests(t)
 	listed := m.kustomization.applied()
-	for _, name := range []string{"../base", "deviceclass.yaml", "rbac.yaml", "daemonset-patch.yaml", "configmap-patch.yaml", "serviceaccount-patch.yaml"} {
+	for _, name := range []string{"../base", "deviceclass.yaml", "rbac.yaml", "admission-policy.yaml", "daemonset-patch.yaml", "configmap-patch.yaml", "serviceaccount-patch.yaml"} {
 		if !slices.Contains(listed, name) {
 			t.Errorf("k8s/dra/kustomization.yaml does not apply %s", name)
 		}
@@ -151,6 +152,11 @@ func TestDRARBACCoversTheDriver(t *testing.T) {
 	for _, verb := range []string{"get", "list", "watch", "create", "update", "delete"} {
 		if !allowed("resource.k8s.io", "resourceslices", verb) {
 			t.Errorf("the driver may not %s resourceslices", verb)
+		}
+	}
+	for _, verb := range []string{"patch", "deletecollection", "*"} {
+		if allowed("resource.k8s.io", "resourceslices", verb) {
+			t.Errorf("the driver may %s resourceslices, which it never does", verb)
 		}
 	}
 	if !allowed("resource.k8s.io", "resourceclaims", "get") || !allowed("resource.k8s.io", "resourceclaims", "list") || !allowed("", "nodes", "get") {

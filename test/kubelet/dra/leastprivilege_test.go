@@ -1,0 +1,223 @@
+package dra
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+)
+
+// The agent's namespace and service account, as k8s/base deploys them.
+const (
+	agentNamespace      = "memif-agent"
+	agentServiceAccount = "memif-agent"
+	// otherNode is a Node object made by hand: the cluster's one kubelet
+	// is the agent's node.
+	otherNode = "node-b"
+)
+
+// agentCredentials says how a token of the agent's service account is
+// bound, for tokenFor.
+type agentCredentials struct {
+	name string
+	// boundTo is the object the token is bound to: the agent's pod on its
+	// node (what kubelet projects into it) or the Node object itself;
+	// nil for a token bound to nothing.
+	boundTo func(ctx context.Context, t *testing.T, admin kubernetes.Interface, node *corev1.Node) *authenticationv1.BoundObjectReference
+}
+
+// boundToAgentPod binds the token to a pod of the agent's service account
+// on node, the binding kubelet gives the token it projects into the
+// agent's pod. The pod on otherNode never runs: the token only needs the
+// object.
+func boundToAgentPod(ctx context.Context, t *testing.T, admin kubernetes.Interface, node *corev1.Node) *authenticationv1.BoundObjectReference {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "memif-agent-", Namespace: agentNamespace},
+		Spec: corev1.PodSpec{NodeName: node.Name, ServiceAccountName: agentServiceAccount, AutomountServiceAccountToken: ptr.To(false),
+			Containers: []corev1.Container{{Name: "agent", Image: cluster.PauseImage, ImagePullPolicy: corev1.PullNever}}},
+	}
+	pod, err := admin.CoreV1().Pods(agentNamespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create the agent's pod on %s: %v", node.Name, err)
+	}
+	return &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
+}
+
+func boundToNode(_ context.Context, _ *testing.T, _ kubernetes.Interface, node *corev1.Node) *authenticationv1.BoundObjectReference {
+	return &authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: node.Name, UID: node.UID}
+}
+
+// agentClient is a client with a token of the agent's service account
+// from the TokenRequest API, bound to bound (nil: to nothing).
+func agentClient(ctx context.Context, t *testing.T, c *cluster.Cluster, admin kubernetes.Interface, bound *authenticationv1.BoundObjectReference) kubernetes.Interface {
+	t.Helper()
+	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600), BoundObjectRef: bound}}
+	token, err := admin.CoreV1().ServiceAccounts(agentNamespace).CreateToken(ctx, agentServiceAccount, request, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("request a token of %s/%s bound to %+v: %v", agentNamespace, agentServiceAccount, bound, err)
+	}
+	adminConfig, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := rest.AnonymousClientConfig(adminConfig)
+	config.BearerToken = token.Status.Token
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// slice is a ResourceSlice of the driver: node's, or of no node (all
+// nodes) when node is empty.
+func slice(name, node string) *resourceapi.ResourceSlice {
+	s := &resourceapi.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: resourceapi.ResourceSliceSpec{Driver: claims.DefaultDriverName,
+			Pool: resourceapi.ResourcePool{Name: name, ResourceSliceCount: 1}},
+	}
+	if node != "" {
+		s.Spec.NodeName = ptr.To(node)
+	} else {
+		s.Spec.AllNodes = ptr.To(true)
+	}
+	return s
+}
+
+// wantRefused fails t unless err is the admission policy's refusal saying
+// want.
+func wantRefused(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: allowed, want refused", what)
+		return
+	}
+	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: %v; want a refusal saying %q", what, err, want)
+	}
+}
+
+// TestAgentChangesOnlyItsNodesSlices applies k8s/base's namespace and
+// service account and k8s/dra's RBAC and admission policy to the real
+// API server. With a token of the agent's service account bound to the
+// agent's node (through its pod, as kubelet projects it, or to the Node
+// itself), the agent creates, updates and deletes its node's
+// ResourceSlice, and is refused another node's and slices of no node; a
+// token bound to nothing changes no slice. It reads claims and cannot
+// write them.
+func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
+	c, admin := startCluster(t, cluster.Options{})
+	ctx := t.Context()
+	if out, err := c.Kubectl(ctx, "apply", "-f", "../../../k8s/base/namespace.yaml", "-f", "../../../k8s/base/serviceaccount.yaml",
+		"-f", "../../../k8s/dra/rbac.yaml", "-f", "../../../k8s/dra/admission-policy.yaml"); err != nil {
+		t.Fatalf("apply the agent's RBAC and admission policy: %v\n%s", err, out)
+	}
+	nodes, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("the cluster's nodes: %v, %v; want its one node", nodes, err)
+	}
+	own := &nodes.Items[0]
+	other, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: otherNode}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create Node %s: %v", otherNode, err)
+	}
+	if _, err := admin.ResourceV1().ResourceSlices().Create(ctx, slice("other-node", other.Name), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create %s's slice as the cluster admin: %v", other.Name, err)
+	}
+	claim, err := admin.ResourceV1().ResourceClaims(namespace).Create(ctx, &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "memif"},
+		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+			Name: "memif", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: claims.DefaultDriverName}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create a claim: %v", err)
+	}
+
+	// kube-apiserver enforces a policy once its informer has it: until
+	// then a token bound to nothing is let through.
+	unbound := agentClient(ctx, t, c, admin, nil)
+	poll.Until(t, waitLimit, "the admission policy in force", func() error {
+		_, err := unbound.ResourceV1().ResourceSlices().Create(ctx, slice("policy-probe", own.Name), metav1.CreateOptions{})
+		if err == nil {
+			err = admin.ResourceV1().ResourceSlices().Delete(ctx, "policy-probe", metav1.DeleteOptions{})
+			return fmt.Errorf("a token bound to nothing still creates slices (%v)", err)
+		}
+		if !apierrors.IsInvalid(err) {
+			return err
+		}
+		return nil
+	})
+
+	otherNodes := "memif-agent on node '" + own.Name + "' may not change the ResourceSlices of node '" + other.Name + "'"
+	for _, creds := range []agentCredentials{{"token of the agent's pod", boundToAgentPod}, {"token bound to the Node", boundToNode}} {
+		t.Run(creds.name, func(t *testing.T) {
+			agent := agentClient(ctx, t, c, admin, creds.boundTo(ctx, t, admin, own))
+			slices := agent.ResourceV1().ResourceSlices()
+			created, err := slices.Create(ctx, slice("own-node", own.Name), metav1.CreateOptions{})
+			if err != nil {
+				t.Fatalf("create its own node's slice: %v", err)
+			}
+			created.Labels = map[string]string{"updated": "yes"}
+			if _, err := slices.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+				t.Errorf("update its own node's slice: %v", err)
+			}
+			if _, err := slices.List(ctx, metav1.ListOptions{}); err != nil {
+				t.Errorf("list slices: %v", err)
+			}
+
+			_, err = slices.Create(ctx, slice("agent-other-node", other.Name), metav1.CreateOptions{})
+			wantRefused(t, "create another node's slice", err, otherNodes)
+			theirs, err := admin.ResourceV1().ResourceSlices().Get(ctx, "other-node", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs.Labels = map[string]string{"taken": "yes"}
+			_, err = slices.Update(ctx, theirs, metav1.UpdateOptions{})
+			wantRefused(t, "update another node's slice", err, otherNodes)
+			wantRefused(t, "delete another node's slice", slices.Delete(ctx, "other-node", metav1.DeleteOptions{}), otherNodes)
+			if _, err := admin.ResourceV1().ResourceSlices().Get(ctx, "other-node", metav1.GetOptions{}); err != nil {
+				t.Errorf("%s's slice after the agent of %s tried to delete it: %v", other.Name, own.Name, err)
+			}
+			_, err = slices.Create(ctx, slice("agent-all-nodes", ""), metav1.CreateOptions{})
+			wantRefused(t, "create a slice of all nodes", err, "may not change ResourceSlices of no node")
+
+			if _, err := agent.ResourceV1().ResourceClaims(namespace).Get(ctx, claim.Name, metav1.GetOptions{}); err != nil {
+				t.Errorf("get a claim, as kubelet's helper does at prepare: %v", err)
+			}
+			claimCopy := claim.DeepCopy()
+			claimCopy.Labels = map[string]string{"written": "yes"}
+			if _, err := agent.ResourceV1().ResourceClaims(namespace).Update(ctx, claimCopy, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+				t.Errorf("update a claim: %v, want forbidden", err)
+			}
+			if _, err := agent.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, claimCopy, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+				t.Errorf("update a claim's status: %v, want forbidden", err)
+			}
+
+			if err := slices.Delete(ctx, created.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID(created.UID))}}); err != nil {
+				t.Errorf("delete its own node's slice: %v", err)
+			}
+		})
+	}
+
+	t.Run("token bound to nothing", func(t *testing.T) {
+		_, err := unbound.ResourceV1().ResourceSlices().Create(ctx, slice("unbound", own.Name), metav1.CreateOptions{})
+		wantRefused(t, "create a slice with a token bound to no node", err, "token is bound to no node")
+	})
+}
