@@ -208,10 +208,19 @@ func (c *Cluster) Kubeconfig() string { return filepath.Join(c.dir, "admin.kubec
 // Server is the API server's URL.
 func (c *Cluster) Server() string { return "https://127.0.0.1:" + c.apiPort }
 
-// RuntimeSocket is containerd's socket (CRI and containerd's own API).
+// RuntimeSocket is containerd's socket (CRI and containerd's own API), as
+// this process reaches it: the node's /run/containerd/containerd.sock, where
+// a DaemonSet finds it on a real node (the agent's podmanager.conf runtime
+// auto reads the pods' annotations there).
 func (c *Cluster) RuntimeSocket() string {
-	return filepath.Join(c.dir, "containerd", "containerd.sock")
+	return c.HostPath(nodeRuntimeSocket)
 }
+
+// nodeRuntimeSocket is containerd's socket on the node.
+const nodeRuntimeSocket = "/run/containerd/containerd.sock"
+
+// nodeRoot holds the node paths of the cluster with work dir dir.
+func nodeRoot(dir string) string { return filepath.Join(dir, "node") }
 
 // HostPath is where this process sees what the node (containerd, kubelet,
 // the pods' host paths) has at nodePath: the node's /var/lib/kubelet,
@@ -504,7 +513,7 @@ func (c *Cluster) prepareNode(context.Context) error {
 	if err := c.createBridge(); err != nil {
 		return err
 	}
-	ns, err := newMountNamespace(c.logDir(), filepath.Join(c.dir, "node"))
+	ns, err := newMountNamespace(c.logDir(), nodeRoot(c.dir))
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func reap(dir string) {
 		}
 	}
 	cg.kill()
-	killShims(filepath.Join(dir, "containerd", "containerd.sock"))
+	killShims((&mountNamespace{root: nodeRoot(dir)}).hostPath(nodeRuntimeSocket))
 	_ = cg.remove()
 	_ = exec.Command("ip", "link", "delete", bridgeName(dir)).Run()
 	_ = os.RemoveAll(dir)
