@@ -162,6 +162,11 @@ func TestDRARBACCoversTheDriver(t *testing.T) {
 	if !allowed("resource.k8s.io", "resourceclaims", "get") || !allowed("resource.k8s.io", "resourceclaims", "list") || !allowed("", "nodes", "get") {
 		t.Error("the driver may not read or list claims, or read its node")
 	}
+	for _, verb := range []string{"create", "patch"} {
+		if !allowed("", "events", verb) {
+			t.Errorf("the agent may not %s events: its MemifRefused and MemifWired events on pods would be refused", verb)
+		}
+	}
 	for _, verb := range []string{"update", "patch"} {
 		if allowed("resource.k8s.io", "resourceclaims", verb) || allowed("resource.k8s.io", "resourceclaims/status", verb) {
 			t.Errorf("the driver may %s claims: it must never write them (secrets stay out of claim status)", verb)

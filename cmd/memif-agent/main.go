@@ -34,6 +34,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
 	"github.com/contivpp/memif-agent/plugins/networks"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
+	"github.com/contivpp/memif-agent/plugins/podevents"
 	"github.com/contivpp/memif-agent/plugins/podmanager"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
 )
@@ -133,7 +134,10 @@ type memifAgent struct {
 	VSwitch    *vswitch.Plugin
 	Controller *controller.Plugin
 	DRADriver  *dradriver.Plugin
-	NodeAPI    *nodeapi.Plugin
+	// PodEvents posts the memif wiring's pod events, through the DRA
+	// driver's API server client when it has one: after it.
+	PodEvents *podevents.Plugin
+	NodeAPI   *nodeapi.Plugin
 	// StartServing must stay last: it starts the probe socket and the
 	// HTTP server once every plugin has started and registered its routes.
 	StartServing *servingStarter
@@ -177,11 +181,13 @@ func newMemifAgent() *memifAgent {
 	networksPlugin := networks.NewPlugin(networks.UseDeps(func(deps *networks.Deps) {
 		deps.Cfg = forPlugin(networks.PluginName)
 	}))
+	podEvents := podevents.NewPlugin()
 	memifWiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
 		deps.Cfg = forPlugin(memifwiring.PluginName)
 		deps.DeviceManager = deviceManager
 		deps.Networks = networksPlugin
 		deps.Prometheus = metrics
+		deps.Events = podEvents
 	}))
 	networksPlugin.Legacy = memifWiring.LegacyNetworks
 	vswitchPlugin := vswitch.NewPlugin(vswitch.UseDeps(func(deps *vswitch.Deps) {
@@ -210,6 +216,7 @@ func newMemifAgent() *memifAgent {
 		deps.EventLoop = eventLoop
 		deps.DeviceManager = deviceManager
 	}))
+	podEvents.DRADriver = draDriver
 	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
 		deps.Cfg = forPlugin(nodeapi.PluginName)
 		deps.DeviceManager = deviceManager
@@ -229,6 +236,7 @@ func newMemifAgent() *memifAgent {
 		VSwitch:       vswitchPlugin,
 		Controller:    eventLoop,
 		DRADriver:     draDriver,
+		PodEvents:     podEvents,
 		NodeAPI:       nodeAPI,
 		StartServing:  &servingStarter{health: agentHealth, http: httpServer},
 	}

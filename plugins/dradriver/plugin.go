@@ -21,6 +21,7 @@ import (
 type Plugin struct {
 	Deps
 	cfg    Config
+	client kubernetes.Interface
 	driver *kubeletdriver.Driver
 }
 
@@ -82,7 +83,7 @@ func (p *Plugin) AfterInit() error {
 	if err := driver.Start(context.Background()); err != nil {
 		return fmt.Errorf("dradriver plugin: %w", err)
 	}
-	p.driver = driver
+	p.driver, p.client = driver, client
 	p.Log.Infof("DRA driver %s serving at %s, publishing %d devices for node %s", p.cfg.DriverName, driver.PluginSocket(), len(pool.Devices), p.cfg.NodeName)
 	return nil
 }
@@ -106,6 +107,10 @@ func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
 	}
 	return client, nil
 }
+
+// KubeClient is the driver's API server client once AfterInit started
+// the driver; nil when it is off. The agent posts its pod events with it.
+func (p *Plugin) KubeClient() kubernetes.Interface { return p.client }
 
 // Close stops serving kubelet and publishing; prepared claims stay in the
 // checkpoint, the slices in the API server for the next start. When no

@@ -28,6 +28,9 @@ type Deps struct {
 	Networks networksapi.Source
 	// Prometheus serves the wiring's metrics; nil: none.
 	Prometheus cnprometheus.API
+	// Events tells pods of their memifs refused or wired, as Kubernetes
+	// Events (plugins/podevents); nil: nothing is told.
+	Events wiring.PodEvents
 }
 
 // Plugin is the memif wiring event handler in the agent.
@@ -48,7 +51,7 @@ func (p *Plugin) Init() error {
 	if err != nil {
 		return fmt.Errorf("memifwiring plugin: %w", err)
 	}
-	opts := wiring.Options{Networks: p.Networks, Log: p.Log}
+	opts := wiring.Options{Networks: p.Networks, Log: p.Log, Events: p.Events}
 	if recorder, ok := p.DeviceManager.(dmapi.NetworkRecorder); ok {
 		opts.Recorder = recorder
 		if opts.Assigner, err = assign.Open(recorder.NetworksStatePath()); err != nil {

@@ -41,5 +41,7 @@
 // slices itself.
 //
 // It never writes claim status or events: secrets leave the agent only
-// through the CDI spec files and the node-local API.
+// through the CDI spec files and the node-local API. (The agent's pod
+// events, plugins/podevents, borrow the driver's client; they carry no
+// secret.)
 package kubeletdriver

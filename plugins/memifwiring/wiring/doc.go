@@ -22,6 +22,11 @@
 // memifs get whether their pods are on the node or not: the KV scheduler
 // holds a pair pending until both interfaces exist.
 //
+// With Options.Events, an update tells each pod of its memifs newly wired
+// or refused (Kubernetes Events MemifWired and MemifRefused, through
+// plugins/podevents, which only queues on the loop); a resync tells
+// nothing, so that an agent restart repeats no pod's events.
+//
 // The handler owns its record of which interface keys it put for which pod.
 // It is touched only from the controller event loop. It reads the device
 // manager and never changes allocations: when the vswitch side fails, the

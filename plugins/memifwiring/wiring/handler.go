@@ -64,6 +64,9 @@ type Options struct {
 	Recorder dmapi.NetworkRecorder
 	// Metrics is where the handler registers its metrics; nil: none.
 	Metrics prometheus.Registerer
+	// Events tells pods, as Kubernetes Events, of each memif refused or
+	// wired by an update; nil: nothing is told.
+	Events PodEvents
 	// Log gets refusals; nil: none.
 	Log Logger
 }
@@ -155,7 +158,8 @@ func (h *Handler) Resync(_ controllerapi.Event, _ int, txn controllerapi.EventOp
 	}
 	wired := make(map[podapi.PodID]wiredPod, len(byPod))
 	for pod, memifs := range byPod {
-		record := h.render(pod, memifs[0].PodUID, memifs)
+		// A resync wires what pods already had: they were told.
+		record := h.render(pod, memifs[0].PodUID, memifs, false)
 		putAll(txn, record.values)
 		wired[pod] = record.wiredPod
 	}
@@ -335,8 +339,9 @@ type rendered struct {
 	wiredPod
 }
 
-// render renders pod's memifs and tells what they got.
-func (h *Handler) render(pod podapi.PodID, uid string, memifs []dmapi.MemifInfo) rendered {
+// render renders pod's memifs and tells what they got; announce: the pod
+// too, of what changed.
+func (h *Handler) render(pod podapi.PodID, uid string, memifs []dmapi.MemifInfo, announce bool) rendered {
 	assignments := map[string][]assign.Assignment{}
 	known := memifs[:0:0]
 	for _, memif := range memifs {
@@ -350,8 +355,13 @@ func (h *Handler) render(pod podapi.PodID, uid string, memifs []dmapi.MemifInfo)
 	}
 	memifs = known
 	r := Render(pod, memifs, assignments, h.config)
-	for _, memif := range memifs {
-		h.tell(pod, memif, r.Networks[memif.AllocationID])
+	owners := ownerNames(memifs)
+	for i, memif := range memifs {
+		var announced *announcement
+		if announce {
+			announced = &announcement{pod: podapi.Pod{ID: pod, UID: uid}, owner: owners[i]}
+		}
+		h.tell(pod, memif, r.Networks[memif.AllocationID], announced)
 	}
 	record := rendered{values: r.Values, wiredPod: wiredPod{uid: uid, keys: slices.Sorted(maps.Keys(r.Values)),
 		members: r.Members, gateways: r.Gateways}}
@@ -375,7 +385,7 @@ func (h *Handler) wire(pod podapi.Pod, txn controllerapi.EventOperations) (strin
 			}
 		}
 	}
-	record := h.render(pod.ID, pod.UID, memifs)
+	record := h.render(pod.ID, pod.UID, memifs, true)
 	deleteStale(txn, h.wired[pod.ID].keys, record.keys)
 	putAll(txn, record.values)
 	if len(record.keys) == 0 {
@@ -438,17 +448,22 @@ func (h *Handler) prepareClaim(ev *dmapi.PrepareClaim) (string, error) {
 }
 
 // tell records what memif's memifs got with the device manager, writes
-// their memif.json, and counts and logs each memif newly refused.
-func (h *Handler) tell(pod podapi.PodID, memif dmapi.MemifInfo, networks []dmapi.MemifNetwork) {
+// their memif.json, and counts and logs each memif newly refused; with
+// an announcement, the pod is told of each memif newly refused or wired.
+func (h *Handler) tell(pod podapi.PodID, memif dmapi.MemifInfo, networks []dmapi.MemifNetwork, announced *announcement) {
 	told := h.told[memif.AllocationID]
 	if slices.EqualFunc(told.networks, networks, equalNetworks) && told.memifJSON != nil {
 		return
 	}
 	for _, n := range networks {
-		if n.Refused != "" && !slices.ContainsFunc(told.networks, func(o dmapi.MemifNetwork) bool { return equalNetworks(o, n) }) {
+		if slices.ContainsFunc(told.networks, func(o dmapi.MemifNetwork) bool { return equalNetworks(o, n) }) {
+			continue
+		}
+		if n.Refused != "" {
 			h.metrics.memifRefused(n.Reason)
 			h.logf(Logger.Warnf, "memif %d of pod %s (%s) is not wired: %s", n.MemifID, pod, memif.AllocationID, n.Refused)
 		}
+		h.announce(announced, memif, n)
 	}
 	told.networks = networks
 	if h.opts.Recorder != nil {
