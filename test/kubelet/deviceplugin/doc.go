@@ -3,7 +3,10 @@
 // pod-resources server (package kubelettest). The agent's device manager
 // runs framework-free with the real controller event loop, as the agent
 // wires it; only the vswitch is missing (its transactions go to a fake KV
-// scheduler, since the device manager puts nothing into them).
+// scheduler, since the device manager puts nothing into them). The
+// benchmarks run the agent's pod tracker too, over kubelet's pod-resources
+// (as the pod manager runs it with runtime: none), so that the pods kubelet
+// removes between bursts are released by the agent as on a node.
 //
 // The tests need root: kubelettest runs them in a private mount namespace.
 //
