@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -47,6 +48,11 @@ type Options struct {
 	Kustomization string
 	// Progress gets a line per step; nil discards them.
 	Progress func(format string, args ...any)
+	// ConfigKeys sets keys of the agent's config files in the rendered
+	// ConfigMap before it is applied, by file name (podmanager.conf) then
+	// key (reconcile-period) to the YAML value. A file or key the ConfigMap
+	// does not hold is an error.
+	ConfigKeys map[string]map[string]string
 }
 
 // Node is the agent deployed on a cluster's node.
@@ -134,10 +140,37 @@ func (n *Node) renderOnOwnPort(ctx context.Context, kustomization string) (path,
 	if !portNumber.Match(rendered) {
 		return "", "", fmt.Errorf("memifnode: %s renders no HTTP port %s to move", kustomization, manifestHTTPPort)
 	}
-	if err := os.WriteFile(path, portNumber.ReplaceAll(rendered, []byte(ports[0])), 0o600); err != nil {
+	rendered = portNumber.ReplaceAll(rendered, []byte(ports[0]))
+	if rendered, err = setConfigKeys(rendered, n.Options.ConfigKeys); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(path, rendered, 0o600); err != nil {
 		return "", "", fmt.Errorf("memifnode: %w", err)
 	}
 	return path, ports[0], nil
+}
+
+// setConfigKeys sets keys (file name -> key -> value) in the config files
+// of the rendered ConfigMap, where each file is a block literal
+// ("  podmanager.conf: |") whose lines are indented by four spaces.
+func setConfigKeys(rendered []byte, keys map[string]map[string]string) ([]byte, error) {
+	for file, values := range keys {
+		block := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(file) + `: \|\n(?:(?:    .*)?\n)*`)
+		location := block.FindIndex(rendered)
+		if location == nil {
+			return nil, fmt.Errorf("memifnode: the rendered ConfigMap has no %s", file)
+		}
+		text := rendered[location[0]:location[1]]
+		for key, value := range values {
+			line := regexp.MustCompile(`(?m)^    ` + regexp.QuoteMeta(key) + `:.*$`)
+			if !line.Match(text) {
+				return nil, fmt.Errorf("memifnode: %s in the rendered ConfigMap has no key %s", file, key)
+			}
+			text = line.ReplaceAll(text, []byte("    "+key+": "+value))
+		}
+		rendered = slices.Concat(rendered[:location[0]], text, rendered[location[1]:])
+	}
+	return rendered, nil
 }
 
 // importAgentImage runs scripts/image.sh (make image) into the cluster's
@@ -460,6 +493,28 @@ func (n *Node) MemifctlText(ctx context.Context, args ...string) (string, error)
 		return "", fmt.Errorf("memifctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return string(out), nil
+}
+
+// Event is one record of the agent's event history in `memifctl -o json
+// events` output.
+type Event struct {
+	Seq         string `json:"seq"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Events returns the agent's event history, oldest first, through
+// memifctl.
+func (n *Node) Events(ctx context.Context) ([]Event, error) {
+	out, err := n.MemifctlText(ctx, "-o", "json", "events")
+	if err != nil {
+		return nil, err
+	}
+	var events []Event
+	if err := json.Unmarshal([]byte(out), &events); err != nil {
+		return nil, fmt.Errorf("decode memifctl events output %q: %w", out, err)
+	}
+	return events, nil
 }
 
 // StartVswitch starts the vswitch side of link on the host: testpmd as
