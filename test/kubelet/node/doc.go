@@ -5,6 +5,10 @@
 // server on the host. It asserts what a user sees through kubectl,
 // memifctl and the pods' own environment.
 //
+// TestMultiMemifPodsAnnouncedOnce watches the agent reconcile running pods
+// for five minutes (podmanager.conf reconcile-period 2s);
+// MEMIF_NODE_RECONCILE_WATCH (a Go duration) shortens or lengthens it.
+//
 // It needs root and the peers of scripts/peers.sh (make peers); make
 // test-e2e provides both. memifctl comes from MEMIF_AGENT_BIN (make build)
 // or is built for the run.
