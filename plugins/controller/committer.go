@@ -25,9 +25,6 @@ func (c kvSchedulerCommitter) Commit(ctx context.Context, req controllerapi.Comm
 	if req.Resync {
 		ctx = kvs.WithResync(ctx, kvs.FullResync, true)
 	}
-	if req.RevertOnFailure {
-		ctx = kvs.WithRevert(ctx)
-	}
 	ctx = kvs.WithDescription(ctx, req.Description)
 	seqNum, err := txn.Commit(ctx)
 	if err != nil {

@@ -10,7 +10,10 @@ import (
 // vpp-agent KV scheduler.
 type Committer interface {
 	// Commit applies req. An error means the values may be only partly
-	// applied; the loop reacts according to the event's transaction type.
+	// applied: the loop keeps them as the configuration and schedules a
+	// healing resync, which sends the complete value set again. Commit runs
+	// on the loop's commit worker, never on the loop goroutine, one call at
+	// a time.
 	Commit(ctx context.Context, req CommitRequest) error
 }
 
@@ -21,9 +24,6 @@ type CommitRequest struct {
 	// Resync tells that Changes is the complete value set: every key not in
 	// it must be removed.
 	Resync bool
-	// RevertOnFailure asks the Committer to undo what it applied when the
-	// commit fails, because the handlers are reverted too.
-	RevertOnFailure bool
 	// Description names the event, for the Committer's own logs.
 	Description string
 }

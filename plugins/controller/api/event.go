@@ -40,8 +40,10 @@ const (
 	BestEffort UpdateTransactionType = iota
 	// BestEffortIgnoreErrors is BestEffort without the healing resync.
 	BestEffortIgnoreErrors
-	// RevertOnFailure stops at the first error, reverts the handlers that
-	// already succeeded in reverse order and commits nothing.
+	// RevertOnFailure stops at the first handler error, reverts the
+	// handlers that already succeeded in reverse order and commits nothing.
+	// A commit that fails afterwards reverts nothing: it is healed like
+	// BestEffort's (the commit runs off the loop, after later events).
 	RevertOnFailure
 )
 

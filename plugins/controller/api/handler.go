@@ -20,9 +20,11 @@ type Transaction interface {
 // the event's transaction and a way to push follow-up events.
 type EventOperations interface {
 	Transaction
-	// PushFollowUp queues an event that runs right after the current one,
-	// before anything already queued. A blocking follow-up is refused with
-	// ErrBlockingFollowUp: it would wait on the loop that runs it.
+	// PushFollowUp queues an event that runs once the current one's
+	// transaction is committed, before anything queued then: right after
+	// the current event when it commits nothing. A blocking follow-up is
+	// refused with ErrBlockingFollowUp: it would wait on the loop that
+	// runs it.
 	PushFollowUp(event Event) error
 }
 

@@ -52,12 +52,37 @@ func (l *Loop) setHealth(h Health) {
 
 // scheduleHealing arms the healing timer unless it is armed already; each
 // call without a successful resync in between doubles the next delay.
-func (l *Loop) scheduleHealing() {
+// failedSeq is the event whose failure asks for it: only a resync run
+// after it heals it.
+func (l *Loop) scheduleHealing(failedSeq uint64) {
+	l.lastFailure = max(l.lastFailure, failedSeq)
 	if l.healingTimer != nil {
 		return
 	}
 	l.healingTimer = time.NewTimer(l.healingDelay)
 	l.healingDelay = min(2*l.healingDelay, time.Duration(l.cfg.HealingMaxDelay))
+}
+
+// resyncFailed marks the loop unhealthy and schedules healing; seq is the
+// failed resync, or the last event of a failed commit that held one.
+func (l *Loop) resyncFailed(seq uint64, err error) {
+	l.lastFailedResync = max(l.lastFailedResync, seq)
+	l.setHealth(Health{State: Unhealthy, Err: err})
+	l.scheduleHealing(seq)
+}
+
+// resyncCommitted takes resync seq committed. Events run on, and fail,
+// while the commits of those before them are in progress: the loop is
+// healthy only if no resync failed after seq, and the healing is over only
+// if no event failed after it.
+func (l *Loop) resyncCommitted(seq uint64) {
+	if seq > l.lastFailedResync {
+		l.setHealth(Health{State: Healthy})
+	}
+	if seq > l.lastFailure {
+		l.stopHealing()
+		l.resetHealing()
+	}
 }
 
 // resetHealing restores the first healing delay after a successful resync.

@@ -51,6 +51,8 @@ type testHandler struct {
 	onUpdate func(event controllerapi.Event, txn controllerapi.EventOperations)
 	// followUpErrs collects what PushFollowUp returned.
 	followUpErrs chan error
+	// putNothing: Update commits nothing.
+	putNothing bool
 }
 
 var errHandlerFailed = errors.New("handler failed on purpose")
@@ -81,6 +83,9 @@ func (h *testHandler) Update(event controllerapi.Event, txn controllerapi.EventO
 	}
 	if h.failUpdate[event.GetName()] {
 		return "", errHandlerFailed
+	}
+	if h.putNothing {
+		return "", nil
 	}
 	key := ifKey(h.name, event.GetName())
 	txn.Put(key, ifValue(h.name, event.GetName()))
@@ -251,6 +256,12 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		case <-time.After(time.Millisecond):
 		}
 	}
+}
+
+// waitHealthy waits until the startup resync is committed.
+func waitHealthy(t *testing.T, loop *Loop) {
+	t.Helper()
+	eventually(t, "the startup resync committed", func() bool { return loop.Health().State == Healthy })
 }
 
 func withoutResyncs(calls []string) []string {

@@ -1,6 +1,8 @@
 package eventloop
 
 import (
+	"errors"
+	"slices"
 	"sync"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -28,6 +30,26 @@ func (h *History) add(rec controllerapi.EventRecord) {
 	}
 	h.records[h.next] = rec
 	h.next = (h.next + 1) % len(h.records)
+}
+
+// amend adds err, a failed commit, to the records of events seqNums still
+// kept.
+func (h *History) amend(seqNums []uint64, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range h.records {
+		if slices.Contains(seqNums, h.records[i].SeqNum) {
+			h.records[i].Error = errors.Join(errorOf(h.records[i].Error), err).Error()
+		}
+	}
+}
+
+// errorOf turns a record's error back into an error, nil for none.
+func errorOf(text string) error {
+	if text == "" {
+		return nil
+	}
+	return errors.New(text)
 }
 
 // All returns a copy of every kept record, oldest first.

@@ -46,6 +46,8 @@ type Loop struct {
 	// for background events, AdmissionQueueSize more that only admission
 	// events may take (lanes.go).
 	queue chan controllerapi.Event
+	// commits commits the handlers' transactions off the loop goroutine.
+	commits *commitWorker
 	// backgroundQueued counts the background events in queue.
 	backgroundQueued atomic.Int64
 
@@ -71,6 +73,9 @@ type Loop struct {
 	resyncCount  int
 	healingTimer *time.Timer
 	healingDelay time.Duration
+	// lastFailure is the last event whose failure asked for healing,
+	// lastFailedResync the last failed resync (health.go).
+	lastFailure, lastFailedResync uint64
 }
 
 // New validates cfg and returns a loop that has not started yet; events
@@ -90,6 +95,7 @@ func New(cfg Config, deps Deps) (*Loop, error) {
 		deps:         deps,
 		history:      newHistory(cfg.HistorySize),
 		queue:        make(chan controllerapi.Event, cfg.QueueSize+cfg.AdmissionQueueSize),
+		commits:      newCommitWorker(deps.Committer, time.Duration(cfg.CommitTimeout)),
 		stop:         make(chan struct{}),
 		stopped:      make(chan struct{}),
 		committed:    map[string]proto.Message{},
@@ -113,6 +119,7 @@ func (l *Loop) Start() {
 		return
 	}
 	l.started = true
+	l.commits.start()
 	go l.run()
 }
 
@@ -177,7 +184,8 @@ func (l *Loop) EventHistory(query controllerapi.HistoryQuery) []controllerapi.Ev
 }
 
 // Close stops the loop after the event in progress, runs a ShutdownEvent
-// through the handlers and fails every unprocessed event with
+// through the handlers, waits for the commits of every event processed
+// (each bounded by commit-timeout) and fails every unprocessed event with
 // controllerapi.ErrClosedEventLoop. Later calls do nothing.
 func (l *Loop) Close() error {
 	l.mu.Lock()
@@ -194,6 +202,7 @@ func (l *Loop) Close() error {
 		<-l.stopped
 	}
 	l.process(ShutdownEvent{})
+	l.drainCommits()
 	l.stopHealing()
 	l.failUnprocessed()
 	l.metrics.unregister()
@@ -212,6 +221,10 @@ func (l *Loop) run() {
 		if len(l.followUps) > 0 {
 			next := l.followUps[0]
 			l.followUps = l.followUps[1:]
+			if outcomes, ok := next.(*pendingOutcomes); ok {
+				l.deliver(outcomes)
+				continue
+			}
 			l.process(next)
 			continue
 		}
@@ -221,6 +234,8 @@ func (l *Loop) run() {
 		case event := <-l.queue:
 			l.dequeued(event)
 			l.process(event)
+		case res := <-l.commits.results:
+			l.commitDone(res)
 		case <-l.healingC():
 			l.healingTimer = nil
 			l.process(NewResyncEvent(HealingResyncName))

@@ -21,6 +21,7 @@ const (
 
 type metrics struct {
 	events   *prometheus.CounterVec
+	commits  *prometheus.CounterVec
 	refused  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	// registry and registered are what unregister removes.
@@ -36,13 +37,17 @@ func newMetrics(reg prometheus.Registerer, queueDepth func() float64) (*metrics,
 			Namespace: "memif_agent", Subsystem: "controller", Name: "events_total",
 			Help: "Events processed by the controller event loop, by event name and outcome (ok, error, reverted).",
 		}, []string{"event", "outcome"}),
+		commits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "memif_agent", Subsystem: "controller", Name: "commits_total",
+			Help: "Commits to the KV scheduler, by outcome (ok, error); one commit may hold the transactions of several events, merged while the one before it ran.",
+		}, []string{"outcome"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "memif_agent", Subsystem: "controller", Name: "events_refused_total",
 			Help: "Events PushEvent refused, by event name, queue lane (admission, background) and reason (queue-full, closed).",
 		}, []string{"event", "lane", "reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "memif_agent", Subsystem: "controller", Name: "event_processing_seconds",
-			Help:    "Time to run an event through the handlers and commit its transaction.",
+			Help:    "Time to run an event through the handlers and hand its transaction to the commit worker; the commit runs apart (commits_total).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"event"}),
 	}
@@ -54,7 +59,7 @@ func newMetrics(reg prometheus.Registerer, queueDepth func() float64) (*metrics,
 		Help: "Events waiting in the controller event queue.",
 	}, queueDepth)
 	m.registry = reg
-	for _, c := range []prometheus.Collector{m.events, m.refused, m.duration, depth} {
+	for _, c := range []prometheus.Collector{m.events, m.commits, m.refused, m.duration, depth} {
 		if err := reg.Register(c); err != nil {
 			m.unregister()
 			return nil, fmt.Errorf("register controller metrics: %w", err)

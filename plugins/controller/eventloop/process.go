@@ -1,7 +1,6 @@
 package eventloop
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,8 +9,10 @@ import (
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
-// process runs one event through the handlers, commits its transaction,
-// records it and tells the pusher the outcome.
+// process runs one event through the handlers, hands its transaction to
+// the commit worker, records it and tells the pusher the outcome: an
+// admission event at once; any other once its transaction, and every one
+// handed over before it, is committed (commitDone).
 func (l *Loop) process(event controllerapi.Event) {
 	l.starting(event)
 	l.seqNum++
@@ -22,37 +23,69 @@ func (l *Loop) process(event controllerapi.Event) {
 		Method:      event.Method().String(),
 		Start:       time.Now(),
 	}
-	var (
-		txn     *eventTxn
-		outcome string
-		err     error
-	)
+	var ran handled
 	if event.Method().IsResync() {
-		txn, outcome, err = l.resync(event, &rec)
+		ran = l.resync(event, &rec)
 	} else {
-		txn, outcome, err = l.update(event, &rec)
+		ran = l.update(event, &rec)
 	}
+	var waiter *commitWaiter
+	if !isAdmission(event) {
+		waiter = &commitWaiter{event: event, outcome: ran.outcome, handlerErr: ran.err}
+	}
+	handedOff := ran.commit && l.handOff(event, ran.txn, &rec, event.Method().IsResync(), ran.heal, waiter)
 	rec.End = time.Now()
-	if err != nil {
-		rec.Error = err.Error()
-		l.deps.Log.Warnf("controller event #%d %s failed: %v", rec.SeqNum, rec.Description, err)
+	if ran.err != nil {
+		rec.Error = ran.err.Error()
+		l.deps.Log.Warnf("controller event #%d %s failed: %v", rec.SeqNum, rec.Description, ran.err)
 	} else {
 		l.deps.Log.Debugf("controller event #%d %s done", rec.SeqNum, rec.Description)
 	}
 	l.history.add(rec)
-	l.metrics.events.WithLabelValues(rec.Name, outcome).Inc()
 	l.metrics.duration.WithLabelValues(rec.Name).Observe(rec.End.Sub(rec.Start).Seconds())
-	if txn != nil {
-		// Follow-ups run right after the event that pushed them.
-		l.followUps = append(txn.followUps, l.followUps...)
+	if ran.txn != nil && !handedOff {
+		// Follow-ups run right after the event that pushed them, or after
+		// its commit (commitDone).
+		l.followUps = append(ran.txn.followUps, l.followUps...)
 	}
+	switch {
+	case waiter == nil:
+	case handedOff:
+		return
+	case l.commits.wait(*waiter):
+		// It committed nothing, and is told its outcome once what was
+		// handed over before it is committed.
+		return
+	}
+	l.finish(event, ran.outcome, ran.err)
+}
+
+// finish counts event's outcome and tells its pusher.
+func (l *Loop) finish(event controllerapi.Event, outcome string, err error) {
+	l.metrics.events.WithLabelValues(event.GetName(), outcome).Inc()
 	event.Done(err)
+}
+
+// isAdmission tells whether a pod's admission waits on event: it is told
+// its outcome without waiting for its commit.
+func isAdmission(event controllerapi.Event) bool {
+	return laneOf(event) == admissionLane
+}
+
+// handled is what running an event through the handlers gave.
+type handled struct {
+	txn     *eventTxn
+	outcome string
+	err     error
+	// commit: txn is to be committed; heal: a failed commit schedules a
+	// healing resync.
+	commit, heal bool
 }
 
 // resync asks every handler that wants the event to resync. After a handler
 // error nothing is committed: a partial value set would remove the values of
 // the handler that failed.
-func (l *Loop) resync(event controllerapi.Event, rec *controllerapi.EventRecord) (*eventTxn, string, error) {
+func (l *Loop) resync(event controllerapi.Event, rec *controllerapi.EventRecord) handled {
 	l.resyncCount++
 	// The handlers put the complete value set: nothing committed is kept.
 	txn := newEventTxn(nil, l.cfg.QueueSize)
@@ -64,28 +97,21 @@ func (l *Loop) resync(event controllerapi.Event, rec *controllerapi.EventRecord)
 			errs = append(errs, fmt.Errorf("handler %s failed to resync (resync #%d): %w", handler, l.resyncCount, err))
 		}
 	}
-	err := errors.Join(errs...)
-	if err == nil {
-		err = l.commit(event, txn, rec, true, false)
+	if err := errors.Join(errs...); err != nil {
+		l.resyncFailed(l.seqNum, err)
+		return handled{txn: txn, outcome: outcomeError, err: err}
 	}
-	if err != nil {
-		l.setHealth(Health{State: Unhealthy, Err: err})
-		l.scheduleHealing()
-		return txn, outcomeError, err
-	}
-	l.setHealth(Health{State: Healthy})
-	l.stopHealing()
-	l.resetHealing()
-	return txn, outcomeOK, nil
+	// The loop's health follows the commit (commitDone).
+	return handled{txn: txn, outcome: outcomeOK, commit: true, heal: true}
 }
 
 // update runs an update event through the handlers according to its
 // transaction type and direction.
-func (l *Loop) update(event controllerapi.Event, rec *controllerapi.EventRecord) (*eventTxn, string, error) {
+func (l *Loop) update(event controllerapi.Event, rec *controllerapi.EventRecord) handled {
 	updateEvent, ok := event.(controllerapi.UpdateEvent)
 	if !ok {
-		return nil, outcomeError, fmt.Errorf("event %s has method %s but does not implement controllerapi.UpdateEvent: add TransactionType and Direction",
-			event.GetName(), event.Method())
+		return handled{outcome: outcomeError, err: fmt.Errorf("event %s has method %s but does not implement controllerapi.UpdateEvent: add TransactionType and Direction",
+			event.GetName(), event.Method())}
 	}
 	txnType := updateEvent.TransactionType()
 	rec.TxnType = txnType.String()
@@ -104,28 +130,18 @@ func (l *Loop) update(event controllerapi.Event, rec *controllerapi.EventRecord)
 		}
 		err = fmt.Errorf("handler %s failed to update for event %s: %w", handler, event.GetName(), err)
 		if txnType == controllerapi.RevertOnFailure {
-			return txn, outcomeReverted, errors.Join(err, l.revert(event, succeeded, rec))
+			return handled{txn: txn, outcome: outcomeReverted, err: errors.Join(err, l.revert(event, succeeded, rec))}
 		}
 		errs = append(errs, err)
 	}
-	if err := l.commit(event, txn, rec, false, txnType == controllerapi.RevertOnFailure); err != nil {
-		if txnType == controllerapi.RevertOnFailure {
-			// A commit that failed or timed out may still have applied part
-			// of the transaction; the healing resync sets the scheduler
-			// back to what the handlers hold.
-			l.scheduleHealing()
-			return txn, outcomeReverted, errors.Join(err, l.revert(event, succeeded, rec))
+	ran := handled{txn: txn, outcome: outcomeOK, commit: true, heal: txnType != controllerapi.BestEffortIgnoreErrors}
+	if ran.err = errors.Join(errs...); ran.err != nil {
+		ran.outcome = outcomeError
+		if txnType == controllerapi.BestEffort {
+			l.scheduleHealing(l.seqNum)
 		}
-		errs = append(errs, err)
 	}
-	err := errors.Join(errs...)
-	if err == nil {
-		return txn, outcomeOK, nil
-	}
-	if txnType == controllerapi.BestEffort {
-		l.scheduleHealing()
-	}
-	return txn, outcomeError, err
+	return ran
 }
 
 // revert undoes the handlers that succeeded, last first.
@@ -139,35 +155,6 @@ func (l *Loop) revert(event controllerapi.Event, succeeded []controllerapi.Event
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// commit hands the transaction to the Committer and records the new
-// configuration. An update without changes is not committed. After a failed
-// commit the configuration is still recorded unless it is reverted: the
-// Committer keeps the values it was asked for and a healing resync re-sends
-// them all.
-func (l *Loop) commit(event controllerapi.Event, txn *eventTxn, rec *controllerapi.EventRecord, resync, revertOnFailure bool) error {
-	changes := txn.commitChanges(resync)
-	if !resync && len(changes) == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(l.cfg.CommitTimeout))
-	defer cancel()
-	err := l.deps.Committer.Commit(ctx, controllerapi.CommitRequest{
-		Changes:         changes,
-		Resync:          resync,
-		RevertOnFailure: revertOnFailure,
-		Description:     fmt.Sprintf("event #%d %s", rec.SeqNum, event.GetName()),
-	})
-	if err != nil && revertOnFailure {
-		return fmt.Errorf("commit %d values of event %s: %w", len(changes), event.GetName(), err)
-	}
-	rec.Committed = len(changes)
-	l.committed = txn.applyTo(l.committed, resync)
-	if err != nil {
-		return fmt.Errorf("commit %d values of event %s: %w", len(changes), event.GetName(), err)
-	}
-	return nil
 }
 
 // handlersFor returns the handlers that want event, in the order of dir.
