@@ -195,6 +195,7 @@ func newMemifAgent() *memifAgent {
 		deps.KVScheduler = scheduler
 		deps.StatusCheck = agentHealth
 	}))
+	deviceManager.Vswitch = vswitchPlugin
 	eventLoop := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
 		deps.Cfg = forPlugin(controller.PluginName)
 		deps.KVScheduler = scheduler

@@ -7,7 +7,14 @@
 //   - checkpoint: the persisted allocations;
 //   - allocation: devices, allocations, binding to pods, collection;
 //   - deviceplugin: the kubelet-facing gRPC server and registration;
+//   - devicehealth: the devices' health from the vswitch's reachability;
 //   - manager: the event handler and DeviceManagerAPI over them.
+//
+// The devices' health: given the vswitch plugin as Vswitch (its Go API,
+// plugins/vswitch/api), the plugin reports every device Unhealthy to
+// kubelet (ListAndWatch), and to the DRA driver (DeviceHealth, which
+// taints its ResourceSlice), while VPP has been unreachable for longer
+// than vswitch-health-grace, and Healthy again as soon as VPP answers.
 //
 // The plugin is an event handler: main lists it among the controller's
 // EventHandlers and then gives it the controller as its EventLoop (the two
@@ -21,6 +28,7 @@
 //		deps.EventHandlers = []controllerapi.EventHandler{deviceManager, memifWiring}
 //	}))
 //	deviceManager.EventLoop = eventLoop
+//	deviceManager.Vswitch = vswitchPlugin // optional: device health
 //
 // List the plugin after the controller in the agent, so the loop has
 // started when kubelet's first Allocate arrives (earlier ones would wait in

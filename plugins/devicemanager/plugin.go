@@ -17,8 +17,10 @@ import (
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/devicehealth"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 )
 
 // Plugin is the device manager in the agent. It is a controller event
@@ -26,6 +28,10 @@ import (
 type Plugin struct {
 	Deps
 	dm *manager.Manager
+	// health follows the vswitch's reachability from AfterInit to Close.
+	health     *devicehealth.Watcher
+	stopHealth context.CancelFunc
+	healthDone chan struct{}
 	// nodeLock is held until the process exits (an unreferenced one would
 	// be closed, and so released, by the garbage collector).
 	nodeLock *nodelock.Lock
@@ -51,11 +57,16 @@ type Deps struct {
 	// the agent is not ready until its device plugin is registered with
 	// kubelet and a pod source answers.
 	StatusCheck statuscheck.PluginStatusWriter
+	// Vswitch tells whether the vswitch answers: the devices are reported
+	// unhealthy while it has not for longer than vswitch-health-grace.
+	// Optional: without it the devices are always healthy.
+	Vswitch vswitchapi.VswitchAPI
 }
 
 var (
 	_ controllerapi.EventHandler = (*Plugin)(nil)
 	_ dmapi.DeviceManagerAPI     = (*Plugin)(nil)
+	_ dmapi.DeviceHealthSource   = (*Plugin)(nil)
 )
 
 // Init reads and validates the config, resolves the links in
@@ -100,7 +111,8 @@ func (p *Plugin) Init() error {
 	default:
 		p.nodeLock = lock
 	}
-	opts := manager.Options{Log: p.Log, PodLister: p.PodLister, PodResolver: p.PodResolver}
+	p.health = devicehealth.New(p.Vswitch, cfg.VswitchHealthGrace.Duration(), p.Log)
+	opts := manager.Options{Log: p.Log, PodLister: p.PodLister, PodResolver: p.PodResolver, DeviceHealth: p.health}
 	if p.Prometheus != nil {
 		opts.Metrics = promregistry.Default(p.Prometheus)
 	}
@@ -128,15 +140,34 @@ func (p *Plugin) probe() (statuscheck.PluginState, error) {
 	return statuscheck.Init, err
 }
 
-// AfterInit serves the device plugin and registers it with kubelet.
-func (p *Plugin) AfterInit() error { return p.dm.Start(p.EventLoop) }
+// AfterInit follows the vswitch's health, serves the device plugin and
+// registers it with kubelet.
+func (p *Plugin) AfterInit() error {
+	ctx, stop := context.WithCancel(context.Background())
+	p.stopHealth, p.healthDone = stop, make(chan struct{})
+	go func() {
+		defer close(p.healthDone)
+		p.health.Run(ctx)
+	}()
+	return p.dm.Start(p.EventLoop)
+}
 
 // Close stops serving kubelet; allocations stay in the checkpoint.
 func (p *Plugin) Close() error {
 	if p.dm != nil {
 		p.dm.Stop()
 	}
+	if p.stopHealth != nil {
+		p.stopHealth()
+		<-p.healthDone
+	}
 	return nil
+}
+
+// DeviceHealth implements dmapi.DeviceHealthSource: the DRA driver taints
+// its devices while they are unhealthy.
+func (p *Plugin) DeviceHealth() (dmapi.DeviceHealth, <-chan struct{}) {
+	return p.health.DeviceHealth()
 }
 
 // HandlesEvent implements controllerapi.EventHandler.

@@ -25,7 +25,9 @@ type Plugin struct {
 	driver *kubeletdriver.Driver
 }
 
-// ClaimPoolSource gives the devices to publish: the device manager.
+// ClaimPoolSource gives the devices to publish: the device manager. When
+// it is also a dmapi.DeviceHealthSource, the devices are tainted in the
+// ResourceSlice while they are unhealthy (kubeletdriver.VswitchUnreachableTaint).
 type ClaimPoolSource interface {
 	ClaimPool() dmapi.ClaimPool
 }
@@ -72,10 +74,12 @@ func (p *Plugin) AfterInit() error {
 	if err != nil {
 		return err
 	}
+	health, _ := p.DeviceManager.(dmapi.DeviceHealthSource)
 	driver, err := kubeletdriver.New(kubeletdriver.Config{
 		DriverName: p.cfg.DriverName, NodeName: p.cfg.NodeName,
 		PluginDataDir: p.cfg.PluginDataDir, RegistrarDir: p.cfg.RegistrarDir, CDIDir: p.cfg.CDIDir,
 		SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
+		Health: health,
 	}, client, p.EventLoop, p.Log)
 	if err != nil {
 		return fmt.Errorf("dradriver plugin: %w", err)

@@ -17,13 +17,19 @@ type Config struct {
 	// LinkCheckPeriod is how often the memifs' link states are read from
 	// VPP to report links that come up or go down.
 	LinkCheckPeriod configfile.Duration `json:"link-check-period"`
+	// HealthCheckPeriod is how often VPP is asked for a control_ping. One
+	// left unanswered for request-timeout makes VPP unreachable: the
+	// connection is dropped, so that no call waits on a hung VPP, and
+	// dialled again until VPP answers.
+	HealthCheckPeriod configfile.Duration `json:"health-check-period"`
 }
 
 // DefaultConfig is the config of a missing or empty vswitch.conf.
 func DefaultConfig() Config {
 	return Config{
-		RequestTimeout:  configfile.Duration(5 * time.Second),
-		LinkCheckPeriod: configfile.Duration(time.Second),
+		RequestTimeout:    configfile.Duration(5 * time.Second),
+		LinkCheckPeriod:   configfile.Duration(time.Second),
+		HealthCheckPeriod: configfile.Duration(time.Second),
 	}
 }
 
@@ -36,5 +42,6 @@ func (c Config) Validate() error {
 	}
 	problems.CheckPositive("request-timeout", c.RequestTimeout, "5s")
 	problems.CheckPositive("link-check-period", c.LinkCheckPeriod, "1s")
+	problems.CheckPositive("health-check-period", c.HealthCheckPeriod, "1s")
 	return problems.Err()
 }

@@ -27,6 +27,8 @@ func TestConfigErrors(t *testing.T) {
 		{"relative socket", "vpp-api-socket: api.sock\n", `config key "vpp-api-socket": must be an absolute path, got "api.sock"`},
 		{"zero timeout", "request-timeout: 0s\n", `config key "request-timeout": must be a positive duration`},
 		{"negative link period", "link-check-period: -1s\n", `config key "link-check-period": must be a positive duration`},
+		{"health check period", "health-check-period: 250ms\n", ""},
+		{"zero health check period", "health-check-period: 0s\n", `config key "health-check-period": must be a positive duration`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()

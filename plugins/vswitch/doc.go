@@ -8,11 +8,17 @@
 // plugin registers nothing and the models stay unimplemented in the KV
 // scheduler, for nodes whose vswitch is programmed by something else.
 //
-// VPP may be down or restart at any time; the agent stays up. While VPP is
-// unreachable the plugin reports itself in error (the agent's readiness
-// probe fails, its liveness does not) and every vswitch change fails at
-// once, which never holds back an allocation: the device manager's events
-// do not touch the vswitch. Each time VPP answers again, the plugin pushes
+// VPP may be down, hang or restart at any time; the agent stays up. VPP is
+// asked for a control_ping every health-check-period; one left unanswered
+// for request-timeout (a hung or stopped VPP) drops the connection, so that
+// no call waits on VPP and none queues in its socket to run when it wakes.
+// While VPP is unreachable the plugin reports itself in error (the agent's
+// readiness probe fails, its liveness does not) and every vswitch change
+// fails at once; the controller commits off its loop, so this never holds
+// back an admission. Whether VPP answers, and since when it does not, is
+// the plugin's Go API (package api, VswitchAPI.Reachability): the device
+// manager reports its devices unhealthy once VPP has been unreachable for
+// longer than vswitch-health-grace. Each time VPP answers again, the plugin pushes
 // a full resync into the controller event loop: the KV scheduler reads VPP
 // back (Retrieve) and re-creates what is missing, so a restarted VPP gets
 // every interface back, while a resync that finds VPP as it should be

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/infra"
@@ -16,6 +17,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
 )
 
@@ -40,6 +42,8 @@ type Plugin struct {
 	config Config
 	client *vppapi.Client
 	links  *linkWatcher
+	// reachability is whether VPP answers, for the device manager.
+	reachability vswitchapi.ReachabilityCell
 
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -64,12 +68,14 @@ func (p *Plugin) Init() error {
 		return fmt.Errorf("vswitch plugin: %w", err)
 	}
 	if p.config.VPPAPISocket == "" {
+		p.reachability.Set(vswitchapi.Reachability{})
 		p.Log.Infof("no vpp-api-socket in vswitch config: VPP is not programmed; memif interfaces stay unimplemented in the KV scheduler")
 		return nil
 	}
 	if p.StatusCheck != nil {
 		p.StatusCheck.Register(p.PluginName, nil)
 	}
+	p.reachability.Set(vswitchapi.Reachability{Configured: true, Since: time.Now(), Err: errNotConnectedYet})
 	p.client = vppapi.NewClient(vppapi.ClientConfig{
 		Socket:       p.config.VPPAPISocket,
 		Name:         "memif-agent",
@@ -103,10 +109,14 @@ func (p *Plugin) start() {
 	ctx, stop := context.WithCancel(context.Background())
 	p.stop = stop
 	p.firstDial = make(chan struct{})
-	p.done.Add(2)
+	p.done.Add(3)
 	go func() {
 		defer p.done.Done()
 		p.client.Run(ctx)
+	}()
+	go func() {
+		defer p.done.Done()
+		p.checkHealth(ctx, p.config.HealthCheckPeriod.Duration())
 	}()
 	go func() {
 		defer p.done.Done()
@@ -151,6 +161,7 @@ func (p *Plugin) connected(conn *vppapi.Conn) {
 		p.Log.Warnf("connected to VPP at %s, but show_version failed: %v", p.config.VPPAPISocket, err)
 	}
 	p.Log.Infof("connected to VPP %s at %s; resyncing the vswitch side", version.Version, p.config.VPPAPISocket)
+	p.reachable()
 	p.mu.Lock()
 	p.lastErr = ""
 	p.mu.Unlock()
@@ -166,6 +177,7 @@ func (p *Plugin) connected(conn *vppapi.Conn) {
 
 func (p *Plugin) disconnected(err error) {
 	err = fmt.Errorf("vswitch not ready: VPP at %s: %w", p.config.VPPAPISocket, err)
+	p.unreachable(time.Now(), err)
 	p.mu.Lock()
 	repeated := p.lastErr == err.Error()
 	p.lastErr = err.Error()

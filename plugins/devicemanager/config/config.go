@@ -25,6 +25,7 @@ const (
 	DefaultDirMode            = configfile.FileMode(0o770)
 	DefaultUnboundGracePeriod = configfile.Duration(10 * time.Minute)
 	DefaultReconcilePeriod    = configfile.Duration(time.Minute)
+	DefaultVswitchHealthGrace = configfile.Duration(10 * time.Second)
 
 	// MaxDeviceCount bounds device-count: kubelet keeps every device in
 	// memory and in its own checkpoint.
@@ -77,6 +78,11 @@ type Config struct {
 	// pods between resyncs ("1m"), so that a missed pod deletion does not
 	// leak a directory or devices.
 	ReconcilePeriod configfile.Duration `json:"reconcile-period"`
+	// VswitchHealthGrace is how long the vswitch may be unreachable (down,
+	// or not answering within vswitch.conf's request-timeout) before the
+	// devices are reported unhealthy to kubelet and the scheduler ("10s");
+	// they are healthy again as soon as it answers.
+	VswitchHealthGrace configfile.Duration `json:"vswitch-health-grace"`
 }
 
 // Default returns the configuration with every default applied.
@@ -95,6 +101,7 @@ func Default() Config {
 		DirMode:            DefaultDirMode,
 		UnboundGracePeriod: DefaultUnboundGracePeriod,
 		ReconcilePeriod:    DefaultReconcilePeriod,
+		VswitchHealthGrace: DefaultVswitchHealthGrace,
 	}
 }
 
@@ -135,6 +142,7 @@ func (c Config) Validate() error {
 	problems.Check("dir-group", c.DirGroup.CheckSyntax())
 	problems.CheckPositive("unbound-grace-period", c.UnboundGracePeriod, "10m")
 	problems.CheckPositive("reconcile-period", c.ReconcilePeriod, "1m")
+	problems.CheckPositive("vswitch-health-grace", c.VswitchHealthGrace, "10s")
 	return problems.Err()
 }
 

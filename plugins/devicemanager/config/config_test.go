@@ -42,6 +42,7 @@ dir-mode: "0750"
 dir-group: "1234"
 unbound-grace-period: 90s
 reconcile-period: 30s
+vswitch-health-grace: 3s
 `
 	cfg, err := Parse([]byte(content))
 	if err != nil {
@@ -52,7 +53,7 @@ reconcile-period: 30s
 		PluginSocket: "other.sock", KubeletSocket: "k.sock", SocketRoot: "/tmp/memif",
 		ContainerDir: "/memif", SocketName: "s.sock", CheckpointPath: "/tmp/state/cp.json",
 		DirMode: 0o750, DirGroup: "1234", UnboundGracePeriod: configfile.Duration(90 * time.Second),
-		ReconcilePeriod: configfile.Duration(30 * time.Second),
+		ReconcilePeriod: configfile.Duration(30 * time.Second), VswitchHealthGrace: configfile.Duration(3 * time.Second),
 	}
 	if cfg != want {
 		t.Errorf("Parse = %+v, want %+v", cfg, want)
@@ -120,6 +121,8 @@ func TestParseRejects(t *testing.T) {
 		{"grace period garbage", `unbound-grace-period: soon`, "unbound-grace-period", `want a duration such as "30s", got "soon"`},
 		{"grace period a number", `unbound-grace-period: 600`, "unbound-grace-period", `want a duration such as "30s", got 600`},
 		{"reconcile period negative", `reconcile-period: -1m`, "reconcile-period", "positive"},
+		{"vswitch health grace zero", `vswitch-health-grace: 0s`, "vswitch-health-grace", "positive"},
+		{"vswitch health grace garbage", `vswitch-health-grace: ten`, "vswitch-health-grace", `want a duration such as "30s", got "ten"`},
 		{"device count a word", `device-count: many`, "device-count", `want a whole number, got a string`},
 		{"socket root a number", "socket-root: 5", "socket-root", "want a string, got a number"},
 		{"misspelt key", `device-cuont: 3`, "device-cuont", "unknown key; the keys are"},

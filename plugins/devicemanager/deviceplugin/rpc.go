@@ -26,25 +26,55 @@ func (s *Server) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*plu
 	return pluginOptions(), nil
 }
 
-// ListAndWatch sends the device list, then keeps the stream open until its
-// context ends (kubelet left, or the gRPC server stopped) or the server
-// stops. The devices are fixed for the agent's lifetime (device-count) and
-// always healthy: a memif device is a name, and a socket directory that
-// cannot be made fails that Allocate, not the device. So the list is sent
-// once per stream; kubelet opens a new stream after every registration.
+// ListAndWatch sends the device list, then again each time the devices'
+// health changes, until its context ends (kubelet left, or the gRPC server
+// stopped) or the server stops. The devices are fixed for the agent's
+// lifetime (device-count); they are all healthy, or all unhealthy while
+// the vswitch has been unreachable for longer than its grace (Config.Health):
+// a memif device is a name, and a socket directory that cannot be made
+// fails that Allocate, not the device. kubelet then admits no new pod that
+// asks for one, and the scheduler sees the node's allocatable count drop;
+// running pods keep theirs.
 func (s *Server) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
+	health, changed := s.health()
+	for {
+		if err := stream.Send(s.deviceList(health.Healthy)); err != nil {
+			return fmt.Errorf("send device list to kubelet: %w", err)
+		}
+		sent := health.Healthy
+		for health.Healthy == sent {
+			select {
+			case <-stream.Context().Done():
+				return nil
+			case <-s.stopped:
+				return nil
+			case <-changed:
+			}
+			health, changed = s.health()
+		}
+	}
+}
+
+// health returns the devices' health and a channel closed at its next
+// change; without a source, healthy for ever.
+func (s *Server) health() (dmapi.DeviceHealth, <-chan struct{}) {
+	if s.cfg.Health == nil {
+		return dmapi.DeviceHealth{Healthy: true}, nil
+	}
+	return s.cfg.Health.DeviceHealth()
+}
+
+// deviceList is every device, healthy or not.
+func (s *Server) deviceList(healthy bool) *pluginapi.ListAndWatchResponse {
+	health := pluginapi.Healthy
+	if !healthy {
+		health = pluginapi.Unhealthy
+	}
 	response := &pluginapi.ListAndWatchResponse{Devices: make([]*pluginapi.Device, len(s.cfg.Devices))}
 	for i, id := range s.cfg.Devices {
-		response.Devices[i] = &pluginapi.Device{ID: id, Health: pluginapi.Healthy}
+		response.Devices[i] = &pluginapi.Device{ID: id, Health: health}
 	}
-	if err := stream.Send(response); err != nil {
-		return fmt.Errorf("send device list to kubelet: %w", err)
-	}
-	select {
-	case <-stream.Context().Done():
-	case <-s.stopped:
-	}
-	return nil
+	return response
 }
 
 // PreStartContainer implements pluginapi.DevicePluginServer; kubelet does

@@ -28,8 +28,10 @@ type Config struct {
 	// PluginSocket and KubeletSocket are file names in PluginDir.
 	PluginSocket  string
 	KubeletSocket string
-	// Devices are the device IDs advertised, all healthy.
+	// Devices are the device IDs advertised.
 	Devices []string
+	// Health says whether the devices are healthy; nil: always.
+	Health dmapi.DeviceHealthSource
 	// RegisterTimeout bounds one Register call; default 5s.
 	RegisterTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait between failed

@@ -47,6 +47,9 @@ type Options struct {
 	// DevicePluginInterceptor, when set, wraps each of kubelet's calls to
 	// the device plugin (deviceplugin.Config.Interceptor).
 	DevicePluginInterceptor grpc.UnaryServerInterceptor
+	// DeviceHealth, when set, says whether the devices kubelet gets are
+	// healthy (deviceplugin.Config.Health); nil: always.
+	DeviceHealth dmapi.DeviceHealthSource
 }
 
 // Manager is the device manager. Create it with New, register it as a
@@ -182,6 +185,7 @@ func (m *Manager) serveKubelet(loop controllerapi.EventLoop) error {
 		KubeletSocket: m.cfg.KubeletSocket,
 		Devices:       m.state.Devices(),
 		Interceptor:   m.opts.DevicePluginInterceptor,
+		Health:        m.opts.DeviceHealth,
 	}, loop, m.log, hooks)
 	if err != nil {
 		return err

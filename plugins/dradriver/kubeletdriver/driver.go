@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
-	"k8s.io/dynamic-resource-allocation/resourceslice"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
@@ -57,6 +56,9 @@ type Config struct {
 	// (NodePrepareResources, NodeUnprepareResources, registration), to
 	// time or trace them as kubelet makes them.
 	Interceptor grpc.UnaryServerInterceptor
+	// Health, when set, says whether the devices are healthy: while they
+	// are not, the ResourceSlice taints them (VswitchUnreachableTaint).
+	Health dmapi.DeviceHealthSource
 }
 
 // cdiDirMode: the specs hold memif secrets. socketDirMode: kubelet (root)
@@ -87,6 +89,9 @@ type Driver struct {
 
 	mu     sync.Mutex
 	helper *kubeletplugin.Helper
+	// stopHealth ends followHealth, which closes healthDone.
+	stopHealth context.CancelFunc
+	healthDone chan struct{}
 	// registered is set when kubelet reports it registered the driver
 	// (NotifyRegistrationStatus), for this start.
 	registered atomic.Bool
@@ -147,21 +152,19 @@ func (d *Driver) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start DRA driver %s: %w", d.cfg.DriverName, err)
 	}
-	if err := helper.PublishResources(ctx, d.resources()); err != nil {
+	health, changed := d.healthNow()
+	if err := helper.PublishResources(ctx, d.resources(health)); err != nil {
 		helper.Stop()
 		return fmt.Errorf("publish ResourceSlices of %s: %w", d.cfg.DriverName, err)
 	}
 	d.helper = helper
+	healthCtx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
+	d.stopHealth, d.healthDone = stopHealth, make(chan struct{})
+	go func() {
+		defer close(d.healthDone)
+		d.followHealth(healthCtx, helper, health, changed)
+	}()
 	return nil
-}
-
-// resources is the node's one pool.
-func (d *Driver) resources() resourceslice.DriverResources {
-	var pool resourceslice.Pool
-	for _, devices := range claims.SliceDevices(d.cfg.Devices, d.cfg.SocketRoot, d.cfg.ContainerDir) {
-		pool.Slices = append(pool.Slices, resourceslice.Slice{Devices: devices})
-	}
-	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{claims.PoolName(d.cfg.NodeName): pool}}
 }
 
 // Stop stops serving kubelet and publishing, and removes the driver's
@@ -181,6 +184,8 @@ func (d *Driver) Stop() {
 	if d.helper == nil {
 		return
 	}
+	d.stopHealth()
+	<-d.healthDone
 	d.helper.Stop()
 	d.helper = nil
 	if d.registered.Load() {

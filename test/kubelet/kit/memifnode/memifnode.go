@@ -105,6 +105,11 @@ func Deploy(ctx context.Context, c *cluster.Cluster, opts Options) (*Node, error
 	if err != nil {
 		return nil, err
 	}
+	// The DaemonSet runs only on opted-in nodes (k8s/base/daemonset.yaml's
+	// nodeSelector), as an operator opts one in.
+	if _, err := c.Kubectl(ctx, "label", "node", cluster.NodeName, NodeOptInLabel+"=true", "--overwrite"); err != nil {
+		return nil, fmt.Errorf("memifnode: opt node %s in: %w", cluster.NodeName, err)
+	}
 	out, err := c.Kubectl(ctx, "apply", "-f", manifests)
 	if err != nil {
 		return nil, fmt.Errorf("memifnode: %w", err)
@@ -112,6 +117,10 @@ func Deploy(ctx context.Context, c *cluster.Cluster, opts Options) (*Node, error
 	logf("memifnode: kubectl apply -k %s/ (HTTP on 127.0.0.1:%s):\n%s", kustomization, port, strings.TrimSpace(out))
 	return n, nil
 }
+
+// NodeOptInLabel is the node label the DaemonSet's nodeSelector asks for
+// (value "true"); Deploy sets it on the cluster's node.
+const NodeOptInLabel = "memif.contivpp.io/enabled"
 
 // manifestHTTPPort is the agent's HTTP port in k8s/base (http.conf, the
 // container port and the probes).
