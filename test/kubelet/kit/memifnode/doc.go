@@ -5,8 +5,15 @@
 // another kustomization, such as k8s/dra/ with the DRA driver on), pods
 // that ask for contivpp.io/memif running DPDK's testpmd as memif client
 // or VPP as memif slave (VPPPod, the image of test/kit/vppcnf imported by
-// ImportVPPImage, its vppctl reached by PodVPP), and memifctl against the
-// agent's node-local API.
+// ImportVPPImage, its vppctl reached by PodVPP; VPPClaimPod asks through a
+// DRA claim), and memifctl against the agent's node-local API. The node's
+// VPP (StartNodeVPP) runs in the node's mount namespace with its sockets
+// in VPPRunDir, where the k8s/vpp overlay gives the agent its API socket;
+// it reads show memif by socket, rx placement, and traces the API messages
+// VPP receives (APIChanges: those that are not reads). A pod's memif.json
+// is read from its allocation's directory (PodMemif), the agent's config
+// files replaced in its ConfigMap (SetConfigFile), its metrics read on its
+// loopback port (Metric).
 //
 // It owns the images it builds and the pods it creates; the cluster is the
 // caller's.
@@ -23,4 +30,7 @@
 //	err = memifnode.ImportVPPImage(ctx, c)
 //	_, err = n.CreatePod(ctx, memifnode.VPPPod("default", "cnf-a", `[{"network":"red","mode":"ip","queues":2}]`))
 //	sent, received, err := memifnode.PodVPP(c, "default", "cnf-a").Ping(ctx, "10.70.0.1")
+//	memif, err := n.PodMemif(ctx, "default", "cnf-a")               // memif.File.Interfaces[0].IPs
+//	node, err := memifnode.StartNodeVPP(ctx, c, "ping")             // before Deploy; node.Stop() before the cluster's
+//	err = node.TraceAPI(ctx); changes, received, err := node.APIChanges(ctx)
 package memifnode
