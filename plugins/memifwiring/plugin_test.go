@@ -81,6 +81,9 @@ type testAgent struct {
 	devices    *manager.Manager
 	// vswitch is the stand-in, nil with a real VPP.
 	vswitch *vswitchStandIn
+	// vswitchPlugin is the plugin programming a real VPP, nil with the
+	// stand-in.
+	vswitchPlugin *vswitch.Plugin
 	// vppDeletes records the deletions VPP was told of, nil with the
 	// stand-in.
 	vppDeletes *recordingScheduler
@@ -213,6 +216,7 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 	}
 	if setup.vswitchConf != "" {
 		vswitchPlugin = newVswitchPlugin(t, a, dir, setup)
+		a.vswitchPlugin = vswitchPlugin
 		steps = append(steps, step{"vswitch Init", vswitchPlugin.Init})
 	}
 	steps = append(steps, step{"controller AfterInit", a.controller.AfterInit})

@@ -17,6 +17,8 @@
 //	pinger := vpp.Start(t, vpp.Plugins("ping")) // the ping CLI too
 //	out := v.CLI(t, "show memif")
 //	v.Restart(t)
+//	v.Pause(t)  // SIGSTOP: a hung VPP, its sockets open and unanswered
+//	v.Resume(t) // SIGCONT: it does what it was sent meanwhile
 //
 // Outside a test (make demo), on a cluster node, in its mount namespace:
 //

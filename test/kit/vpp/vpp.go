@@ -333,3 +333,32 @@ func (v *VPP) RunCLI(ctx context.Context, command ...string) (string, error) {
 	}
 	return string(out), nil
 }
+
+// Pause stops VPP with SIGSTOP, as a hung VPP: its sockets stay open and
+// connected, and nothing it is sent is answered or done until Resume. t's
+// end resumes it, so that Stop can stop it.
+func (v *VPP) Pause(t testing.TB) {
+	t.Helper()
+	v.signal(t, syscall.SIGSTOP)
+	t.Cleanup(func() { v.signal(t, syscall.SIGCONT) })
+}
+
+// Resume lets a paused VPP run again (SIGCONT): it then does what it was
+// sent meanwhile.
+func (v *VPP) Resume(t testing.TB) {
+	t.Helper()
+	v.signal(t, syscall.SIGCONT)
+}
+
+func (v *VPP) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	v.mu.Lock()
+	cmd := v.cmd
+	v.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("signal VPP %s: %v", sig, err)
+	}
+}
