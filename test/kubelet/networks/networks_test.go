@@ -257,8 +257,8 @@ func (s *suite) badInputs(t *testing.T) {
 
 // wantRefused waits until the agent has refused tc's pod: the pod runs
 // (kubelet got its memif), its memif is not in VPP, its memif.json lists
-// no interface, the agent's log says why, and the metric of tc's reason
-// counted it.
+// no interface, the agent's log and memifctl get say why, and the metric of
+// tc's reason counted it.
 func (s *suite) wantRefused(t *testing.T, tc badInput, before float64) {
 	ctx := t.Context()
 	waitRunning(t, s.n, tc.pod)
@@ -284,6 +284,18 @@ func (s *suite) wantRefused(t *testing.T, tc badInput, before float64) {
 		}
 		return fmt.Errorf("the agent's log has no line %q", logLine)
 	})
+	networks, err := s.n.MemifNetworks(ctx, "default", tc.pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(networks) != 1 || networks[0].RefusedReason != string(tc.reason) || networks[0].RefusedMessage == "" {
+		t.Errorf("memifctl get default/%s: networks %+v, want one memif refused for %s with a message", tc.pod, networks, tc.reason)
+	}
+	if text, err := s.n.MemifctlText(ctx, "get", "default/"+tc.pod); err != nil || !strings.Contains(text, string(tc.reason)) {
+		t.Errorf("memifctl get default/%s says (%v):\n%s\nwant the reason %s", tc.pod, err, text, tc.reason)
+	} else if tc.reason == memifspec.ReasonUnknownNetwork {
+		t.Logf("memifctl get default/%s:\n%s", tc.pod, text)
+	}
 	value, err := s.n.Metric(ctx, "memif_wiring_memifs_refused_total", fmt.Sprintf("reason=%q", tc.reason))
 	if err != nil {
 		t.Fatal(err)

@@ -120,3 +120,37 @@ func (n *Node) httpEndpoint(ctx context.Context) (string, error) {
 	}
 	return strings.Trim(m[1], `"`), nil
 }
+
+// MemifNetwork is what one memif got from the node's networks, in
+// `memifctl -o json get` output.
+type MemifNetwork struct {
+	MemifID        uint32   `json:"memifId"`
+	Network        string   `json:"network"`
+	Mode           string   `json:"mode"`
+	IPs            []string `json:"ips"`
+	Gateway        []string `json:"gateway"`
+	Queues         uint32   `json:"queues"`
+	RxMode         string   `json:"rxMode"`
+	RefusedReason  string   `json:"refusedReason"`
+	RefusedMessage string   `json:"refusedMessage"`
+}
+
+// MemifNetworks returns what the pod's memifs got from the networks, as
+// `memifctl get` shows them.
+func (n *Node) MemifNetworks(ctx context.Context, namespace, pod string) ([]MemifNetwork, error) {
+	out, err := n.MemifctlText(ctx, "-o", "json", "get", namespace+"/"+pod)
+	if err != nil {
+		return nil, err
+	}
+	var memifs []struct {
+		Networks []MemifNetwork `json:"networks"`
+	}
+	if err := json.Unmarshal([]byte(out), &memifs); err != nil {
+		return nil, fmt.Errorf("decode memifctl get %s/%s output %q: %w", namespace, pod, out, err)
+	}
+	var networks []MemifNetwork
+	for _, m := range memifs {
+		networks = append(networks, m.Networks...)
+	}
+	return networks, nil
+}

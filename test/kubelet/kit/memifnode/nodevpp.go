@@ -147,6 +147,9 @@ func tracedMessages(dump string) []string {
 	return names
 }
 
-var readMessage = regexp.MustCompile(`(_dump|_get)$|^(control_ping|show_version|show_threads|get_\w+|want_\w+|memclnt_\w+|sockclnt_\w+|api_versions)$`)
+// readMessage matches the names of the messages that read VPP: dumps and
+// gets (sw_interface_get_table, get_first_msg_id), pings, versions, and a
+// client's own session and event subscriptions.
+var readMessage = regexp.MustCompile(`(_dump|_get)$|(^|_)get_|^(control_ping|show_version|show_threads|want_\w+|memclnt_\w+|sockclnt_\w+|api_versions)$`)
 
 func isRead(name string) bool { return readMessage.MatchString(name) }
