@@ -123,6 +123,8 @@ type agentSetup struct {
 	health *health.Plugin
 	// networksConf is networks.conf; empty: no networks plugin.
 	networksConf string
+	// claimDevices is the device manager's claim-device-count.
+	claimDevices int
 }
 
 // startAgent starts the agent with the vswitch stand-in; options set the
@@ -163,6 +165,7 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 
 	dmCfg := dmconfig.Default()
 	dmCfg.DeviceCount = 8
+	dmCfg.ClaimDeviceCount = setup.claimDevices
 	dmCfg.PluginDir = filepath.Join(dir, "device-plugins")
 	dmCfg.SocketRoot = filepath.Join(dir, "memif")
 	dmCfg.CheckpointPath = filepath.Join(dir, "state", "checkpoint.json")

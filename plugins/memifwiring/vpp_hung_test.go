@@ -3,20 +3,32 @@ package memifwiring_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	fakeapiserver "k8s.io/client-go/kubernetes/fake"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/devicehealth"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+	"github.com/contivpp/memif-agent/plugins/dradriver/kubeletdriver"
 	"github.com/contivpp/memif-agent/plugins/health"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
@@ -47,7 +59,64 @@ const hungGrace = 2 * time.Second
 // keeps a gRPC client of the plugin and reads its ListAndWatch stream.
 type kubeletNode struct {
 	*vppAgent
+	dir     string
 	kubelet fakekubelet.Registration
+}
+
+// draNodeName is the node of the DRA driver's pool.
+const draNodeName = "node-1"
+
+// startDRADriver starts the DRA driver in front of the agent, with
+// client-go's fake clientset standing in for the API server, and returns a
+// client of its kubelet-facing socket.
+func (n *kubeletNode) startDRADriver(t testing.TB) (drapb.DRAPluginClient, *fakeapiserver.Clientset) {
+	t.Helper()
+	apiServer := fakeapiserver.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: draNodeName, UID: "node-uid"}})
+	socketRoot := filepath.Join(n.dir, "memif")
+	driver, err := kubeletdriver.New(kubeletdriver.Config{
+		DriverName: claims.DefaultDriverName, NodeName: draNodeName,
+		PluginDataDir: filepath.Join(n.dir, "dra"), RegistrarDir: filepath.Join(n.dir, "reg"), CDIDir: filepath.Join(n.dir, "cdi"),
+		SocketRoot: socketRoot, ContainerDir: "/run/vpp", Devices: allocation.ClaimDeviceIDs(2),
+	}, apiServer, n.controller, testLogger{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(driver.Stop)
+	conn, err := grpc.NewClient("unix://"+driver.PluginSocket(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return drapb.NewDRAPluginClient(conn), apiServer
+}
+
+// prepareClaim stores a claim for device, allocated from the node's pool
+// and reserved for pod, and calls NodePrepareResources for it as kubelet
+// does; it fails t if no answer comes within admissionLimit.
+func prepareClaim(t testing.TB, kubelet drapb.DRAPluginClient, apiServer *fakeapiserver.Clientset, pod, device string) {
+	t.Helper()
+	uid := "claim-uid-" + pod
+	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claim-" + pod, UID: types.UID(uid)}}
+	claim.Status.Allocation = &resourceapi.AllocationResult{}
+	claim.Status.Allocation.Devices.Results = []resourceapi.DeviceRequestAllocationResult{{
+		Request: "memif", Driver: claims.DefaultDriverName, Pool: draNodeName, Device: device,
+	}}
+	claim.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: pod, UID: types.UID("uid-" + pod)}}
+	if _, err := apiServer.ResourceV1().ResourceClaims("default").Create(context.Background(), claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), admissionLimit)
+	defer cancel()
+	response, err := kubelet.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "default", Uid: uid, Name: claim.Name}}})
+	if err != nil {
+		t.Fatalf("NodePrepareResources of %s: %v", claim.Name, err)
+	}
+	if prepared := response.Claims[uid]; prepared.GetError() != "" || len(prepared.GetDevices()) != 1 {
+		t.Fatalf("NodePrepareResources of %s = %v, want its device", claim.Name, prepared)
+	}
 }
 
 // startKubeletNode starts the agent on v with the device plugin serving
@@ -57,11 +126,12 @@ func startKubeletNode(t testing.TB, v *vpp.VPP, vswitchConf string) *kubeletNode
 	dir := vppAgentDir(t)
 	a := &vppAgent{vpp: v, log: &syncbuffer.Buffer{}, health: health.NewPlugin()}
 	a.testAgent = startAgentWith(t, agentSetup{
-		dir:         dir,
-		wiringConf:  "mtu: 9000\n",
-		vswitchConf: fmt.Sprintf("vpp-api-socket: %s\n%s", v.APISocket, vswitchConf),
-		vswitchLog:  a.log,
-		health:      a.health,
+		dir:          dir,
+		wiringConf:   "mtu: 9000\n",
+		vswitchConf:  fmt.Sprintf("vpp-api-socket: %s\n%s", v.APISocket, vswitchConf),
+		vswitchLog:   a.log,
+		health:       a.health,
+		claimDevices: 2,
 	})
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -97,7 +167,7 @@ func startKubeletNode(t testing.TB, v *vpp.VPP, vswitchConf string) *kubeletNode
 		t.Fatal(err)
 	}
 	t.Cleanup(server.Stop)
-	n := &kubeletNode{vppAgent: a}
+	n := &kubeletNode{vppAgent: a, dir: dir}
 	select {
 	case n.kubelet = <-registry.Registrations():
 	case <-time.After(vppWaitLimit):
@@ -154,8 +224,8 @@ func tracedVPPMessages(t *testing.T, v *vpp.VPP) map[string]int {
 
 // TestHungVPPHoldsNoAdmission: with VPP stopped (SIGSTOP), kubelet's
 // Allocate answers, also the one queued behind another pod's wiring that
-// waits on VPP; once VPP runs again both pods' memifs are created, each
-// exactly once: whether the call to the stopped VPP waits for it, or the
+// waits on VPP, and so does the DRA driver's NodePrepareResources; once
+// VPP runs again the three pods' memifs are created, each exactly once: whether the call to the stopped VPP waits for it, or the
 // vswitch plugin drops the connection and VPP, when it runs again, does
 // what it was sent before the resync on the new connection reads it back.
 func TestHungVPPHoldsNoAdmission(t *testing.T) {
@@ -180,15 +250,18 @@ func TestHungVPPHoldsNoAdmission(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := vpp.Start(t)
 			n := startKubeletNode(t, v, tc.vswitchConf)
+			dra, apiServer := n.startDRADriver(t)
 			traceVPPAPI(t, v)
 
 			v.Pause(t)
 			first := n.allocateOverGRPC(t, "memif-000")
 			n.addPod(t, "first", first)
 			// The first pod's memif waits on the stopped VPP; kubelet's
-			// next Allocate queues behind it.
+			// next Allocate, and a claim's NodePrepareResources, queue
+			// behind it.
 			second := n.allocateOverGRPC(t, "memif-001")
 			n.addPod(t, "second", second)
+			prepareClaim(t, dra, apiServer, "claimer", "memif-dra-000")
 			for name, response := range map[string]*pluginapi.ContainerAllocateResponse{"first": first, "second": second} {
 				if response.Envs[dmapi.EnvMemifSocket] == "" || response.Envs[dmapi.EnvMemifSecret] == "" || len(response.Mounts) != 1 {
 					t.Errorf("pod %s's Allocate answered %v, %d mounts; want its socket, secret and directory", name, response.Envs, len(response.Mounts))
@@ -197,8 +270,8 @@ func TestHungVPPHoldsNoAdmission(t *testing.T) {
 
 			tc.whileStopped(t, n)
 			v.Resume(t)
-			want := []string{"memif_default_first_app_0", "memif_default_second_app_0"}
-			waitVPPMemifs(t, v, want)
+			want := []string{"memif_default_first_app_0", "memif_default_second_app_0", "memif_default_claimer_"}
+			waitVPPMemifsNamed(t, v, want)
 			// A resync that finds VPP as it should be creates nothing.
 			resync := eventloop.NewResyncEvent(eventloop.RequestedResyncName)
 			n.push(t, resync)
@@ -212,9 +285,32 @@ func TestHungVPPHoldsNoAdmission(t *testing.T) {
 			if got := messages["memif_delete"]; got != 0 {
 				t.Errorf("VPP received %d memif_delete, want none; all it received: %v", got, messages)
 			}
-			waitVPPMemifs(t, v, want)
+			waitVPPMemifsNamed(t, v, want)
 		})
 	}
+}
+
+// waitVPPMemifsNamed waits until VPP holds one tagged memif per name of
+// want, and no other; a name ending in "_" is a prefix (a claim's memif
+// is named after its allocation).
+func waitVPPMemifsNamed(t testing.TB, v *vpp.VPP, want []string) {
+	t.Helper()
+	poll.Until(t, vppWaitLimit, fmt.Sprintf("VPP holds memifs %v", want), func() error {
+		memifs, err := vppMemifs(t, v)
+		if err != nil {
+			return err
+		}
+		held := slices.Sorted(maps.Keys(memifs))
+		for _, name := range want {
+			matches := slices.IndexFunc(held, func(h string) bool {
+				return h == name || strings.HasSuffix(name, "_") && strings.HasPrefix(h, name)
+			})
+			if matches < 0 || len(held) != len(want) {
+				return fmt.Errorf("VPP holds %v", held)
+			}
+		}
+		return nil
+	})
 }
 
 // TestHungVPPMakesDevicesUnhealthy: kubelet's ListAndWatch stream gets
