@@ -6,7 +6,10 @@
 // scheduler, since the device manager puts nothing into them). The
 // benchmarks run the agent's pod tracker too, over kubelet's pod-resources
 // (as the pod manager runs it with runtime: none), so that the pods kubelet
-// removes between bursts are released by the agent as on a node.
+// removes between bursts are released by the agent as on a node. The
+// devices' health follows the vswitch's reachability (devicehealth), set
+// by the test where VPP would: kubelet's allocatable drops to none while
+// the vswitch is unreachable past the grace.
 //
 // The tests need root: kubelettest runs them in a private mount namespace.
 //

@@ -95,6 +95,9 @@ type agentSetup struct {
 	// alone tells which pods live, so a pod kubelet removes is released.
 	// Without it no pod is ever bound nor released.
 	trackPods bool
+	// deviceHealth, when set, says whether the devices are healthy (the
+	// agent gives the device manager the vswitch's health).
+	deviceHealth dmapi.DeviceHealthSource
 }
 
 // loopLater forwards the tracker's events to the loop, which is made after
@@ -153,7 +156,7 @@ func (n *node) startAgentWith(tb testing.TB, cfg config.Config, setup agentSetup
 	tb.Helper()
 	log := testLog{tb: tb, quiet: setup.quiet}
 	a := &agent{metrics: prometheus.NewRegistry()}
-	opts := manager.Options{Log: log, Metrics: a.metrics}
+	opts := manager.Options{Log: log, Metrics: a.metrics, DeviceHealth: setup.deviceHealth}
 	late := &loopLater{}
 	if setup.trackPods {
 		n.makeTracker(tb, a, late, log)
