@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/contivpp/memif-agent/test/kit/vpp"
 	"github.com/contivpp/memif-agent/test/kit/vppstate"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
@@ -22,8 +21,9 @@ const (
 	overlay = "k8s/vpp"
 	// vppRunDir is VPP's run directory on the node, with the API socket
 	// the overlay gives the agent.
-	vppRunDir = "/run/vpp"
-	// bridgeDomain is the overlay's memifwiring.conf bridge-domain.
+	vppRunDir = memifnode.VPPRunDir
+	// bridgeDomain is the overlay's l2 default network (networks.conf),
+	// the bridge domain of the testpmd pods.
 	bridgeDomain = "pods"
 )
 
@@ -65,16 +65,16 @@ func Run(ctx context.Context, opts Options) (err error) {
 	versions := c.Versions()
 	r.step("peers", "kubernetes %s, etcd %s, %s, runc %s", versions["kubernetes"], versions["etcd"], versions["runtime"], versions["runc"])
 
-	sw, err := startVswitch(ctx, c)
+	sw, err := memifnode.StartNodeVPP(ctx, c, "ping")
 	if err != nil {
 		return err
 	}
 	defer func() {
 		r.step("teardown", "stopping VPP")
-		err = errors.Join(err, sw.stop())
+		err = errors.Join(err, sw.Stop())
 	}()
-	r.step("vswitch", "VPP %s on the node: API socket %s/api.sock, memif plugin only, no DPDK, no hugepages (scripts/vpp.sh, pid %d)",
-		sw.version, vppRunDir, sw.vpp.Pid())
+	r.step("vswitch", "VPP %s on the node: API socket %s/api.sock, memif and ping plugins, no DPDK, no hugepages (scripts/vpp.sh, pid %d)",
+		sw.Version, vppRunDir, sw.VPP.Pid())
 
 	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: opts.BinDir, Kustomization: overlay, Progress: func(f string, a ...any) { r.step("deploy", f, a...) }})
 	if err != nil {
@@ -95,6 +95,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	r.step("agent", "daemonset memif-agent Ready, programming VPP through %s/api.sock; node %s allocatable contivpp.io/memif: %d", vppRunDir, cluster.NodeName, allocatable)
+	if err := r.networks(ctx, n); err != nil {
+		return err
+	}
 
 	pods := make([]*demoPod, opts.Pods)
 	for i := range pods {
@@ -114,7 +117,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 			return err
 		}
 		stepCtx, cancel := context.WithTimeout(ctx, opts.StepTimeout)
-		p.memif, err = sw.state.WaitMemif(stepCtx, p.link.Allocation.HostSocket)
+		p.memif, err = sw.State.WaitMemif(stepCtx, p.link.Allocation.HostSocket)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("pod %s: %w", p.name, err)
@@ -129,13 +132,13 @@ func Run(ctx context.Context, opts Options) (err error) {
 
 	for _, p := range pods {
 		stepCtx, cancel := context.WithTimeout(ctx, opts.StepTimeout)
-		err := sw.state.WaitLinkUp(stepCtx, p.memif)
+		err := sw.State.WaitLinkUp(stepCtx, p.memif)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("pod %s: %w", p.name, err)
 		}
 	}
-	bd, err := sw.state.BridgeDomain(ctx, bridgeDomain)
+	bd, err := sw.State.BridgeDomain(ctx, bridgeDomain)
 	if err != nil {
 		return err
 	}
@@ -163,6 +166,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 
+	if err := runL3(ctx, r, c, n, sw, opts.StepTimeout); err != nil {
+		return err
+	}
+
 	gone := pods[len(pods)-1]
 	if err := n.DeletePod(ctx, "default", gone.name); err != nil {
 		return err
@@ -171,10 +178,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return fmt.Errorf("pod %s deleted, but: %w", gone.name, err)
 	}
 	// The agent deletes the VPP side before it removes the directory.
-	if memif, err := sw.state.FindMemif(ctx, gone.link.Allocation.HostSocket); err != nil || memif != nil {
+	if memif, err := sw.State.FindMemif(ctx, gone.link.Allocation.HostSocket); err != nil || memif != nil {
 		return fmt.Errorf("pod %s released, but VPP still holds memif %+v on %s (%v)", gone.name, memif, gone.link.Allocation.HostSocket, err)
 	}
-	if left, err := sw.state.HasSocket(ctx, gone.link.Allocation.HostSocket); err != nil || left {
+	if left, err := sw.State.HasSocket(ctx, gone.link.Allocation.HostSocket); err != nil || left {
 		return fmt.Errorf("pod %s released, but VPP still lists socket %s (%v)", gone.name, gone.link.Allocation.HostSocket, err)
 	}
 	r.step("delete", "pod %s deleted: VPP memif %s and its socket gone; allocation %s released, %s removed",
@@ -182,7 +189,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 
 	rest := pods[:len(pods)-1]
 	for _, p := range rest {
-		if up, err := sw.state.LinkUp(ctx, p.memif); err != nil || !up {
+		if up, err := sw.State.LinkUp(ctx, p.memif); err != nil || !up {
 			return fmt.Errorf("pod %s: VPP memif %s down after deleting %s (%v)", p.name, p.memif.Name, gone.name, err)
 		}
 	}
@@ -233,43 +240,6 @@ func names(pods []*demoPod) string {
 	return strings.Join(list, ", ")
 }
 
-// vswitch is the node's VPP: started in the node's mount namespace, where
-// the memif sockets the agent names are, and read over its own API
-// connection.
-type vswitch struct {
-	vpp     *vpp.VPP
-	state   *vppstate.State
-	version string
-}
-
-// startVswitch starts scripts/vpp.sh's VPP on the node with its sockets in
-// the node's /run/vpp.
-func startVswitch(ctx context.Context, c *cluster.Cluster) (*vswitch, error) {
-	prefix, err := vpp.Prefix()
-	if err != nil {
-		return nil, err
-	}
-	v, err := vpp.Launch(prefix, c.HostPath(vppRunDir), vpp.InNamespace(c.NodeArgv))
-	if err != nil {
-		if v != nil {
-			err = errors.Join(err, v.Stop())
-		}
-		return nil, fmt.Errorf("start VPP on the node: %w", err)
-	}
-	sw := &vswitch{vpp: v}
-	if sw.state, err = vppstate.Dial(ctx, v.APISocket, "memif-demo"); err != nil {
-		return nil, errors.Join(err, v.Stop())
-	}
-	if sw.version, err = sw.state.Version(ctx); err != nil {
-		return nil, errors.Join(err, sw.stop())
-	}
-	return sw, nil
-}
-
-func (sw *vswitch) stop() error {
-	return errors.Join(sw.state.Close(), sw.vpp.Stop())
-}
-
 // row is one pod's line of the traffic table.
 type row struct {
 	pod     *demoPod
@@ -278,10 +248,10 @@ type row struct {
 	podRxPS uint64
 }
 
-func trafficRows(ctx context.Context, n *memifnode.Node, sw *vswitch, pods []*demoPod) ([]row, error) {
+func trafficRows(ctx context.Context, n *memifnode.Node, sw *memifnode.NodeVPP, pods []*demoPod) ([]row, error) {
 	var rows []row
 	for _, p := range pods {
-		counters, err := sw.state.Counters(ctx, p.memif)
+		counters, err := sw.State.Counters(ctx, p.memif)
 		if err != nil {
 			return nil, err
 		}
@@ -354,9 +324,9 @@ func (r reporter) show(ctx context.Context, c *cluster.Cluster, n *memifnode.Nod
 }
 
 // vppctl prints what vppctl shows for each command.
-func (r reporter) vppctl(ctx context.Context, sw *vswitch, commands ...string) error {
+func (r reporter) vppctl(ctx context.Context, sw *memifnode.NodeVPP, commands ...string) error {
 	for _, command := range commands {
-		out, err := sw.vpp.RunCLI(ctx, strings.Fields(command)...)
+		out, err := sw.VPP.RunCLI(ctx, strings.Fields(command)...)
 		if err != nil {
 			return err
 		}

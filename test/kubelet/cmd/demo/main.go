@@ -1,8 +1,10 @@
 // Command demo is `make demo`: memif-agent on a real single-node cluster
 // built here (kubelet on containerd, API server, scheduler, controllers)
-// next to the node's VPP, deployed with `kubectl apply -k k8s/vpp/`, pods
-// passing DPDK memif traffic to each other through VPP, a pod deleted and
-// its memif gone from VPP and released; one line per step, and everything
+// next to the node's VPP, deployed with `kubectl apply -k k8s/vpp/`, two
+// networks: pods passing DPDK memif traffic to each other through VPP's
+// bridge domain (l2 network pods), and pods running VPP pinging each other
+// and their gateway through VPP (l3 network red); a pod deleted and its
+// memif gone from VPP and released; one line per step, and everything
 // removed at the end (also on Ctrl-C or failure). See package nodedemo.
 //
 // It needs root, the peers of scripts/peers.sh and VPP (make demo builds
@@ -31,7 +33,7 @@ func main() {
 
 func run() int {
 	bin := flag.String("bin", "bin", "directory holding memifctl (make build)")
-	pods := flag.Int("pods", 3, "how many pods request a memif: the first sends, the others receive")
+	pods := flag.Int("pods", 3, "how many testpmd pods request a memif in the l2 network: the first sends, the others receive")
 	runtime := flag.String("runtime", string(cluster.Containerd), "the node's runtime: containerd (2.x, scripts/peers.sh) or debian-containerd (1.6)")
 	stepTimeout := flag.Duration("step-timeout", 3*time.Minute, "bound on each waiting step")
 	flag.Parse()
