@@ -32,6 +32,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/dradriver"
 	"github.com/contivpp/memif-agent/plugins/health"
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
+	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	"github.com/contivpp/memif-agent/plugins/networks"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
 	"github.com/contivpp/memif-agent/plugins/podevents"
@@ -187,7 +188,7 @@ func newMemifAgent() *memifAgent {
 		deps.DeviceManager = deviceManager
 		deps.Networks = networksPlugin
 		deps.Prometheus = metrics
-		deps.Events = podEvents
+		deps.Events = wiringEvents{podEvents}
 	}))
 	networksPlugin.Legacy = memifWiring.LegacyNetworks
 	vswitchPlugin := vswitch.NewPlugin(vswitch.UseDeps(func(deps *vswitch.Deps) {
@@ -242,6 +243,18 @@ func newMemifAgent() *memifAgent {
 		StartServing:  &servingStarter{health: agentHealth, http: httpServer},
 	}
 }
+
+// wiringEvents gives the memif wiring the pod events as no plugin, so
+// that cn-infra's dependency lookup does not follow that edge: followed,
+// it closed the loop controller (the wiring is its handler), wiring, pod
+// events, DRA driver, controller, and the lookup started the DRA driver
+// before the controller. The driver's AfterInit waits on the loop, which
+// the controller's AfterInit starts, for its claims' sync: it registered
+// with kubelet only after that wait's 30 s timeout, too late for the
+// driver it replaced, whose node ResourceSlices kubelet deletes 30 s after
+// it went. The wiring only tells the pod events, and needs nothing of them
+// to start.
+type wiringEvents struct{ wiring.PodEvents }
 
 // String implements infra.Plugin.
 func (a *memifAgent) String() string { return "memif-agent" }
