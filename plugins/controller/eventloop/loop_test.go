@@ -316,6 +316,14 @@ func TestHealingResync(t *testing.T) {
 		},
 	})
 	loop.Start()
+	// The startup resync is committed off the loop: E waits until the
+	// loop is healthy, or E's healing could fail before that commit lands
+	// and the startup's Healthy would never be reported.
+	eventually(t, "healthy after the startup resync", func() bool {
+		healthMu.Lock()
+		defer healthMu.Unlock()
+		return len(states) > 0
+	})
 	event := newEvent("E", controllerapi.BestEffort, controllerapi.Forward)
 	mustPush(t, loop, event)
 	if err := mustWait(t, event); !errors.Is(err, errHandlerFailed) {
