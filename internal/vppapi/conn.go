@@ -1,6 +1,7 @@
 package vppapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -56,6 +57,10 @@ type Conn struct {
 	// package vppmsg.
 	ids   map[string]uint16
 	names map[uint16]string
+	// contextAt is where each message's context starts in its frame, for
+	// the few that do not start with it: VPP sends
+	// sw_interface_rx_placement_details with the client's index first.
+	contextAt map[uint16]int
 
 	writeMu sync.Mutex
 
@@ -172,6 +177,7 @@ func splitNameCRC(entry string) (string, string) {
 func (c *Conn) learn(table map[string]tableEntry) error {
 	c.ids = make(map[string]uint16, len(vppmsg.Messages))
 	c.names = make(map[uint16]string, len(vppmsg.Messages))
+	c.contextAt = map[uint16]int{}
 	mismatch := &APIMismatchError{Socket: c.socket}
 	for name, newMessage := range vppmsg.Messages {
 		want := newMessage().CRC()
@@ -184,6 +190,9 @@ func (c *Conn) learn(table map[string]tableEntry) error {
 		default:
 			c.ids[name] = got.id
 			c.names[got.id] = name
+			if at := contextOffset(got.id, newMessage()); at != 2 {
+				c.contextAt[got.id] = at
+			}
 		}
 	}
 	if len(mismatch.Differ) == 0 && len(mismatch.Missing) == 0 {
@@ -220,6 +229,22 @@ func (c *Conn) readFrame() ([]byte, error) {
 	return data, nil
 }
 
+// contextOffset is where m's context starts in its frame: where a marked
+// context lands when m is encoded with every other field zero.
+func contextOffset(id uint16, m vppmsg.Message) int {
+	withContext, ok := m.(interface{ SetContext(uint32) })
+	if !ok {
+		return 2
+	}
+	marker := []byte{0xc0, 0x47, 0xe4, 0x7a}
+	withContext.SetContext(binary.BigEndian.Uint32(marker))
+	frame, err := vppmsg.Encode(id, m)
+	if at := bytes.Index(frame, marker); err == nil && at >= 2 {
+		return at
+	}
+	return 2
+}
+
 // read delivers every message to the call waiting on its context until the
 // socket fails or is closed.
 func (c *Conn) read() {
@@ -230,12 +255,17 @@ func (c *Conn) read() {
 			c.fail(fmt.Errorf("connection to VPP at %s lost: %w", c.socket, err))
 			return
 		}
-		// Every reply starts with its ID and its context.
-		if len(frame) < 6 {
+		// Every reply starts with its ID and its context, or its ID, the
+		// client's index and its context.
+		id, at := binary.BigEndian.Uint16(frame), 2
+		if offset, ok := c.contextAt[id]; ok {
+			at = offset
+		}
+		if len(frame) < at+4 {
 			continue
 		}
-		name := c.names[binary.BigEndian.Uint16(frame)]
-		context := binary.BigEndian.Uint32(frame[2:6])
+		name := c.names[id]
+		context := binary.BigEndian.Uint32(frame[at : at+4])
 		if name == "memclnt_keepalive" {
 			c.answerKeepalive(frame)
 			continue

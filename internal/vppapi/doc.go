@@ -12,7 +12,10 @@
 // request followed by control_ping with the same context and collects the
 // details until the ping's reply. Every call is bounded by its context, or
 // by the connection's timeout when the context has none. Conn answers VPP's
-// keepalives itself.
+// keepalives itself. The reader hands each message to the call of its
+// context, which most messages carry right after their ID and a few
+// (sw_interface_rx_placement_details) after the client's index: where is
+// learnt from each message's encoding.
 //
 // Client keeps one connection: Run dials until VPP answers, reports each
 // connection and each loss, and dials again when VPP restarts. Calls made

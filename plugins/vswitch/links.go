@@ -14,8 +14,9 @@ import (
 
 // linkWatcher reads the memifs' links from VPP and logs each change: a
 // link that comes up, goes down, or is refused (a wrong secret shows as
-// VPP's "incorrect secret"). When a link comes up it applies the model's rx
-// modes to the new queues.
+// VPP's "incorrect secret"). When a link comes up, or is up when the
+// watcher starts, it applies the model's rx modes to the queues VPP holds in
+// other modes (none after an agent restart).
 type linkWatcher struct {
 	conn    descriptor.ConnFunc
 	rxModes func(name string) []*vpp_interfaces.Interface_RxMode
@@ -60,8 +61,11 @@ func (w *linkWatcher) check(ctx context.Context) {
 		switch {
 		case link.Up:
 			w.log.Infof("memif %s (VPP %s) link up: the pod side connected on %s", name, link.VPPName, link.Socket)
-			if err := descriptor.SetRxModes(ctx, conn, link.Index, w.rxModes(name)); err != nil {
+			set, err := descriptor.EnsureRxModes(ctx, conn, link.Index, w.rxModes(name))
+			if err != nil {
 				w.log.Warnf("memif %s (VPP %s): %v", name, link.VPPName, err)
+			} else if set {
+				w.log.Debugf("memif %s (VPP %s): rx modes applied to its queues", name, link.VPPName)
 			}
 		case link.DownReason == "incorrect secret":
 			w.log.Warnf("memif %s (VPP %s) link down: VPP refused the pod side on %s: incorrect secret; the pod must use the MEMIF_SECRET of its current allocation (memifctl get)", name, link.VPPName, link.Socket)

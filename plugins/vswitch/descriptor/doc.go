@@ -57,7 +57,9 @@
 // only while a pod side is connected (each new connection resets them to
 // VPP's default): Retrieve reports the queues' modes when VPP has queues
 // (a difference is updated in place) and the model's otherwise, and
-// SetRxModes applies them once a link comes up.
+// EnsureRxModes applies them once a link comes up, writing only to a
+// memif whose queues VPP holds in other modes (an agent restart writes
+// nothing).
 //
 // Every call fails at once with vppapi.ErrNotConnected while VPP is away;
 // the agent's resync on reconnection makes VPP whole again.

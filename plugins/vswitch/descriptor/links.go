@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
@@ -84,9 +85,32 @@ func parseDownReason(show string) string {
 	return match[2]
 }
 
-// SetRxModes applies a model's rx modes to a connected memif's queues. VPP
+// EnsureRxModes applies a model's rx modes to a connected memif whose
+// queues VPP holds in other modes, and reports whether it wrote any. VPP
 // makes a memif master's queues when its peer connects, each in VPP's
-// default mode, so the modes are applied again after every connection.
+// default mode, so the modes are applied again after every connection; a
+// link that was up before the agent started keeps its modes, and an agent
+// restart changes nothing.
+func EnsureRxModes(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, modes []*vpp_interfaces.Interface_RxMode) (bool, error) {
+	if len(modes) == 0 {
+		return false, nil
+	}
+	queues, err := vppapi.Dump[vppmsg.SwInterfaceRxPlacementDetails](ctx, conn, &vppmsg.SwInterfaceRxPlacementDump{SwIfIndex: index})
+	if err != nil {
+		return false, fmt.Errorf("dump VPP rx placement: %w", err)
+	}
+	if !slices.ContainsFunc(queues, func(queue *vppmsg.SwInterfaceRxPlacementDetails) bool {
+		wanted := rxModeOf(modes, queue.QueueID)
+		return wanted != vpp_interfaces.Interface_RxMode_DEFAULT && wanted != vpp_interfaces.Interface_RxMode_Type(queue.Mode)
+	}) {
+		return false, nil
+	}
+	return true, SetRxModes(ctx, conn, index, modes)
+}
+
+// SetRxModes applies a model's rx modes to a connected memif's queues: a
+// default mode to all of them (queue_id_valid false), then each queue's
+// own.
 func SetRxModes(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, modes []*vpp_interfaces.Interface_RxMode) error {
 	for _, mode := range modes {
 		req := &vppmsg.SwInterfaceSetRxMode{SwIfIndex: index, Mode: vppmsg.RxMode(mode.Mode)}

@@ -1,0 +1,161 @@
+package descriptor_test
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gogo/protobuf/proto"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+
+	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
+	"github.com/contivpp/memif-agent/test/kit/testpmd"
+	"github.com/contivpp/memif-agent/test/kit/vpp"
+)
+
+// connectPeer runs testpmd as the memif client (a pod side) on socket and
+// waits until its link is up.
+func connectPeer(t *testing.T, socket, secret string) {
+	t.Helper()
+	peer, err := testpmd.StartVswitch(t.Context(), testpmd.VswitchConfig{Socket: socket, Secret: secret, Client: true,
+		LogPath: filepath.Join(t.TempDir(), "peer.log")})
+	if err != nil {
+		t.Fatalf("memif peer on %s: %v", socket, err)
+	}
+	t.Cleanup(func() { peer.Stop() })
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := peer.WaitLinkUp(ctx); err != nil {
+		t.Fatalf("memif peer on %s: %v", socket, err)
+	}
+}
+
+var rxQueueLine = regexp.MustCompile(`(?m)^\s*(\S+) queue (\d+) \((\w+)\)`)
+
+// rxModes returns the mode of each queue of VPP's interface vppName, from
+// VPP's CLI (`show interface rx-placement`).
+func rxModes(t *testing.T, v *vpp.VPP, vppName string) []string {
+	t.Helper()
+	var modes []string
+	for _, m := range rxQueueLine.FindAllStringSubmatch(v.CLI(t, "show", "interface", "rx-placement"), -1) {
+		if m[1] == vppName {
+			modes = append(modes, m[3])
+		}
+	}
+	return modes
+}
+
+var tracedMessage = regexp.MustCompile(`(?m)^vl_api_(\w+)_t:`)
+
+// traceAPI starts VPP's trace of the binary API messages it receives,
+// from empty; tracedAPI returns their names.
+func traceAPI(t *testing.T, v *vpp.VPP) {
+	t.Helper()
+	for _, command := range []string{"api trace off", "api trace free", "api trace on"} {
+		v.CLI(t, strings.Fields(command)...)
+	}
+}
+
+func tracedAPI(t *testing.T, v *vpp.VPP) []string {
+	t.Helper()
+	var names []string
+	for _, m := range tracedMessage.FindAllStringSubmatch(v.CLI(t, "api", "trace", "dump"), -1) {
+		names = append(names, m[1])
+	}
+	return names
+}
+
+// ensureLinksRxModes is what the vswitch's link watcher does for each link
+// it finds up: apply the model's rx modes where VPP's queues differ.
+func ensureLinksRxModes(t *testing.T, a *agent, modes map[string][]*vpp_interfaces.Interface_RxMode) (set []string) {
+	t.Helper()
+	links, err := descriptor.ReadLinks(t.Context(), a.conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, link := range links {
+		if _, ours := modes[name]; !ours {
+			continue
+		}
+		if !link.Up {
+			t.Errorf("memif %s is down", name)
+			continue
+		}
+		wrote, err := descriptor.EnsureRxModes(t.Context(), a.conn, link.Index, modes[name])
+		if err != nil {
+			t.Fatalf("memif %s: %v", name, err)
+		}
+		if wrote {
+			set = append(set, name)
+		}
+	}
+	return set
+}
+
+// TestRxModesOfConnectedMemif changes the rx mode of a memif whose peer
+// is connected: VPP's queues take it, a restarted agent reads it back as
+// the model (no operation), and finds nothing to write to the live link.
+func TestRxModesOfConnectedMemif(t *testing.T) {
+	v := vpp.Start(t)
+	for _, c := range []struct {
+		name         string
+		created      vpp_interfaces.Interface_RxMode_Type
+		wantCreated  string
+		changed      vpp_interfaces.Interface_RxMode_Type
+		wantChanged  string
+		changedQueue bool
+	}{
+		{name: "interrupt to adaptive", created: vpp_interfaces.Interface_RxMode_INTERRUPT, wantCreated: "interrupt",
+			changed: vpp_interfaces.Interface_RxMode_ADAPTIVE, wantChanged: "adaptive"},
+		{name: "adaptive to interrupt on queue 0", created: vpp_interfaces.Interface_RxMode_ADAPTIVE, wantCreated: "adaptive",
+			changed: vpp_interfaces.Interface_RxMode_INTERRUPT, wantChanged: "interrupt", changedQueue: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name := "pod-memif-" + strings.Fields(c.wantCreated)[0]
+			iface := memif(v.Dir, name, func(i *vpp_interfaces.Interface) {
+				i.RxModes = []*vpp_interfaces.Interface_RxMode{{DefaultMode: true, Mode: c.created}}
+			})
+			key := vpp_interfaces.InterfaceKey(name)
+			first := startAgent(t, v)
+			first.commit(t, map[string]proto.Message{key: iface})
+			connectPeer(t, iface.GetMemif().SocketFilename, iface.GetMemif().Secret)
+
+			// The link came up: the watcher applies the model's modes.
+			if set := ensureLinksRxModes(t, first, map[string][]*vpp_interfaces.Interface_RxMode{name: iface.RxModes}); !slices.Equal(set, []string{name}) {
+				t.Errorf("on link up the rx modes were written to %v, want %s", set, name)
+			}
+			vppName := readVPP(t, v)[name].details.InterfaceName
+			if modes := rxModes(t, v, vppName); len(modes) == 0 || slices.ContainsFunc(modes, func(m string) bool { return m != c.wantCreated }) {
+				t.Fatalf("VPP's queues of %s after link up are %v, want all %s", vppName, modes, c.wantCreated)
+			}
+
+			changed := proto.Clone(iface).(*vpp_interfaces.Interface)
+			changed.RxModes = []*vpp_interfaces.Interface_RxMode{{DefaultMode: true, Mode: c.changed}}
+			if c.changedQueue {
+				changed.RxModes = []*vpp_interfaces.Interface_RxMode{{Queue: 0, Mode: c.changed}}
+			}
+			first.commit(t, map[string]proto.Message{key: changed})
+			if modes := rxModes(t, v, vppName); len(modes) == 0 || slices.ContainsFunc(modes, func(m string) bool { return m != c.wantChanged }) {
+				t.Errorf("VPP's queues of %s after the live change are %v, want all %s", vppName, modes, c.wantChanged)
+			}
+
+			// An agent restart: the resync reads the mode back as the
+			// model and the watcher, finding the link up, writes nothing.
+			traceAPI(t, v)
+			restarted := startAgent(t, v)
+			wantNoOps(t, "resync after the change and an agent restart", restarted.resync(t, map[string]proto.Message{key: changed}))
+			if set := ensureLinksRxModes(t, restarted, map[string][]*vpp_interfaces.Interface_RxMode{name: changed.RxModes}); len(set) != 0 {
+				t.Errorf("after an agent restart the rx modes were written to %v, want none", set)
+			}
+			if traced := tracedAPI(t, v); slices.Contains(traced, "sw_interface_set_rx_mode") || !slices.Contains(traced, "sw_interface_rx_placement_dump") {
+				t.Errorf("after an agent restart VPP received %v, want rx placement read and no sw_interface_set_rx_mode", traced)
+			}
+			v.CLI(t, "api", "trace", "off")
+			restarted.resync(t, nil)
+		})
+	}
+}
