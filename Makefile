@@ -12,7 +12,7 @@ E2E_MODULE := test/kubelet
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')
 FUZZTIME  ?= 10s
 
-.PHONY: all build lint test test-unit test-e2e fuzz bench demo image generate deps peers clean
+.PHONY: all build lint test test-unit test-e2e bench-smoke fuzz bench demo image generate deps peers clean
 
 all: build
 
@@ -42,7 +42,7 @@ lint: deps
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	scripts/generate.sh --check
 
-test: deps peers test-unit test-e2e fuzz
+test: deps peers test-unit test-e2e bench-smoke fuzz
 
 # The CRI source's suite runs containerd 2.x from the peers cache.
 test-unit:
@@ -53,6 +53,16 @@ test-unit:
 # rather than building their own copies.
 test-e2e: build peers
 	cd $(E2E_MODULE) && MEMIF_AGENT_BIN=$(BIN) $(GO) test -race -count=1 -timeout 40m ./...
+
+# Every benchmark of both modules runs once (-benchtime=1x), with the peers
+# its tests need, so that a benchmark that no longer works fails make test;
+# the figures come from make bench. Only the packages that have benchmarks
+# are built, with -race as the tests are, so Go's build cache serves them.
+BENCH_DIRS      = $(sort $(dir $(shell grep -rl --include='*_test.go' --exclude-dir=_out --exclude-dir=bin '^func Benchmark' .)))
+BENCH_SMOKE     := -race -count=1 -run '^$$' -bench . -benchtime=1x
+bench-smoke: build peers
+	$(GO) test $(BENCH_SMOKE) $(filter-out ./$(E2E_MODULE)/%,$(BENCH_DIRS))
+	cd $(E2E_MODULE) && MEMIF_AGENT_BIN=$(BIN) $(GO) test $(BENCH_SMOKE) -timeout 40m $(patsubst ./$(E2E_MODULE)/%,./%,$(filter ./$(E2E_MODULE)/%,$(BENCH_DIRS)))
 
 # Each fuzz target runs for FUZZTIME on top of its committed seed corpus.
 fuzz:
