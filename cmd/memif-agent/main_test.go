@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if addr := os.Getenv(attackerEnv); addr != "" {
 		os.Exit(runAttacker(addr))
 	}
+	if os.Getenv(pluginOrderEnv) != "" {
+		os.Exit(printPluginOrder())
+	}
 	dir, err := os.MkdirTemp("", "memif-agent-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,26 +1,63 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ligato/cn-infra/agent"
 )
 
-// TestPluginsStartAfterWhatTheyWaitFor checks the order in which cn-infra
-// starts the agent's plugins (every Init, then every AfterInit, in this
-// order), as its dependency lookup makes it from memifAgent. A DRA driver
-// started before the controller waited out its claims' sync on a loop not
-// running yet, registered with kubelet 30 s late, and so lost the node's
-// ResourceSlices to kubelet across every agent restart.
-func TestPluginsStartAfterWhatTheyWaitFor(t *testing.T) {
+// pluginOrderEnv, set, makes the test binary print the order in which
+// cn-infra starts the agent's plugins and exit (printPluginOrder): making
+// the agent declares its flags, and cn-infra's HTTP servers made later in
+// the same process would take their ports from them.
+const pluginOrderEnv = "MEMIF_AGENT_TEST_PLUGIN_ORDER"
+
+// pluginLinePrefix marks printPluginOrder's lines among whatever else the
+// process writes.
+const pluginLinePrefix = "plugin "
+
+// printPluginOrder prints the agent's plugins in the order cn-infra's
+// dependency lookup makes from memifAgent, one per line.
+func printPluginOrder() int {
 	memifAgent := newMemifAgent()
 	if err := parseCommandLine(nil); err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for _, plugin := range agent.NewAgent(agent.AllPlugins(memifAgent)).Options().Plugins {
+		fmt.Println(pluginLinePrefix + plugin.String())
+	}
+	return 0
+}
+
+// TestPluginsStartAfterWhatTheyWaitFor checks the order in which cn-infra
+// starts the agent's plugins (every Init, then every AfterInit, in this
+// order). A DRA driver started before the controller waited out its
+// claims' sync on a loop not running yet, registered with kubelet 30 s
+// late, and so lost the node's ResourceSlices to kubelet across every
+// agent restart.
+func TestPluginsStartAfterWhatTheyWaitFor(t *testing.T) {
+	self := exec.Command(os.Args[0])
+	self.Env = append(os.Environ(), pluginOrderEnv+"=1")
+	var stderr bytes.Buffer
+	self.Stderr = &stderr
+	out, err := self.Output()
+	if err != nil {
+		t.Fatalf("list the agent's plugins in a test binary of their own: %v\n%s", err, stderr.String())
 	}
 	var order []string
-	for _, plugin := range agent.NewAgent(agent.AllPlugins(memifAgent)).Options().Plugins {
-		order = append(order, plugin.String())
+	lines := bufio.NewScanner(bytes.NewReader(out))
+	for lines.Scan() {
+		if name, ok := strings.CutPrefix(lines.Text(), pluginLinePrefix); ok {
+			order = append(order, name)
+		}
 	}
 	for _, tc := range []struct {
 		first, then, why string
