@@ -1,12 +1,10 @@
 package node_test
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
-	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
 
 // binDir holds memifctl: MEMIF_AGENT_BIN (make build), or a build of this
@@ -14,30 +12,5 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	if binDir = os.Getenv("MEMIF_AGENT_BIN"); binDir != "" {
-		return m.Run()
-	}
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "memifctl-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "create a directory for memifctl:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/memifctl")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build memifctl: %v: %s\n", err, out)
-		return 1
-	}
-	binDir = dir
-	return m.Run()
+	os.Exit(memifnode.RunWithMemifctl(m, &binDir))
 }
