@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/contivpp/memif-agent/test/kit/needs"
+	"github.com/contivpp/memif-agent/test/kit/otheruser"
 )
 
 // The attack of TestProbesAnswerWhileALocalUserFillsTheHTTPPort.
@@ -229,7 +230,7 @@ type attacker struct {
 
 func startAttacker(t *testing.T, addr string) *attacker {
 	t.Helper()
-	binary := copyTestBinaryForNobody(t)
+	binary := otheruser.TestBinary(t, "attacker")
 	a := &attacker{cmd: exec.Command(binary)}
 	a.cmd.Env = []string{attackerEnv + "=" + addr}
 	a.cmd.Stderr = os.Stderr
@@ -275,29 +276,6 @@ func (a *attacker) line(t *testing.T) string {
 		t.Fatalf("the attacker printed %q: %v", text, err)
 	}
 	return strings.TrimSpace(text)
-}
-
-// copyTestBinaryForNobody puts this test binary where the user nobody can
-// run it: go test's build directory lets only root in.
-func copyTestBinaryForNobody(t *testing.T) string {
-	t.Helper()
-	content, err := os.ReadFile("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "attacker")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	binary := filepath.Join(dir, "attacker")
-	if err := os.WriteFile(binary, content, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return binary
 }
 
 // runAttacker is the test binary run by startAttacker: it holds

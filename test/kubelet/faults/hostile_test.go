@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contivpp/memif-agent/test/kit/otheruser"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 )
@@ -75,28 +76,14 @@ type helper struct {
 // user when asUser; the binary is copied where that user may run it.
 func startHelper(t *testing.T, spec string, asUser bool) *helper {
 	t.Helper()
-	binary, err := os.ReadFile("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "helper")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	binaryPath := filepath.Join(dir, "helper")
-	if err := os.WriteFile(binaryPath, binary, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	binaryPath := otheruser.TestBinary(t, "helper")
 	h := &helper{cmd: exec.Command(binaryPath)}
 	h.cmd.Env = []string{helperEnv + "=" + spec}
 	h.cmd.Stderr = os.Stderr
 	if asUser {
 		h.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(attackerID), Gid: uint32(attackerID)}}
 	}
+	var err error
 	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
