@@ -250,14 +250,18 @@ func TestSymlinkRaceChangesNothingOutsideTheRoot(t *testing.T) {
 
 // TestUnsafeDirectoriesRefused: a socket root or checkpoint directory
 // another user can write to is refused, with a message naming the path,
-// its owner and mode; a link the hostile user put in the checkpoint
+// its owner and mode: every Allocate for a socket root, the agent's start
+// for a checkpoint directory (the networks' state beside the checkpoint
+// cannot be kept there, so the agent stops instead of wiring memifs whose
+// addresses it could lose); a link the hostile user put in the checkpoint
 // directory in place of the journal gets nothing.
 func TestUnsafeDirectoriesRefused(t *testing.T) {
 	cases := []struct {
-		name    string
-		prepare func(t *testing.T, a *agenttest.Agent) (dir string, attackerFile string)
+		name         string
+		stopsAtStart bool
+		prepare      func(t *testing.T, a *agenttest.Agent) (dir string, attackerFile string)
 	}{
-		{"world-writable socket root", func(t *testing.T, a *agenttest.Agent) (string, string) {
+		{"world-writable socket root", false, func(t *testing.T, a *agenttest.Agent) (string, string) {
 			if err := os.MkdirAll(a.SocketRoot, 0o777); err != nil {
 				t.Fatal(err)
 			}
@@ -266,7 +270,7 @@ func TestUnsafeDirectoriesRefused(t *testing.T) {
 			}
 			return a.SocketRoot, ""
 		}},
-		{"world-writable checkpoint directory with a linked journal", func(t *testing.T, a *agenttest.Agent) (string, string) {
+		{"world-writable checkpoint directory with a linked journal", true, func(t *testing.T, a *agenttest.Agent) (string, string) {
 			dir := filepath.Dir(a.CheckpointPath)
 			if err := os.MkdirAll(dir, 0o777); err != nil {
 				t.Fatal(err)
@@ -292,13 +296,25 @@ func TestUnsafeDirectoriesRefused(t *testing.T) {
 			a := agenttest.New(t, agenttest.Setup{})
 			dir, theirs := tc.prepare(t, a)
 			a.Launch() // never ready: its resyncs fail on the directory
-			poll.Until(t, waitTimeout, "Allocate refused naming "+dir+", its owner and mode", func() error {
-				_, err := allocate(context.Background(), a.PluginClient(), deviceID(0))
-				if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "with mode 0777") || !strings.Contains(err.Error(), "owned by uid 0") {
-					return fmt.Errorf("Allocate: %v", err)
+			names := func(text string) bool {
+				return strings.Contains(text, dir) && strings.Contains(text, "with mode 0777") && strings.Contains(text, "owned by uid 0")
+			}
+			if tc.stopsAtStart {
+				if err := a.WaitExit(); err == nil {
+					t.Errorf("the agent exited with status 0 on %s; want it refused", dir)
 				}
-				return nil
-			})
+				if !names(a.Log()) {
+					t.Errorf("the agent stopped without naming %s, its owner and mode:\n%s", dir, a.LogTail(20))
+				}
+			} else {
+				poll.Until(t, waitTimeout, "Allocate refused naming "+dir+", its owner and mode", func() error {
+					_, err := allocate(context.Background(), a.PluginClient(), deviceID(0))
+					if err == nil || !names(err.Error()) {
+						return fmt.Errorf("Allocate: %v", err)
+					}
+					return nil
+				})
+			}
 			if theirs != "" {
 				if content, err := os.ReadFile(theirs); err != nil || len(content) != 0 {
 					t.Errorf("the hostile user's file got %d bytes (%v); want nothing written through the link", len(content), err)
