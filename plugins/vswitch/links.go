@@ -29,16 +29,7 @@ func newLinkWatcher(conn descriptor.ConnFunc, rxModes func(string) []*vpp_interf
 }
 
 func (w *linkWatcher) run(ctx context.Context, period time.Duration) {
-	ticker := time.NewTicker(period)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			w.check(ctx)
-		}
-	}
+	every(ctx, period, w.check)
 }
 
 func (w *linkWatcher) check(ctx context.Context) {

@@ -38,6 +38,11 @@ func (p *Plugin) unreachable(since time.Time, err error) {
 // new connection's handshake is answered, and the resync pushed then
 // applies what VPP owes, read back from VPP first.
 func (p *Plugin) checkHealth(ctx context.Context, period time.Duration) {
+	every(ctx, period, p.ping)
+}
+
+// every calls do each period until ctx ends: the plugin's pollers.
+func every(ctx context.Context, period time.Duration, do func(context.Context)) {
 	ticker := time.NewTicker(period)
 	defer ticker.Stop()
 	for {
@@ -45,7 +50,7 @@ func (p *Plugin) checkHealth(ctx context.Context, period time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			p.ping(ctx)
+			do(ctx)
 		}
 	}
 }
