@@ -3,9 +3,7 @@ package vswitch
 import (
 	"context"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -52,22 +50,6 @@ func makeMemif(t *testing.T, v *vpp.VPP, conn *vppapi.Conn, name, secret string)
 	return "", ""
 }
 
-var rxQueueLine = regexp.MustCompile(`(?m)^\s*(\S+) queue (\d+) \((\w+)\)`)
-
-// queueModes returns the mode of each queue of vppName from VPP's CLI.
-func queueModes(t *testing.T, v *vpp.VPP, vppName string) []string {
-	t.Helper()
-	var modes []string
-	for _, m := range rxQueueLine.FindAllStringSubmatch(v.CLI(t, "show", "interface", "rx-placement"), -1) {
-		if m[1] == vppName {
-			modes = append(modes, m[3])
-		}
-	}
-	return modes
-}
-
-var tracedMessage = regexp.MustCompile(`(?m)^vl_api_(\w+)_t:`)
-
 // TestLinkWatcherAppliesRxModesOnlyWhereVPPDiffers runs the link watcher
 // over a memif whose pod side (testpmd) is connected: its first check
 // puts VPP's new queues in the model's mode; a watcher started afresh, as
@@ -100,22 +82,17 @@ func TestLinkWatcherAppliesRxModesOnlyWhereVPPDiffers(t *testing.T) {
 	connFunc := func() (*vppapi.Conn, error) { return conn, nil }
 	log := logging.ForPlugin("links-test")
 	newLinkWatcher(connFunc, modes, log).check(t.Context())
-	if got := queueModes(t, v, vppName); len(got) == 0 || slices.ContainsFunc(got, func(m string) bool { return m != "adaptive" }) {
+	if got := v.RxModes(t, vppName); len(got) == 0 || slices.ContainsFunc(got, func(m string) bool { return m != "adaptive" }) {
 		t.Fatalf("VPP's queues of %s after the watcher saw the link up are %v, want all adaptive", vppName, got)
 	}
 
-	for _, command := range []string{"api trace off", "api trace free", "api trace on"} {
-		v.CLI(t, strings.Fields(command)...)
-	}
+	v.TraceAPI(t)
 	newLinkWatcher(connFunc, modes, log).check(t.Context())
-	var traced []string
-	for _, m := range tracedMessage.FindAllStringSubmatch(v.CLI(t, "api", "trace", "dump"), -1) {
-		traced = append(traced, m[1])
-	}
+	traced := v.TracedAPI(t)
 	if slices.Contains(traced, "sw_interface_set_rx_mode") || !slices.Contains(traced, "sw_interface_rx_placement_dump") {
 		t.Errorf("a restarted watcher sent VPP %v, want its rx placement read and no sw_interface_set_rx_mode", traced)
 	}
-	if got := queueModes(t, v, vppName); slices.ContainsFunc(got, func(m string) bool { return m != "adaptive" }) {
+	if got := v.RxModes(t, vppName); slices.ContainsFunc(got, func(m string) bool { return m != "adaptive" }) {
 		t.Errorf("VPP's queues of %s after a restart are %v, want all adaptive", vppName, got)
 	}
 }

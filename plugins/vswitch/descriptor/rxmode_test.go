@@ -3,7 +3,6 @@ package descriptor_test
 import (
 	"context"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -32,41 +31,6 @@ func connectPeer(t *testing.T, socket, secret string) {
 	if err := peer.WaitLinkUp(ctx); err != nil {
 		t.Fatalf("memif peer on %s: %v", socket, err)
 	}
-}
-
-var rxQueueLine = regexp.MustCompile(`(?m)^\s*(\S+) queue (\d+) \((\w+)\)`)
-
-// rxModes returns the mode of each queue of VPP's interface vppName, from
-// VPP's CLI (`show interface rx-placement`).
-func rxModes(t *testing.T, v *vpp.VPP, vppName string) []string {
-	t.Helper()
-	var modes []string
-	for _, m := range rxQueueLine.FindAllStringSubmatch(v.CLI(t, "show", "interface", "rx-placement"), -1) {
-		if m[1] == vppName {
-			modes = append(modes, m[3])
-		}
-	}
-	return modes
-}
-
-var tracedMessage = regexp.MustCompile(`(?m)^vl_api_(\w+)_t:`)
-
-// traceAPI starts VPP's trace of the binary API messages it receives,
-// from empty; tracedAPI returns their names.
-func traceAPI(t *testing.T, v *vpp.VPP) {
-	t.Helper()
-	for _, command := range []string{"api trace off", "api trace free", "api trace on"} {
-		v.CLI(t, strings.Fields(command)...)
-	}
-}
-
-func tracedAPI(t *testing.T, v *vpp.VPP) []string {
-	t.Helper()
-	var names []string
-	for _, m := range tracedMessage.FindAllStringSubmatch(v.CLI(t, "api", "trace", "dump"), -1) {
-		names = append(names, m[1])
-	}
-	return names
 }
 
 // ensureLinksRxModes is what the vswitch's link watcher does for each link
@@ -129,7 +93,7 @@ func TestRxModesOfConnectedMemif(t *testing.T) {
 				t.Errorf("on link up the rx modes were written to %v, want %s", set, name)
 			}
 			vppName := readVPP(t, v)[name].details.InterfaceName
-			if modes := rxModes(t, v, vppName); len(modes) == 0 || slices.ContainsFunc(modes, func(m string) bool { return m != c.wantCreated }) {
+			if modes := v.RxModes(t, vppName); len(modes) == 0 || slices.ContainsFunc(modes, func(m string) bool { return m != c.wantCreated }) {
 				t.Fatalf("VPP's queues of %s after link up are %v, want all %s", vppName, modes, c.wantCreated)
 			}
 
@@ -139,19 +103,19 @@ func TestRxModesOfConnectedMemif(t *testing.T) {
 				changed.RxModes = []*vpp_interfaces.Interface_RxMode{{Queue: 0, Mode: c.changed}}
 			}
 			first.commit(t, map[string]proto.Message{key: changed})
-			if modes := rxModes(t, v, vppName); len(modes) == 0 || slices.ContainsFunc(modes, func(m string) bool { return m != c.wantChanged }) {
+			if modes := v.RxModes(t, vppName); len(modes) == 0 || slices.ContainsFunc(modes, func(m string) bool { return m != c.wantChanged }) {
 				t.Errorf("VPP's queues of %s after the live change are %v, want all %s", vppName, modes, c.wantChanged)
 			}
 
 			// An agent restart: the resync reads the mode back as the
 			// model and the watcher, finding the link up, writes nothing.
-			traceAPI(t, v)
+			v.TraceAPI(t)
 			restarted := startAgent(t, v)
 			wantNoOps(t, "resync after the change and an agent restart", restarted.resync(t, map[string]proto.Message{key: changed}))
 			if set := ensureLinksRxModes(t, restarted, map[string][]*vpp_interfaces.Interface_RxMode{name: changed.RxModes}); len(set) != 0 {
 				t.Errorf("after an agent restart the rx modes were written to %v, want none", set)
 			}
-			if traced := tracedAPI(t, v); slices.Contains(traced, "sw_interface_set_rx_mode") || !slices.Contains(traced, "sw_interface_rx_placement_dump") {
+			if traced := v.TracedAPI(t); slices.Contains(traced, "sw_interface_set_rx_mode") || !slices.Contains(traced, "sw_interface_rx_placement_dump") {
 				t.Errorf("after an agent restart VPP received %v, want rx placement read and no sw_interface_set_rx_mode", traced)
 			}
 			v.CLI(t, "api", "trace", "off")
