@@ -182,19 +182,23 @@ func expectEnd(decoder *json.Decoder, want json.Delim) *Error {
 	return nil
 }
 
-// syntaxProblem words a decoding error, which quotes at most a character
-// of the input.
+// syntaxProblem words a decoding error without repeating the input: a
+// syntax error quotes at most a character of it, and a type error, such
+// as a number too large for the decoder, would repeat the whole value.
 func syntaxProblem(err error) string {
 	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
 	switch {
 	case err == nil:
 		return "unexpected token"
 	case errors.As(err, &syntaxErr):
 		return fmt.Sprintf("%v at byte %d", syntaxErr, syntaxErr.Offset)
+	case errors.As(err, &typeErr):
+		return fmt.Sprintf("a value out of range at byte %d", typeErr.Offset)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "it ends too early"
 	}
-	return err.Error()
+	return quoted(err.Error())
 }
 
 func describe(token json.Token) string {
