@@ -22,6 +22,9 @@ type Config struct {
 	// connection is dropped, so that no call waits on a hung VPP, and
 	// dialled again until VPP answers.
 	HealthCheckPeriod configfile.Duration `json:"health-check-period"`
+	// LinkDownGrace is how long a memif's link may stay down (its pod side
+	// not connected yet, or gone) before a Warning event tells its pod.
+	LinkDownGrace configfile.Duration `json:"link-down-grace"`
 }
 
 // DefaultConfig is the config of a missing or empty vswitch.conf.
@@ -30,6 +33,7 @@ func DefaultConfig() Config {
 		RequestTimeout:    configfile.Duration(5 * time.Second),
 		LinkCheckPeriod:   configfile.Duration(time.Second),
 		HealthCheckPeriod: configfile.Duration(time.Second),
+		LinkDownGrace:     configfile.Duration(30 * time.Second),
 	}
 }
 
@@ -43,5 +47,6 @@ func (c Config) Validate() error {
 	problems.CheckPositive("request-timeout", c.RequestTimeout, "5s")
 	problems.CheckPositive("link-check-period", c.LinkCheckPeriod, "1s")
 	problems.CheckPositive("health-check-period", c.HealthCheckPeriod, "1s")
+	problems.CheckPositive("link-down-grace", c.LinkDownGrace, "30s")
 	return problems.Err()
 }

@@ -29,6 +29,8 @@ func TestConfigErrors(t *testing.T) {
 		{"negative link period", "link-check-period: -1s\n", `config key "link-check-period": must be a positive duration`},
 		{"health check period", "health-check-period: 250ms\n", ""},
 		{"zero health check period", "health-check-period: 0s\n", `config key "health-check-period": must be a positive duration`},
+		{"link down grace", "link-down-grace: 2m\n", ""},
+		{"zero link down grace", "link-down-grace: 0s\n", `config key "link-down-grace": must be a positive duration`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()

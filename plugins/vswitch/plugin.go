@@ -34,6 +34,9 @@ type Deps struct {
 	// StatusCheck gets the plugin's state (error while VPP is away);
 	// optional.
 	StatusCheck statuscheck.PluginStatusWriter
+	// LinkEvents is told of memifs refused for a wrong secret and of
+	// links down past vswitch.conf's link-down-grace; optional.
+	LinkEvents vswitchapi.LinkEvents
 }
 
 // Plugin connects the agent to VPP.
@@ -84,6 +87,7 @@ func (p *Plugin) Init() error {
 		OnDisconnect: p.disconnected,
 	})
 	p.links = newLinkWatcher(p.client.Conn, p.rxModes, p.Log)
+	p.links.events, p.links.grace = p.LinkEvents, p.config.LinkDownGrace.Duration()
 	interfaces := descriptor.NewInterfaces(p.client.Conn)
 	bridgeDomains := descriptor.NewBridgeDomains(p.client.Conn, interfaces.Index())
 	xconnects := descriptor.NewXConnects(p.client.Conn, interfaces.Index())
@@ -138,6 +142,16 @@ func (p *Plugin) Close() error {
 		p.done.Wait()
 	}
 	return nil
+}
+
+var _ vswitchapi.LinkReader = (*Plugin)(nil)
+
+// MemifLinks implements vswitchapi.LinkReader.
+func (p *Plugin) MemifLinks() []vswitchapi.MemifLink {
+	if p.links == nil {
+		return nil
+	}
+	return p.links.lastLinks()
 }
 
 // rxModes returns the rx modes the KV scheduler holds for interface name.
