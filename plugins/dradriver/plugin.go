@@ -25,11 +25,13 @@ type Plugin struct {
 	driver *kubeletdriver.Driver
 }
 
-// ClaimPoolSource gives the devices to publish: the device manager. When
-// it is also a dmapi.DeviceHealthSource, the devices are tainted in the
-// ResourceSlice while they are unhealthy (kubeletdriver.VswitchUnreachableTaint).
+// ClaimPoolSource gives the devices to publish and the claims the node
+// holds: the device manager. When it is also a dmapi.DeviceHealthSource,
+// the devices are tainted in the ResourceSlice while they are unhealthy
+// (kubeletdriver.VswitchUnreachableTaint).
 type ClaimPoolSource interface {
 	ClaimPool() dmapi.ClaimPool
+	dmapi.PreparedClaimsSource
 }
 
 // Deps are the plugin's dependencies; all are required.
@@ -79,7 +81,7 @@ func (p *Plugin) AfterInit() error {
 		DriverName: p.cfg.DriverName, NodeName: p.cfg.NodeName,
 		PluginDataDir: p.cfg.PluginDataDir, RegistrarDir: p.cfg.RegistrarDir, CDIDir: p.cfg.CDIDir,
 		SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
-		Health: health,
+		Health: health, Prepared: p.DeviceManager,
 	}, client, p.EventLoop, p.Log)
 	if err != nil {
 		return fmt.Errorf("dradriver plugin: %w", err)

@@ -34,9 +34,13 @@ type Allocation struct {
 	// ClaimUID and Request name the ResourceClaim request the allocation
 	// was prepared for; empty for kubelet's Allocate. kubelet releases a
 	// claim's allocations (NodeUnprepareResources), so collection leaves
-	// them alone.
-	ClaimUID string
-	Request  string
+	// them alone. ClaimNamespace and ClaimName let the DRA driver read
+	// the claim by name at start instead of listing every claim; empty in
+	// allocations a checkpoint from before they were kept holds.
+	ClaimUID       string
+	ClaimNamespace string
+	ClaimName      string
+	Request        string
 }
 
 // Bound tells whether the allocation's pod is known.
@@ -145,7 +149,7 @@ func ToCheckpoint(allocations []Allocation) checkpoint.Data {
 			ID: a.ID, DeviceIDs: slices.Clone(a.DeviceIDs), HostDir: a.HostDir, HostSocket: a.HostSocket,
 			ContainerSocket: a.ContainerSocket, Secret: a.Secret, AllocatedAt: a.AllocatedAt,
 			PodNamespace: a.Pod.Namespace, PodName: a.Pod.Name, PodUID: a.PodUID, ContainerName: a.ContainerName,
-			ClaimUID: a.ClaimUID, Request: a.Request,
+			ClaimUID: a.ClaimUID, ClaimNamespace: a.ClaimNamespace, ClaimName: a.ClaimName, Request: a.Request,
 		})
 	}
 	return data
@@ -159,7 +163,7 @@ func FromCheckpoint(data checkpoint.Data) []Allocation {
 			ID: a.ID, DeviceIDs: slices.Clone(a.DeviceIDs), HostDir: a.HostDir, HostSocket: a.HostSocket,
 			ContainerSocket: a.ContainerSocket, Secret: a.Secret, AllocatedAt: a.AllocatedAt,
 			Pod: podapi.PodID{Namespace: a.PodNamespace, Name: a.PodName}, PodUID: a.PodUID, ContainerName: a.ContainerName,
-			ClaimUID: a.ClaimUID, Request: a.Request,
+			ClaimUID: a.ClaimUID, ClaimNamespace: a.ClaimNamespace, ClaimName: a.ClaimName, Request: a.Request,
 		})
 	}
 	return allocations

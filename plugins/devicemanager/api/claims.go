@@ -139,6 +139,8 @@ type ClaimStatus struct {
 	// Pod is the one pod the claim is reserved for; empty when it is
 	// reserved for none or shared by several.
 	Pod podapi.Pod
+	// Unread: the driver could not read the claim; it is kept as it is.
+	Unread bool
 }
 
 // SyncClaims is the event the DRA driver pushes when it starts, with the
@@ -197,4 +199,21 @@ type ClaimPool struct {
 	// ContainerDir is where a container sees its own.
 	SocketRoot   string
 	ContainerDir string
+}
+
+// ClaimRef names a claim the node prepared.
+type ClaimRef struct {
+	UID       string
+	Namespace string
+	Name      string
+}
+
+// PreparedClaimsSource tells the DRA driver which claims the node holds,
+// so that at start it reads those claims by name instead of listing every
+// claim of the cluster. Its method is safe from any goroutine.
+type PreparedClaimsSource interface {
+	// PreparedClaims returns one ClaimRef per prepared claim, sorted by
+	// UID. Namespace and Name are empty for a claim prepared before the
+	// checkpoint kept them.
+	PreparedClaims() []ClaimRef
 }

@@ -39,6 +39,8 @@ type Allocation struct {
 	PodUID          string    `json:"podUID,omitempty"`
 	ContainerName   string    `json:"containerName,omitempty"`
 	ClaimUID        string    `json:"claimUID,omitempty"`
+	ClaimNamespace  string    `json:"claimNamespace,omitempty"`
+	ClaimName       string    `json:"claimName,omitempty"`
 	Request         string    `json:"request,omitempty"`
 }
 

@@ -187,7 +187,8 @@ func equal(a, b Allocation) bool {
 	return a.ID == b.ID && slices.Equal(a.DeviceIDs, b.DeviceIDs) && a.HostDir == b.HostDir &&
 		a.HostSocket == b.HostSocket && a.ContainerSocket == b.ContainerSocket && a.Secret == b.Secret &&
 		a.AllocatedAt.Equal(b.AllocatedAt) && a.PodNamespace == b.PodNamespace && a.PodName == b.PodName &&
-		a.PodUID == b.PodUID && a.ContainerName == b.ContainerName && a.ClaimUID == b.ClaimUID && a.Request == b.Request
+		a.PodUID == b.PodUID && a.ContainerName == b.ContainerName && a.ClaimUID == b.ClaimUID &&
+		a.ClaimNamespace == b.ClaimNamespace && a.ClaimName == b.ClaimName && a.Request == b.Request
 }
 
 // newGeneration is random, never 0, so that a journal from an earlier run

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
@@ -52,7 +53,7 @@ func (m *Manager) newClaimAllocation(ev *dmapi.PrepareClaim, request dmapi.Claim
 	if err != nil {
 		return allocation.Allocation{}, err
 	}
-	a.ClaimUID, a.Request = ev.ClaimUID, request.Name
+	a.ClaimUID, a.ClaimNamespace, a.ClaimName, a.Request = ev.ClaimUID, ev.Namespace, ev.Name, request.Name
 	a.Pod, a.PodUID = ev.Pod.ID, ev.Pod.UID
 	return a, m.record(a)
 }
@@ -147,6 +148,8 @@ func (m *Manager) syncClaims(ev *dmapi.SyncClaims, ops controllerapi.EventOperat
 	for _, uid := range slices.Sorted(maps.Keys(held)) {
 		status, listed := ev.Claims[uid]
 		switch {
+		case status.Unread:
+			continue
 		case !listed:
 			errs = append(errs, releaseClaimLater(held[uid], "claim "+uid+" is gone from the API server", ops))
 			ev.Released = append(ev.Released, uid)
@@ -174,4 +177,15 @@ func (m *Manager) syncClaims(ev *dmapi.SyncClaims, ops controllerapi.EventOperat
 		return "", errors.Join(errs...)
 	}
 	return fmt.Sprintf("claims synced with the API server: releasing %v, bound pods %v", ev.Released, bound), errors.Join(errs...)
+}
+
+// PreparedClaims implements dmapi.PreparedClaimsSource.
+func (m *Manager) PreparedClaims() []dmapi.ClaimRef {
+	byUID := map[string]dmapi.ClaimRef{}
+	for _, a := range m.state.List() {
+		if a.ClaimUID != "" {
+			byUID[a.ClaimUID] = dmapi.ClaimRef{UID: a.ClaimUID, Namespace: a.ClaimNamespace, Name: a.ClaimName}
+		}
+	}
+	return slices.SortedFunc(maps.Values(byUID), func(a, b dmapi.ClaimRef) int { return strings.Compare(a.UID, b.UID) })
 }

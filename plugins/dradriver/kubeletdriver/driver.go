@@ -59,6 +59,9 @@ type Config struct {
 	// Health, when set, says whether the devices are healthy: while they
 	// are not, the ResourceSlice taints them (VswitchUnreachableTaint).
 	Health dmapi.DeviceHealthSource
+	// Prepared lists the claims the node holds, for the claims' sync at
+	// start; required.
+	Prepared dmapi.PreparedClaimsSource
 }
 
 // cdiDirMode: the specs hold memif secrets. socketDirMode: kubelet (root)
@@ -71,12 +74,10 @@ const (
 // syncTimeout bounds the claims' sync at start; withdrawTimeout the
 // removal of the node's slices at a stop kubelet would not clean up after,
 // well within the agent's 5 s stop timeout (cn-infra's) so that the
-// plugins closed after the driver still remove their sockets;
-// listPageSize is the ResourceClaims listed per call.
+// plugins closed after the driver still remove their sockets.
 const (
 	syncTimeout     = 30 * time.Second
 	withdrawTimeout = 2 * time.Second
-	listPageSize    = 500
 )
 
 // Driver is the DRA driver. Create it with New, then Start.
@@ -102,6 +103,9 @@ var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
 // New returns a driver that prepares claims through loop and reads them
 // with client.
 func New(cfg Config, client kubernetes.Interface, loop controllerapi.EventLoop, log Logger) (*Driver, error) {
+	if cfg.Prepared == nil {
+		return nil, errors.New("DRA driver: Config.Prepared is required")
+	}
 	if err := os.MkdirAll(cfg.CDIDir, cdiDirMode); err != nil {
 		return nil, fmt.Errorf("create CDI directory %s: %w", cfg.CDIDir, err)
 	}
@@ -236,50 +240,6 @@ func (d *Driver) withdrawSlices(ctx context.Context) error {
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete ResourceSlice %s: %w", slice.Name, err))
 		}
-	}
-	return errors.Join(errs...)
-}
-
-// syncClaims tells the device manager which of its prepared claims the API
-// server still has and which pod each is reserved for (SyncClaims): a claim
-// deleted, or released by its pods, while the agent was down is released,
-// its CDI spec removed; a binding the checkpoint lacks is learned.
-func (d *Driver) syncClaims(ctx context.Context) error {
-	listedAt := time.Now()
-	live := map[string]dmapi.ClaimStatus{}
-	options := metav1.ListOptions{Limit: listPageSize}
-	for {
-		page, err := d.client.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, options)
-		if err != nil {
-			return fmt.Errorf("list ResourceClaims: %w", err)
-		}
-		for i := range page.Items {
-			claim := &page.Items[i]
-			live[string(claim.UID)] = dmapi.ClaimStatus{
-				Reserved: claim.Status.Allocation != nil && len(claim.Status.ReservedFor) > 0,
-				Pod:      claims.Pod(claim),
-			}
-		}
-		if page.Continue == "" {
-			break
-		}
-		options.Continue = page.Continue
-	}
-	event := dmapi.NewSyncClaims(live, listedAt)
-	if err := d.loop.PushEvent(event); err != nil {
-		return fmt.Errorf("queue the claims' sync: %w", err)
-	}
-	if err := event.Wait(ctx); err != nil {
-		return err
-	}
-	var errs []error
-	for _, uid := range event.Released {
-		if err := d.specs.RemoveSpec(claims.CDISpecName(uid)); err != nil {
-			errs = append(errs, fmt.Errorf("remove CDI spec of released claim %s from %s: %w", uid, d.cfg.CDIDir, err))
-		}
-	}
-	if len(event.Released) > 0 {
-		d.log.Infof("released %d claims the API server no longer reserves for a pod: %v", len(event.Released), event.Released)
 	}
 	return errors.Join(errs...)
 }

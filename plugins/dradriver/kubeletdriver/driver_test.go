@@ -83,6 +83,7 @@ func startNodeWith(t *testing.T, networksConf string) *node {
 			DriverName: claims.DefaultDriverName, NodeName: nodeName,
 			PluginDataDir: filepath.Join(dir, "plugins", claims.DefaultDriverName), RegistrarDir: filepath.Join(dir, "plugins_registry"),
 			CDIDir: filepath.Join(dir, "cdi"), SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
+			Prepared: dm,
 		},
 		registrarIn: filepath.Join(dir, "plugins_registry", claims.DefaultDriverName+"-reg.sock"),
 	}
@@ -213,6 +214,7 @@ func TestPrepareAndUnprepareOverKubeletsSocket(t *testing.T) {
 // prepared claim is deleted, another loses its pod, and a third, prepared
 // before the scheduler reserved it, gets its pod; the driver's start
 // releases the first two (directory, device, CDI spec) and binds the third.
+// It reads each claim the node holds by name and lists none.
 func TestRestartSyncsClaimsWithTheAPIServer(t *testing.T) {
 	n := startNode(t)
 	const (
@@ -261,7 +263,11 @@ func TestRestartSyncsClaimsWithTheAPIServer(t *testing.T) {
 	if _, err := claimsAPI.UpdateStatus(ctx, unbound, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	n.apiServer.ClearActions()
 	n.startDriver(t)
+	if listedClaims(n.apiServer) {
+		t.Error("the driver listed ResourceClaims at start; want each of its claims read by name")
+	}
 
 	for _, uid := range []string{deletedUID, unreservedUID} {
 		if _, err := os.Stat(filepath.Join(n.cfg.CDIDir, claims.CDISpecName(uid))); !errors.Is(err, os.ErrNotExist) {
@@ -285,6 +291,55 @@ func TestRestartSyncsClaimsWithTheAPIServer(t *testing.T) {
 	if prepared := n.prepare(t, "44444444-1b2c-4d5e-8f90-0123456789ab", "next"); prepared.GetError() != "" {
 		t.Errorf("a new claim on a released device: %s, want it prepared", prepared.GetError())
 	}
+}
+
+// namelessClaims stands in for a device manager whose checkpoint, written
+// by an agent that kept no claim names, names none of its claims.
+type namelessClaims struct{ dmapi.PreparedClaimsSource }
+
+func (s namelessClaims) PreparedClaims() []dmapi.ClaimRef {
+	refs := s.PreparedClaimsSource.PreparedClaims()
+	for i := range refs {
+		refs[i].Namespace, refs[i].Name = "", ""
+	}
+	return refs
+}
+
+// TestRestartKeepsClaimsItCannotRead: a claim an older agent's checkpoint
+// holds without its name is kept, even deleted from the API server, and
+// no claim is listed to find it: kubelet unprepares it when its pod goes.
+func TestRestartKeepsClaimsItCannotRead(t *testing.T) {
+	n := startNode(t)
+	n.allocate(t, claimUID, claimName, "memif-dra-000")
+	if prepared := n.prepare(t, claimUID, claimName); prepared.GetError() != "" {
+		t.Fatal(prepared.GetError())
+	}
+	n.driver.Stop()
+	if err := n.apiServer.ResourceV1().ResourceClaims(claimNS).Delete(context.Background(), claimName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.apiServer.ClearActions()
+	n.cfg.Prepared = namelessClaims{n.dm}
+	n.startDriver(t)
+	if listedClaims(n.apiServer) {
+		t.Error("the driver listed ResourceClaims at start")
+	}
+	if held := n.dm.ListAllocations(); len(held) != 1 {
+		t.Errorf("the node holds %v, want the claim it cannot read kept", held)
+	}
+	if _, err := os.Stat(filepath.Join(n.cfg.CDIDir, claims.CDISpecName(claimUID))); err != nil {
+		t.Errorf("CDI spec of the kept claim: %v", err)
+	}
+}
+
+// listedClaims tells whether a list of ResourceClaims reached apiServer.
+func listedClaims(apiServer *fakeapiserver.Clientset) bool {
+	for _, action := range apiServer.Actions() {
+		if action.GetVerb() == "list" && action.GetResource().Resource == "resourceclaims" {
+			return true
+		}
+	}
+	return false
 }
 
 func TestPrepareRefusesWhatTheNodeCannotGive(t *testing.T) {

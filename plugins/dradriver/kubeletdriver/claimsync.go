@@ -1,0 +1,73 @@
+package kubeletdriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+)
+
+// syncClaims tells the device manager which of its prepared claims the API
+// server still has and which pod each is reserved for (SyncClaims): a claim
+// deleted, or released by its pods, while the agent was down is released,
+// its CDI spec removed; a binding the checkpoint lacks is learned.
+//
+// Each prepared claim is read by its name, so the cost is the node's
+// claims, not the cluster's, and the agent needs no right to list claims.
+// A claim a checkpoint written before names were kept holds cannot be read:
+// it is kept as it is, and kubelet unprepares it when its pod goes.
+func (d *Driver) syncClaims(ctx context.Context) error {
+	listedAt := time.Now()
+	live := map[string]dmapi.ClaimStatus{}
+	var nameless []string
+	for _, ref := range d.cfg.Prepared.PreparedClaims() {
+		if ref.Name == "" {
+			nameless = append(nameless, ref.UID)
+			live[ref.UID] = dmapi.ClaimStatus{Unread: true}
+			continue
+		}
+		claim, err := d.client.ResourceV1().ResourceClaims(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("get ResourceClaim %s/%s: %w", ref.Namespace, ref.Name, err)
+		case string(claim.UID) == ref.UID:
+			live[ref.UID] = claimStatus(claim)
+		}
+	}
+	if len(nameless) > 0 {
+		d.log.Infof("kept %d prepared claims unchecked: the checkpoint, written by an older agent, holds no name to read them by; kubelet unprepares them when their pods go: %v", len(nameless), nameless)
+	}
+	event := dmapi.NewSyncClaims(live, listedAt)
+	if err := d.loop.PushEvent(event); err != nil {
+		return fmt.Errorf("queue the claims' sync: %w", err)
+	}
+	if err := event.Wait(ctx); err != nil {
+		return err
+	}
+	var errs []error
+	for _, uid := range event.Released {
+		if err := d.specs.RemoveSpec(claims.CDISpecName(uid)); err != nil {
+			errs = append(errs, fmt.Errorf("remove CDI spec of released claim %s from %s: %w", uid, d.cfg.CDIDir, err))
+		}
+	}
+	if len(event.Released) > 0 {
+		d.log.Infof("released %d claims the API server no longer reserves for a pod: %v", len(event.Released), event.Released)
+	}
+	return errors.Join(errs...)
+}
+
+func claimStatus(claim *resourceapi.ResourceClaim) dmapi.ClaimStatus {
+	return dmapi.ClaimStatus{
+		Reserved: claim.Status.Allocation != nil && len(claim.Status.ReservedFor) > 0,
+		Pod:      claims.Pod(claim),
+	}
+}
