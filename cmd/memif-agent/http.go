@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -103,8 +105,12 @@ type deferredHTTP struct {
 	formatter    *render.Render
 	allowChanges bool
 
-	serving *http.Server
-	served  chan struct{}
+	// servingMu guards serving, served and handedOver: the node may be
+	// handed over (HandOver) from another goroutine.
+	servingMu  sync.Mutex
+	serving    *http.Server
+	served     chan struct{}
+	handedOver bool
 }
 
 var _ rest.HTTPHandlers = (*deferredHTTP)(nil)
@@ -130,13 +136,30 @@ func (h *deferredHTTP) Init() error {
 
 // Close implements infra.Plugin: it stops serving.
 func (h *deferredHTTP) Close() error {
+	h.servingMu.Lock()
+	defer h.servingMu.Unlock()
 	if h.serving == nil {
 		return nil
 	}
 	err := h.serving.Close()
 	<-h.served
+	h.serving = nil
 	return err
 }
+
+// HandOver implements dmapi.HandoverParticipant: the agent replacing this
+// one listens on the same host port, so this one stops serving now.
+func (h *deferredHTTP) HandOver(context.Context, string) {
+	h.servingMu.Lock()
+	h.handedOver = true
+	h.servingMu.Unlock()
+	if err := h.Close(); err != nil {
+		logging.DefaultLogger.Warnf("http server: %v", err)
+	}
+}
+
+// SuccessorServing implements dmapi.HandoverParticipant.
+func (h *deferredHTTP) SuccessorServing() {}
 
 // RegisterHTTPHandler implements rest.HTTPHandlers. A handler for any
 // method but GET and HEAD changes the agent: unless changes are allowed it
@@ -169,6 +192,11 @@ func (h *deferredHTTP) GetPort() int { return h.server.GetPort() }
 
 // serve starts serving on the configured endpoint.
 func (h *deferredHTTP) serve() error {
+	h.servingMu.Lock()
+	defer h.servingMu.Unlock()
+	if h.handedOver {
+		return nil
+	}
 	cfg := h.server.Config
 	listener, err := net.Listen("tcp", cfg.Endpoint)
 	if err != nil {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -145,3 +146,17 @@ func (p *Plugin) reportHealth(health eventloop.Health) {
 	}
 	p.StatusCheck.ReportStateChange(p.PluginName, state, health.Err)
 }
+
+// HandOver implements dmapi.HandoverParticipant: the loop drains (the
+// events already queued are processed and committed, no more are taken),
+// so that the agent replacing this one reads a checkpoint that holds
+// every admission this one answered.
+func (p *Plugin) HandOver(context.Context, string) {
+	if p.loop != nil {
+		p.loop.Drain()
+		p.Log.Infof("controller: event loop drained for the handover; events pushed from now on are refused")
+	}
+}
+
+// SuccessorServing implements dmapi.HandoverParticipant.
+func (p *Plugin) SuccessorServing() {}

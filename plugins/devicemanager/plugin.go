@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/handover"
 	"github.com/contivpp/memif-agent/internal/nodelock"
 	"github.com/contivpp/memif-agent/internal/promregistry"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -35,6 +37,29 @@ type Plugin struct {
 	// nodeLock is held until the process exits (an unreferenced one would
 	// be closed, and so released, by the garbage collector).
 	nodeLock *nodelock.Lock
+	lockPath string
+
+	// podUID is $POD_UID (dmapi.PodUIDEnv): set, the device plugin socket
+	// is the pod's own and the node is handed over (handover.go).
+	podUID    string
+	pluginDir string
+	// granted is the handover from the agent this one replaces, until
+	// this one serves.
+	granted *handover.Granted
+	// stopServing ends serveNode; servingDone is closed when it returned.
+	stopServing context.CancelFunc
+	servingDone chan struct{}
+	// handover are the other parts of the agent that take part when the
+	// node is handed over (HandOverWith). Not a dependency: cn-infra would
+	// start them before this plugin.
+	handover []dmapi.HandoverParticipant
+}
+
+// HandOverWith sets the other parts of the agent that take part, in this
+// order, when the node is handed over to the agent replacing this one
+// (dmapi.HandoverParticipant). Call it before Init.
+func (p *Plugin) HandOverWith(participants ...dmapi.HandoverParticipant) {
+	p.handover = participants
 }
 
 // NodeLockWait is how long a starting agent waits for the one it
@@ -93,12 +118,16 @@ func (p *Plugin) Init() error {
 		p.Log.Infof("checkpoint-path %s resolves to %s through a symbolic link: using %s", cfg.CheckpointPath, resolved, resolved)
 		cfg.CheckpointPath = resolved
 	}
+	p.podUID = os.Getenv(dmapi.PodUIDEnv)
+	if p.podUID != "" && cfg.PluginSocket == config.DefaultPluginSocket {
+		cfg.PluginSocket = PluginSocketFor(p.podUID)
+	}
+	p.pluginDir = cfg.PluginDir
 	// Before the checkpoint is read and before the agent listens anywhere:
-	// the agent this one replaces may still be terminating (nodelock).
-	lockPath := cfg.CheckpointPath + ".lock"
-	lock, err := nodelock.Acquire(lockPath, NodeLockWait, func(holder string) {
-		p.Log.Infof("waiting up to %v for the memif-agent holding %s (%s) to exit", NodeLockWait, lockPath, holder)
-	})
+	// the agent this one replaces may still be terminating, or hand the
+	// node over (nodelock, handover.go).
+	p.lockPath = cfg.CheckpointPath + ".lock"
+	lock, err := p.takeNode(p.lockPath)
 	var held *nodelock.HeldError
 	switch {
 	case errors.As(err, &held):
@@ -149,11 +178,24 @@ func (p *Plugin) AfterInit() error {
 		defer close(p.healthDone)
 		p.health.Run(ctx)
 	}()
-	return p.dm.Start(p.EventLoop)
+	if err := p.dm.Start(p.EventLoop); err != nil {
+		return err
+	}
+	servingCtx, stopServing := context.WithCancel(context.Background())
+	p.stopServing, p.servingDone = stopServing, make(chan struct{})
+	go func() {
+		defer close(p.servingDone)
+		p.serveNode(servingCtx)
+	}()
+	return nil
 }
 
 // Close stops serving kubelet; allocations stay in the checkpoint.
 func (p *Plugin) Close() error {
+	if p.stopServing != nil {
+		p.stopServing()
+		<-p.servingDone
+	}
 	if p.dm != nil {
 		p.dm.Stop()
 	}
@@ -226,3 +268,7 @@ func (p *Plugin) WriteMemifJSON(allocationID string, content []byte) error {
 
 // NetworksStatePath implements dmapi.NetworkRecorder.
 func (p *Plugin) NetworksStatePath() string { return p.dm.NetworksStatePath() }
+
+// PreparedClaims implements dmapi.PreparedClaimsSource: the DRA driver
+// checks them against the API server when it starts.
+func (p *Plugin) PreparedClaims() []dmapi.ClaimRef { return p.dm.PreparedClaims() }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/ligato/cn-infra/infra"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -20,9 +22,12 @@ import (
 // Plugin is the DRA driver in the agent.
 type Plugin struct {
 	Deps
-	cfg    Config
-	client kubernetes.Interface
-	driver *kubeletdriver.Driver
+	cfg Config
+	// driverMu guards driver and client, set by AfterInit and read by the
+	// handover's goroutine.
+	driverMu sync.Mutex
+	client   kubernetes.Interface
+	driver   *kubeletdriver.Driver
 }
 
 // ClaimPoolSource gives the devices to publish and the claims the node
@@ -81,7 +86,7 @@ func (p *Plugin) AfterInit() error {
 		DriverName: p.cfg.DriverName, NodeName: p.cfg.NodeName,
 		PluginDataDir: p.cfg.PluginDataDir, RegistrarDir: p.cfg.RegistrarDir, CDIDir: p.cfg.CDIDir,
 		SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
-		Health: health, Prepared: p.DeviceManager,
+		Health: health, Prepared: p.DeviceManager, PodUID: types.UID(os.Getenv(dmapi.PodUIDEnv)),
 	}, client, p.EventLoop, p.Log)
 	if err != nil {
 		return fmt.Errorf("dradriver plugin: %w", err)
@@ -89,7 +94,9 @@ func (p *Plugin) AfterInit() error {
 	if err := driver.Start(context.Background()); err != nil {
 		return fmt.Errorf("dradriver plugin: %w", err)
 	}
+	p.driverMu.Lock()
 	p.driver, p.client = driver, client
+	p.driverMu.Unlock()
 	p.Log.Infof("DRA driver %s serving at %s, publishing %d devices for node %s", p.cfg.DriverName, driver.PluginSocket(), len(pool.Devices), p.cfg.NodeName)
 	return nil
 }
@@ -116,7 +123,11 @@ func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
 
 // KubeClient is the driver's API server client once AfterInit started
 // the driver; nil when it is off. The agent posts its pod events with it.
-func (p *Plugin) KubeClient() kubernetes.Interface { return p.client }
+func (p *Plugin) KubeClient() kubernetes.Interface {
+	p.driverMu.Lock()
+	defer p.driverMu.Unlock()
+	return p.client
+}
 
 // Close stops serving kubelet and publishing; prepared claims stay in the
 // checkpoint, the slices in the API server for the next start. When no
@@ -124,8 +135,46 @@ func (p *Plugin) KubeClient() kubernetes.Interface { return p.client }
 // kubelet deletes this node's slices of the driver 30 seconds later; a
 // driver kubelet never registered deletes them itself as it stops.
 func (p *Plugin) Close() error {
-	if p.driver != nil {
-		p.driver.Stop()
+	if driver := p.startedDriver(); driver != nil {
+		driver.Stop()
 	}
 	return nil
+}
+
+// startedDriver is the driver once AfterInit started it, else nil.
+func (p *Plugin) startedDriver() *kubeletdriver.Driver {
+	p.driverMu.Lock()
+	defer p.driverMu.Unlock()
+	return p.driver
+}
+
+var (
+	_ dmapi.HandoverParticipant = (*Plugin)(nil)
+	_ dmapi.KubeletRegistration = (*Plugin)(nil)
+)
+
+// HandOver implements dmapi.HandoverParticipant: kubelet's prepare and
+// unprepare calls go to the replacing agent's driver.
+func (p *Plugin) HandOver(_ context.Context, successorUID string) {
+	if driver := p.startedDriver(); driver != nil {
+		driver.HandOver(types.UID(successorUID))
+	}
+}
+
+// SuccessorServing implements dmapi.HandoverParticipant: the driver stops
+// serving kubelet, which then calls only the replacing agent's; the
+// slices stay, published by both alike.
+func (p *Plugin) SuccessorServing() {
+	if driver := p.startedDriver(); driver != nil {
+		driver.Stop()
+	}
+}
+
+// KubeletRegistered implements dmapi.KubeletRegistration.
+func (p *Plugin) KubeletRegistered() bool {
+	if !p.cfg.Enabled {
+		return true
+	}
+	driver := p.startedDriver()
+	return driver != nil && driver.Registered()
 }

@@ -1,7 +1,9 @@
 package nodeapi
 
 import (
+	"context"
 	"fmt"
+	"sync"
 
 	"github.com/ligato/cn-infra/infra"
 
@@ -27,7 +29,11 @@ type Plugin struct {
 
 	serverConfig server.Config
 	service      *server.Service
-	server       *server.Server
+	// serverMu guards server and handedOver: the node may be handed over
+	// (HandOver) from another goroutine.
+	serverMu   sync.Mutex
+	server     *server.Server
+	handedOver bool
 }
 
 // Init reads nodeapi.conf.
@@ -48,6 +54,11 @@ func (p *Plugin) Init() error {
 // pod's lookup made before its startup resync has restored the device
 // manager's checkpoint waits for the restore.
 func (p *Plugin) AfterInit() error {
+	p.serverMu.Lock()
+	defer p.serverMu.Unlock()
+	if p.handedOver {
+		return nil
+	}
 	srv, err := server.Start(p.serverConfig, p.service)
 	if err != nil {
 		return fmt.Errorf("start node API: %w", err)
@@ -59,8 +70,27 @@ func (p *Plugin) AfterInit() error {
 
 // Close stops serving and removes the socket.
 func (p *Plugin) Close() error {
+	p.serverMu.Lock()
+	defer p.serverMu.Unlock()
 	if p.server == nil {
 		return nil
 	}
-	return p.server.Close()
+	srv := p.server
+	p.server = nil
+	return srv.Close()
 }
+
+// HandOver implements dmapi.HandoverParticipant: the API socket is the
+// node's, and the replacing agent serves it from its start (this one's
+// answers would be stale from now on).
+func (p *Plugin) HandOver(context.Context, string) {
+	p.serverMu.Lock()
+	p.handedOver = true
+	p.serverMu.Unlock()
+	if err := p.Close(); err != nil {
+		p.Log.Warnf("node API: %v", err)
+	}
+}
+
+// SuccessorServing implements dmapi.HandoverParticipant.
+func (p *Plugin) SuccessorServing() {}

@@ -119,6 +119,13 @@ func (w *commitWorker) start() {
 	w.startOnce.Do(func() { go w.run() })
 }
 
+// idle tells whether no job is pending or being committed.
+func (w *commitWorker) idle() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pending == nil && !w.running
+}
+
 // add hands job over, after every job handed over before it.
 func (w *commitWorker) add(job *commitJob) {
 	w.mu.Lock()

@@ -56,6 +56,9 @@ type Loop struct {
 	closed  bool
 	stop    chan struct{}
 	stopped chan struct{}
+	// drain, closed by Drain, makes the loop stop once the queue is empty
+	// and every commit is done.
+	drain chan struct{}
 
 	healthMu sync.Mutex
 	health   Health
@@ -98,6 +101,7 @@ func New(cfg Config, deps Deps) (*Loop, error) {
 		commits:      newCommitWorker(deps.Committer, time.Duration(cfg.CommitTimeout)),
 		stop:         make(chan struct{}),
 		stopped:      make(chan struct{}),
+		drain:        make(chan struct{}),
 		committed:    map[string]proto.Message{},
 		healingDelay: time.Duration(cfg.HealingDelay),
 		health:       Health{State: Starting},
@@ -188,17 +192,32 @@ func (l *Loop) EventHistory(query controllerapi.HistoryQuery) []controllerapi.Ev
 // (each bounded by commit-timeout) and fails every unprocessed event with
 // controllerapi.ErrClosedEventLoop. Later calls do nothing.
 func (l *Loop) Close() error {
+	l.shutdown(l.stop)
+	return nil
+}
+
+// Drain is Close for an agent that hands its node over to the agent
+// replacing it: PushEvent fails from now on, but the events already
+// queued, and their follow-ups, are processed and committed before the
+// loop stops, and no healing resync starts. When it returns, every
+// admission the loop took is answered and in the checkpoint. Close
+// afterwards does nothing.
+func (l *Loop) Drain() { l.shutdown(l.drain) }
+
+// shutdown stops the loop by closing signal (l.stop or l.drain), then
+// closes it.
+func (l *Loop) shutdown(signal chan struct{}) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return nil
+		return
 	}
 	l.closed = true
 	started := l.started
 	l.mu.Unlock()
 
 	if started {
-		close(l.stop)
+		close(signal)
 		<-l.stopped
 	}
 	l.process(ShutdownEvent{})
@@ -206,12 +225,16 @@ func (l *Loop) Close() error {
 	l.stopHealing()
 	l.failUnprocessed()
 	l.metrics.unregister()
-	return nil
 }
+
+// drainRecheck is how often a draining loop looks whether its last
+// commit is done.
+const drainRecheck = 10 * time.Millisecond
 
 func (l *Loop) run() {
 	defer close(l.stopped)
 	l.process(NewResyncEvent(StartupResyncName))
+	drain, draining := l.drain, false
 	for {
 		select {
 		case <-l.stop:
@@ -228,15 +251,28 @@ func (l *Loop) run() {
 			l.process(next)
 			continue
 		}
+		healing := l.healingC()
+		// A commit's result is delivered before its worker is idle: a
+		// draining loop looks again after drainRecheck.
+		var recheck <-chan time.Time
+		if draining {
+			if len(l.queue) == 0 && l.commits.idle() {
+				return
+			}
+			healing, recheck = nil, time.After(drainRecheck)
+		}
 		select {
 		case <-l.stop:
 			return
+		case <-drain:
+			drain, draining = nil, true
 		case event := <-l.queue:
 			l.dequeued(event)
 			l.process(event)
 		case res := <-l.commits.results:
 			l.commitDone(res)
-		case <-l.healingC():
+		case <-recheck:
+		case <-healing:
 			l.healingTimer = nil
 			l.process(NewResyncEvent(HealingResyncName))
 		}

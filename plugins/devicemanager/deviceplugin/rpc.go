@@ -88,6 +88,12 @@ func (s *Server) PreStartContainer(context.Context, *pluginapi.PreStartContainer
 // already made for it are reported Abandoned, all in one call, so that
 // nothing is held for a container that will never get it.
 func (s *Server) Allocate(ctx context.Context, request *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
+	s.forward.inUse.RLock()
+	if s.forward.successor != "" {
+		s.forward.inUse.RUnlock()
+		return s.forwardAllocate(ctx, request)
+	}
+	defer s.forward.inUse.RUnlock()
 	start := time.Now()
 	response, err := s.allocate(ctx, request)
 	if s.hooks.Allocated != nil {

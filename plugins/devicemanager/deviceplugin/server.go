@@ -94,6 +94,9 @@ type Server struct {
 	lifetime    context.Context
 	endLifetime context.CancelFunc
 	pendingLate sync.WaitGroup
+
+	// forward sends Allocate to the replacing agent after HandOver.
+	forward forwarding
 }
 
 // New checks cfg and returns a server that has not started.
@@ -173,6 +176,7 @@ func (s *Server) Stop() {
 	s.endLifetime()
 	s.lateMu.Unlock()
 	s.pendingLate.Wait()
+	s.forward.close()
 }
 
 // listen serves a fresh gRPC server on the plugin socket. The listener does

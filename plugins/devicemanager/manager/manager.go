@@ -300,3 +300,17 @@ func (m *Manager) ClaimPool() dmapi.ClaimPool {
 
 // SocketPath is the device plugin socket's path.
 func (m *Manager) SocketPath() string { return m.cfg.PluginSocketPath() }
+
+// HandOver forwards kubelet's Allocate calls to the device plugin at
+// successorSocket, the agent that replaces this one (internal/handover),
+// returns once the calls this manager was answering are answered, and
+// stops reconciling: the successor owns the allocations now. Stop ends
+// serving kubelet once the successor serves it.
+func (m *Manager) HandOver(successorSocket string) {
+	m.serverMu.Lock()
+	defer m.serverMu.Unlock()
+	if m.server != nil {
+		m.server.HandOver(successorSocket)
+	}
+	m.stopReconciling()
+}

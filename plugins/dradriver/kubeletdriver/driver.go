@@ -62,6 +62,11 @@ type Config struct {
 	// Prepared lists the claims the node holds, for the claims' sync at
 	// start; required.
 	Prepared dmapi.PreparedClaimsSource
+	// PodUID, when set, is the agent's own pod: the driver runs for
+	// rolling updates (kubeletplugin.RollingUpdate: its sockets are the
+	// pod's own, and two agents of a node may serve kubelet at once), and
+	// HandOver forwards to the driver replacing it.
+	PodUID types.UID
 }
 
 // cdiDirMode: the specs hold memif secrets. socketDirMode: kubelet (root)
@@ -87,6 +92,9 @@ type Driver struct {
 	loop   controllerapi.EventLoop
 	log    Logger
 	specs  *cdi.Cache
+
+	// forward sends kubelet's calls to the replacing agent after HandOver.
+	forward forwarding
 
 	mu     sync.Mutex
 	helper *kubeletplugin.Helper
@@ -147,6 +155,10 @@ func (d *Driver) Start(ctx context.Context) error {
 		kubeletplugin.RegistrarDirectoryPath(d.cfg.RegistrarDir),
 		kubeletplugin.HealthService(false),
 		kubeletplugin.GRPCInterceptor(d.watchRegistration),
+		kubeletplugin.GRPCInterceptor(d.forwardCalls),
+	}
+	if d.cfg.PodUID != "" {
+		options = append(options, kubeletplugin.RollingUpdate(d.cfg.PodUID))
 	}
 	if d.cfg.Interceptor != nil {
 		options = append(options, kubeletplugin.GRPCInterceptor(d.cfg.Interceptor))
@@ -192,6 +204,7 @@ func (d *Driver) Stop() {
 	<-d.healthDone
 	d.helper.Stop()
 	d.helper = nil
+	d.forward.close()
 	if d.registered.Load() {
 		return
 	}
@@ -245,7 +258,12 @@ func (d *Driver) withdrawSlices(ctx context.Context) error {
 }
 
 // PluginSocket is the path of the DRA gRPC socket kubelet calls.
-func (d *Driver) PluginSocket() string { return d.cfg.PluginDataDir + "/dra.sock" }
+func (d *Driver) PluginSocket() string {
+	if d.cfg.PodUID != "" {
+		return d.PluginSocketFor(d.cfg.PodUID)
+	}
+	return d.cfg.PluginDataDir + "/dra.sock"
+}
 
 // PrepareResourceClaims implements kubeletplugin.DRAPlugin: one PrepareClaim
 // event per claim, then its CDI spec.

@@ -271,8 +271,7 @@ func remainingPods(links map[string]memifnode.Link) []string {
 	return names
 }
 
-// configuredDeviceCount reads device-count from the ConfigMap the chart
-// installed.
+// configuredDeviceCount reads device-count from the ConfigMap k8s/ applied.
 func configuredDeviceCount(t *testing.T, n *memifnode.Node) int64 {
 	t.Helper()
 	cm, err := n.Client().CoreV1().ConfigMaps(memifnode.Namespace).Get(context.Background(), "memif-agent-config", metav1.GetOptions{})
