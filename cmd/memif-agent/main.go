@@ -33,11 +33,13 @@ import (
 	"github.com/contivpp/memif-agent/plugins/health"
 	"github.com/contivpp/memif-agent/plugins/memifwiring"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
+	metricsplugin "github.com/contivpp/memif-agent/plugins/metrics"
 	"github.com/contivpp/memif-agent/plugins/networks"
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
 	"github.com/contivpp/memif-agent/plugins/podevents"
 	"github.com/contivpp/memif-agent/plugins/podmanager"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
+	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 )
 
 func main() {
@@ -47,6 +49,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == probeCommand {
 		os.Exit(runProbe(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == scrapeCommand {
+		os.Exit(runScrape(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	memifAgent := newMemifAgent()
 	if err := parseCommandLine(os.Args[1:]); err != nil {
@@ -107,6 +112,7 @@ its description.
 
 Usage: memif-agent [flags]
        memif-agent probe [-socket PATH] liveness|readiness  (kubelet's exec probes)
+       memif-agent scrape [-timeout D] http://ADDRESS:PORT/metrics  (print an agent's metrics)
        memif-agent --version  (the version, git commit and VPP release it speaks)
 
 Flags:
@@ -139,6 +145,10 @@ type memifAgent struct {
 	// driver's API server client when it has one: after it.
 	PodEvents *podevents.Plugin
 	NodeAPI   *nodeapi.Plugin
+	// Metrics serves the metrics read-only on the pod's address
+	// (metrics.conf), for the cluster's Prometheus; the loopback HTTP
+	// server serves them too.
+	Metrics *metricsplugin.Plugin
 	// StartServing must stay last: it starts the probe socket and the
 	// HTTP server once every plugin has started and registered its routes.
 	StartServing *servingStarter
@@ -182,7 +192,9 @@ func newMemifAgent() *memifAgent {
 	networksPlugin := networks.NewPlugin(networks.UseDeps(func(deps *networks.Deps) {
 		deps.Cfg = forPlugin(networks.PluginName)
 	}))
-	podEvents := podevents.NewPlugin()
+	podEvents := podevents.NewPlugin(podevents.UseDeps(func(deps *podevents.Deps) {
+		deps.Allocations = deviceManager
+	}))
 	memifWiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
 		deps.Cfg = forPlugin(memifwiring.PluginName)
 		deps.DeviceManager = deviceManager
@@ -195,7 +207,9 @@ func newMemifAgent() *memifAgent {
 		deps.Cfg = forPlugin(vswitch.PluginName)
 		deps.KVScheduler = scheduler
 		deps.StatusCheck = agentHealth
+		deps.LinkEvents = linkEvents{podEvents}
 	}))
+	memifWiring.Links = memifLinks{vswitchPlugin}
 	deviceManager.Vswitch = vswitchPlugin
 	eventLoop := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
 		deps.Cfg = forPlugin(controller.PluginName)
@@ -225,9 +239,9 @@ func newMemifAgent() *memifAgent {
 		deps.Controller = eventLoop
 	}))
 
-	// Handed over in this order: kubelet's DRA calls go to the successor,
-	// the loop finishes what it took, then the shared listeners close.
-	deviceManager.HandOverWith(draDriver, eventLoop, httpServer, nodeAPI)
+	metricsListener := metricsplugin.NewPlugin(metricsplugin.UseDeps(func(deps *metricsplugin.Deps) {
+		deps.Cfg = forPlugin(metricsplugin.PluginName)
+	}))
 
 	return &memifAgent{
 		LogManager:    logManager,
@@ -244,6 +258,7 @@ func newMemifAgent() *memifAgent {
 		DRADriver:     draDriver,
 		PodEvents:     podEvents,
 		NodeAPI:       nodeAPI,
+		Metrics:       metricsListener,
 		StartServing:  &servingStarter{health: agentHealth, http: httpServer},
 	}
 }
@@ -259,6 +274,16 @@ func newMemifAgent() *memifAgent {
 // it went. The wiring only tells the pod events, and needs nothing of them
 // to start.
 type wiringEvents struct{ wiring.PodEvents }
+
+// linkEvents gives the vswitch the pod events, and memifLinks the memif
+// wiring the vswitch's links, as no plugin, for the same reason: followed,
+// either edge would make cn-infra start the pod events (and so the DRA
+// driver and the controller) before the vswitch, or the vswitch before
+// the memif wiring. Each only tells or reads the other once both run.
+type (
+	linkEvents struct{ vswitchapi.LinkEvents }
+	memifLinks struct{ vswitchapi.LinkReader }
+)
 
 // String implements infra.Plugin.
 func (a *memifAgent) String() string { return "memif-agent" }
