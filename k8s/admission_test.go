@@ -1,8 +1,6 @@
 package k8s_test
 
 import (
-	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,25 +9,11 @@ import (
 )
 
 // TestAdmissionPolicyKeepsTheAgentToItsNode checks k8s/dra's admission
-// policy as the API server reads it; what it admits and refuses is shown
+// policy (the chart's, with dra.enabled) as the API server reads it; what it admits and refuses is shown
 // on a real API server (test/kubelet/dra, TestAgentChangesOnlyItsNodesSlices).
 func TestAdmissionPolicyKeepsTheAgentToItsNode(t *testing.T) {
-	content, err := os.ReadFile("dra/admission-policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	documents := documentSeparator.Split(string(content), -1)
-	if len(documents) != 2 {
-		t.Fatalf("admission-policy.yaml holds %d documents, want a ValidatingAdmissionPolicy and its binding", len(documents))
-	}
-	var policy admissionv1.ValidatingAdmissionPolicy
-	var binding admissionv1.ValidatingAdmissionPolicyBinding
-	if err := errors.Join(decodeStrict([]byte(documents[0]), "ValidatingAdmissionPolicy", &policy),
-		decodeStrict([]byte(documents[1]), "ValidatingAdmissionPolicyBinding", &binding)); err != nil {
-		t.Fatalf("admission-policy.yaml: %v", err)
-	}
-
-	m := loadManifests(t)
+	m := loadRendered(t, "dra/memif-agent.yaml")
+	policy, binding := m.policy, m.policyBinding
 	username := "system:serviceaccount:" + m.serviceAccount.Namespace + ":" + m.serviceAccount.Name
 	if len(policy.Spec.MatchConditions) != 1 || !strings.Contains(policy.Spec.MatchConditions[0].Expression, `"`+username+`"`) {
 		t.Errorf("the policy's match conditions %+v do not select the agent's service account %s", policy.Spec.MatchConditions, username)

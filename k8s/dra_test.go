@@ -1,15 +1,13 @@
 package k8s_test
 
 import (
-	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -18,42 +16,41 @@ import (
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
 )
 
-// draManifests are the files of k8s/dra, decoded strictly.
+// draManifests are k8s/dra/memif-agent.yaml (the chart with
+// ci/dra-values.yaml) and the claim template and example pod beside it,
+// decoded strictly.
 type draManifests struct {
-	kustomization  kustomization
-	deviceClass    resourceapi.DeviceClass
-	roleAndBinding []byte
-	claimTemplate  resourceapi.ResourceClaimTemplate
-	examplePod     corev1.Pod
-	daemonSetPatch appsv1.DaemonSet
-	configMapPatch corev1.ConfigMap
-	serviceAccount corev1.ServiceAccount
+	*rendered
+	claimTemplate resourceapi.ResourceClaimTemplate
+	examplePod    corev1.Pod
 }
 
 func loadDRAManifests(t *testing.T) *draManifests {
 	t.Helper()
-	m := &draManifests{}
-	raw := decodeOverlay(t, "dra", map[string]overlayFile{
-		"kustomization.yaml":         {"Kustomization", &m.kustomization},
-		"deviceclass.yaml":           {"DeviceClass", &m.deviceClass},
-		"resourceclaimtemplate.yaml": {"ResourceClaimTemplate", &m.claimTemplate},
-		"example-pod.yaml":           {"Pod", &m.examplePod},
-		"daemonset-patch.yaml":       {"DaemonSet", &m.daemonSetPatch},
-		"configmap-patch.yaml":       {"ConfigMap", &m.configMapPatch},
-		"serviceaccount-patch.yaml":  {"ServiceAccount", &m.serviceAccount},
-		"rbac.yaml":                  {}, // two documents, decoded in the RBAC test
-		"admission-policy.yaml":      {}, // two documents, decoded in TestAdmissionPolicyKeepsTheAgentToItsNode
-	})
-	m.roleAndBinding = raw["rbac.yaml"]
+	m := &draManifests{rendered: loadRendered(t, "dra/memif-agent.yaml")}
+	for path, file := range map[string]struct {
+		kind   string
+		target any
+	}{
+		"dra/resourceclaimtemplate.yaml": {"ResourceClaimTemplate", &m.claimTemplate},
+		"dra/example-pod.yaml":           {"Pod", &m.examplePod},
+	} {
+		content, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeStrict(content, file.kind, file.target); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
 	return m
 }
 
-func TestDRAKustomizationListsEveryFile(t *testing.T) {
+func TestDRAManifestsHoldWhatTheDriverNeeds(t *testing.T) {
 	m := loadDRAManifests(t)
-	listed := m.kustomization.applied()
-	for _, name := range []string{"../base", "deviceclass.yaml", "rbac.yaml", "admission-policy.yaml", "daemonset-patch.yaml", "configmap-patch.yaml", "serviceaccount-patch.yaml"} {
-		if !slices.Contains(listed, name) {
-			t.Errorf("k8s/dra/kustomization.yaml does not apply %s", name)
+	for _, kind := range []string{"DeviceClass", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
+		if !m.has(kind) {
+			t.Errorf("dra/memif-agent.yaml has no %s", kind)
 		}
 	}
 }
@@ -92,17 +89,17 @@ func TestDRAExamplePodUsesTheTemplate(t *testing.T) {
 	}
 }
 
-func TestDRAPatchesGiveTheDriverWhatItNeeds(t *testing.T) {
+func TestDRADaemonSetGivesTheDriverWhatItNeeds(t *testing.T) {
 	m := loadDRAManifests(t)
-	draCfg, err := dradriver.ParseConfig([]byte(m.configMapPatch.Data["dradriver.conf"]))
+	draCfg, err := dradriver.ParseConfig([]byte(m.configMap.Data["dradriver.conf"]))
 	if err != nil || !draCfg.Enabled {
-		t.Fatalf("patched dradriver.conf = %+v, %v; want the driver enabled", draCfg, err)
+		t.Fatalf("dradriver.conf = %+v, %v; want the driver enabled", draCfg, err)
 	}
-	dmCfg, err := dmconfig.Parse([]byte(m.configMapPatch.Data["devicemanager.conf"]))
+	dmCfg, err := dmconfig.Parse([]byte(m.configMap.Data["devicemanager.conf"]))
 	if err != nil || dmCfg.ClaimDeviceCount < 1 || !dmCfg.DevicePlugin {
-		t.Fatalf("patched devicemanager.conf = %+v, %v; want claim devices and the device plugin still on", dmCfg, err)
+		t.Fatalf("devicemanager.conf = %+v, %v; want claim devices and the device plugin still on", dmCfg, err)
 	}
-	pod := m.daemonSetPatch.Spec.Template.Spec
+	pod := m.daemonSet.Spec.Template.Spec
 	if pod.AutomountServiceAccountToken == nil || !*pod.AutomountServiceAccountToken || m.serviceAccount.AutomountServiceAccountToken == nil || !*m.serviceAccount.AutomountServiceAccountToken {
 		t.Error("the driver gets no service account token")
 	}
@@ -132,15 +129,7 @@ func TestDRAPatchesGiveTheDriverWhatItNeeds(t *testing.T) {
 
 func TestDRARBACCoversTheDriver(t *testing.T) {
 	m := loadDRAManifests(t)
-	documents := documentSeparator.Split(string(m.roleAndBinding), -1)
-	if len(documents) != 2 {
-		t.Fatalf("rbac.yaml holds %d documents, want a ClusterRole and its binding", len(documents))
-	}
-	var role rbacv1.ClusterRole
-	var binding rbacv1.ClusterRoleBinding
-	if err := errors.Join(decodeStrict([]byte(documents[0]), "ClusterRole", &role), decodeStrict([]byte(documents[1]), "ClusterRoleBinding", &binding)); err != nil {
-		t.Fatalf("rbac.yaml: %v", err)
-	}
+	role, binding := m.clusterRole, m.clusterRoleBinding
 	allowed := func(group, resource, verb string) bool {
 		for _, rule := range role.Rules {
 			if slices.Contains(rule.APIGroups, group) && slices.Contains(rule.Resources, resource) && slices.Contains(rule.Verbs, verb) {
@@ -159,8 +148,13 @@ func TestDRARBACCoversTheDriver(t *testing.T) {
 			t.Errorf("the driver may %s resourceslices, which it never does", verb)
 		}
 	}
-	if !allowed("resource.k8s.io", "resourceclaims", "get") || !allowed("resource.k8s.io", "resourceclaims", "list") || !allowed("", "nodes", "get") {
-		t.Error("the driver may not read or list claims, or read its node")
+	if !allowed("resource.k8s.io", "resourceclaims", "get") || !allowed("", "nodes", "get") {
+		t.Error("the driver may not read claims or its node")
+	}
+	for _, verb := range []string{"list", "watch", "*"} {
+		if allowed("resource.k8s.io", "resourceclaims", verb) {
+			t.Errorf("the driver may %s resourceclaims; it reads its node's claims by name", verb)
+		}
 	}
 	for _, verb := range []string{"create", "patch"} {
 		if !allowed("", "events", verb) {
@@ -172,7 +166,7 @@ func TestDRARBACCoversTheDriver(t *testing.T) {
 			t.Errorf("the driver may %s claims: it must never write them (secrets stay out of claim status)", verb)
 		}
 	}
-	if binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != "memif-agent" || binding.Subjects[0].Namespace != "memif-agent" {
+	if binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != m.serviceAccount.Name || binding.Subjects[0].Namespace != m.serviceAccount.Namespace {
 		t.Errorf("binding %+v does not give %s to the agent's service account", binding, role.Name)
 	}
 }

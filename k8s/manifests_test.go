@@ -33,41 +33,11 @@ import (
 	"github.com/contivpp/memif-agent/plugins/podmanager"
 )
 
-// kustomization is the part of kustomize's Kustomization the manifests use;
-// decoding it strictly catches a misspelt key the same way as the API types.
-type kustomization struct {
-	APIVersion string   `json:"apiVersion"`
-	Kind       string   `json:"kind"`
-	Resources  []string `json:"resources"`
-	Images     []struct {
-		Name    string `json:"name"`
-		NewName string `json:"newName,omitempty"`
-		NewTag  string `json:"newTag,omitempty"`
-	} `json:"images,omitempty"`
-	Patches []struct {
-		Path string `json:"path"`
-	} `json:"patches,omitempty"`
-}
-
-// applied lists what the kustomization applies: its resources and patches.
-func (k kustomization) applied() []string {
-	listed := slices.Clone(k.Resources)
-	for _, patch := range k.Patches {
-		listed = append(listed, patch.Path)
-	}
-	return listed
-}
-
-// manifests are the decoded files of this directory.
+// manifests are k8s/memif-agent.yaml, rendered from the chart with its
+// defaults, and the example pod.
 type manifests struct {
-	namespace      corev1.Namespace
-	serviceAccount corev1.ServiceAccount
-	configMap      corev1.ConfigMap
-	daemonSet      appsv1.DaemonSet
-	examplePod     corev1.Pod
-	// kustomization is k8s/base's; top is k8s/kustomization.yaml.
-	kustomization kustomization
-	top           kustomization
+	*rendered
+	examplePod corev1.Pod
 }
 
 // decodeStrict turns one YAML document into target the way the API server
@@ -102,52 +72,15 @@ func decodeStrict(content []byte, wantKind string, target any) error {
 
 var documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
 
-// files maps every manifest of this directory and of base/ to its
-// expected kind and where it decodes to.
-func (m *manifests) files() map[string]struct {
-	kind   string
-	target any
-} {
-	return map[string]struct {
-		kind   string
-		target any
-	}{
-		"base/namespace.yaml":      {"Namespace", &m.namespace},
-		"base/serviceaccount.yaml": {"ServiceAccount", &m.serviceAccount},
-		"base/configmap.yaml":      {"ConfigMap", &m.configMap},
-		"base/daemonset.yaml":      {"DaemonSet", &m.daemonSet},
-		"base/kustomization.yaml":  {"Kustomization", &m.kustomization},
-		"example-pod.yaml":         {"Pod", &m.examplePod},
-		"kustomization.yaml":       {"Kustomization", &m.top},
-	}
-}
-
 func loadManifests(t *testing.T) *manifests {
 	t.Helper()
-	m := &manifests{}
-	files := m.files()
-	top, err := filepath.Glob("*.yaml")
+	m := &manifests{rendered: loadRendered(t, "memif-agent.yaml")}
+	content, err := os.ReadFile("example-pod.yaml")
 	if err != nil {
-		t.Fatalf("listing manifests: %v", err)
+		t.Fatal(err)
 	}
-	base, err := filepath.Glob("base/*.yaml")
-	if err != nil {
-		t.Fatalf("listing manifests: %v", err)
-	}
-	onDisk := append(top, base...)
-	for _, name := range onDisk {
-		if _, known := files[name]; !known {
-			t.Errorf("%s is not decoded by this test: add it to manifests.files", name)
-		}
-	}
-	for name, file := range files {
-		content, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatalf("reading %s: %v", name, err)
-		}
-		if err := decodeStrict(content, file.kind, file.target); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+	if err := decodeStrict(content, "Pod", &m.examplePod); err != nil {
+		t.Fatalf("example-pod.yaml: %v", err)
 	}
 	return m
 }
@@ -212,29 +145,6 @@ func TestDecodeStrictRefusesTypos(t *testing.T) {
 				t.Fatalf("decode error = %v, want one containing %q", err, tc.wantErr)
 			}
 		})
-	}
-}
-
-func TestKustomizationListsEveryManifest(t *testing.T) {
-	m := loadManifests(t)
-	if !slices.Equal(m.top.Resources, []string{"base"}) {
-		t.Errorf("kustomization.yaml applies %v, want the base alone", m.top.Resources)
-	}
-	for name := range m.files() {
-		// The example pod is applied by hand once the agent is ready, and
-		// a kustomization does not list itself.
-		dir, file := filepath.Split(name)
-		if dir != "base/" || file == "kustomization.yaml" {
-			continue
-		}
-		if !slices.Contains(m.kustomization.Resources, file) {
-			t.Errorf("base/kustomization.yaml does not list %s", file)
-		}
-	}
-	for _, resource := range m.kustomization.Resources {
-		if _, err := os.Stat(filepath.Join("base", resource)); err != nil {
-			t.Errorf("base/kustomization.yaml lists %s: %v", resource, err)
-		}
 	}
 }
 
@@ -480,7 +390,7 @@ func TestDaemonSetPodSettings(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if !tc.ok {
-				t.Error("not so in daemonset.yaml")
+				t.Error("not so in the DaemonSet of memif-agent.yaml")
 			}
 		})
 	}
@@ -529,7 +439,7 @@ func TestConfigMapHasEveryPluginConfig(t *testing.T) {
 		name := filepath.Base(example)
 		t.Run(name, func(t *testing.T) {
 			if _, found := m.configMap.Data[name]; !found {
-				t.Errorf("configmap.yaml has no %s (example in %s)", name, example)
+				t.Errorf("the ConfigMap has no %s (example in %s)", name, example)
 			}
 		})
 	}
@@ -537,7 +447,7 @@ func TestConfigMapHasEveryPluginConfig(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			content, found := m.configMap.Data[name]
 			if !found {
-				t.Fatalf("configmap.yaml has no %s", name)
+				t.Fatalf("the ConfigMap has no %s", name)
 			}
 			if err := configfile.Decode([]byte(content), newConfig()); err != nil {
 				t.Errorf("configmap's %s: %v", name, err)
@@ -575,46 +485,9 @@ func TestConfigMapHoldsTheWiringExample(t *testing.T) {
 	}
 	shipped := m.configMap.Data["memifwiring.conf"]
 	if shipped != string(example) {
-		t.Errorf("configmap.yaml's memifwiring.conf differs from plugins/memifwiring/memifwiring.conf:\n%s", shipped)
+		t.Errorf("the ConfigMap's memifwiring.conf differs from plugins/memifwiring/memifwiring.conf:\n%s", shipped)
 	}
 	if err := configfile.Decode([]byte(shipped), &wiring.Config{}); err != nil {
 		t.Errorf("configmap's memifwiring.conf: %v", err)
 	}
-}
-
-// overlayFile is one file of an overlay: its kind and where it decodes to.
-type overlayFile struct {
-	kind   string
-	target any
-}
-
-// decodeOverlay decodes every dir/*.yaml strictly into its entry of files,
-// keyed by file name, and returns the content of those whose target is nil
-// (decoded by their test). A file files does not name fails the test.
-func decodeOverlay(t *testing.T, dir string, files map[string]overlayFile) map[string][]byte {
-	t.Helper()
-	onDisk, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := map[string][]byte{}
-	for _, path := range onDisk {
-		f, known := files[filepath.Base(path)]
-		if !known {
-			t.Errorf("%s is not decoded by this test: add it to the files of its overlay", path)
-			continue
-		}
-		content, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.target == nil {
-			raw[filepath.Base(path)] = content
-			continue
-		}
-		if err := decodeStrict(content, f.kind, f.target); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-	}
-	return raw
 }

@@ -21,7 +21,7 @@ func TestConfigMapNetworks(t *testing.T) {
 	}
 	shipped := m.configMap.Data["networks.conf"]
 	if shipped != string(example) {
-		t.Errorf("configmap.yaml's networks.conf differs from plugins/networks/networks.conf:\n%s", shipped)
+		t.Errorf("the ConfigMap's networks.conf differs from plugins/networks/networks.conf:\n%s", shipped)
 	}
 	var wiringCfg wiring.Config
 	if err := configfile.Decode([]byte(m.configMap.Data["memifwiring.conf"]), &wiringCfg); err != nil {

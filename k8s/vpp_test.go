@@ -2,10 +2,8 @@ package k8s_test
 
 import (
 	"path/filepath"
-	"slices"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
@@ -14,61 +12,34 @@ import (
 	"github.com/contivpp/memif-agent/plugins/vswitch"
 )
 
-// vppManifests are the files of k8s/vpp, decoded strictly.
-type vppManifests struct {
-	kustomization  kustomization
-	daemonSetPatch appsv1.DaemonSet
-	configMapPatch corev1.ConfigMap
-}
-
-func loadVPPManifests(t *testing.T) *vppManifests {
-	t.Helper()
-	m := &vppManifests{}
-	decodeOverlay(t, "vpp", map[string]overlayFile{
-		"kustomization.yaml":   {"Kustomization", &m.kustomization},
-		"daemonset-patch.yaml": {"DaemonSet", &m.daemonSetPatch},
-		"configmap-patch.yaml": {"ConfigMap", &m.configMapPatch},
-	})
-	return m
-}
-
-func TestVPPKustomizationAppliesTheBaseAndEveryPatch(t *testing.T) {
-	m := loadVPPManifests(t)
-	listed := m.kustomization.applied()
-	for _, name := range []string{"../base", "daemonset-patch.yaml", "configmap-patch.yaml"} {
-		if !slices.Contains(listed, name) {
-			t.Errorf("k8s/vpp/kustomization.yaml does not apply %s", name)
-		}
-	}
-}
-
-// TestVPPPatchesGiveTheAgentVPPsSocket: the agent reaches the API socket
-// vswitch.conf names through a host directory mounted at the same path,
-// and puts the pods' memifs in a bridge domain.
-func TestVPPPatchesGiveTheAgentVPPsSocket(t *testing.T) {
-	m := loadVPPManifests(t)
+// TestVPPManifestsGiveTheAgentVPPsSocket: in k8s/vpp (the chart with
+// ci/vpp-values.yaml) the agent reaches the API socket vswitch.conf names
+// through a host directory mounted at the same path, and puts the pods'
+// memifs in a bridge domain.
+func TestVPPManifestsGiveTheAgentVPPsSocket(t *testing.T) {
+	m := loadRendered(t, "vpp/memif-agent.yaml")
 	vswitchCfg := vswitch.DefaultConfig()
-	if err := configfile.Decode([]byte(m.configMapPatch.Data["vswitch.conf"]), &vswitchCfg); err != nil || vswitchCfg.VPPAPISocket == "" {
-		t.Fatalf("patched vswitch.conf = %+v, %v; want VPP's API socket", vswitchCfg, err)
+	if err := configfile.Decode([]byte(m.configMap.Data["vswitch.conf"]), &vswitchCfg); err != nil || vswitchCfg.VPPAPISocket == "" {
+		t.Fatalf("vswitch.conf = %+v, %v; want VPP's API socket", vswitchCfg, err)
 	}
 	var wiringCfg wiring.Config
-	if err := configfile.Decode([]byte(m.configMapPatch.Data["memifwiring.conf"]), &wiringCfg); err != nil {
-		t.Fatalf("patched memifwiring.conf: %v", err)
+	if err := configfile.Decode([]byte(m.configMap.Data["memifwiring.conf"]), &wiringCfg); err != nil {
+		t.Fatalf("memifwiring.conf: %v", err)
 	}
-	networksCfg, err := netconf.Decode([]byte(m.configMapPatch.Data["networks.conf"]))
+	networksCfg, err := netconf.Decode([]byte(m.configMap.Data["networks.conf"]))
 	if err == nil {
 		networksCfg, err = networksCfg.WithLegacy(netconf.Legacy{BridgeDomain: wiringCfg.BridgeDomain, IPAddresses: wiringCfg.IPAddresses, L2XConnect: wiringCfg.L2XConnect, VRF: wiringCfg.VRF})
 	}
 	if network, ok := networksCfg.Network(networksCfg.DefaultNetwork); err != nil || !ok || network.Type != netconf.L2 {
-		t.Fatalf("patched networks.conf = %+v, %v; want an l2 default network (a bridge domain)", networksCfg, err)
+		t.Fatalf("networks.conf = %+v, %v; want an l2 default network (a bridge domain)", networksCfg, err)
 	}
-	pod := m.daemonSetPatch.Spec.Template.Spec
+	pod := m.daemonSet.Spec.Template.Spec
 	hostPaths := map[string]*corev1.HostPathVolumeSource{}
 	for _, volume := range pod.Volumes {
 		hostPaths[volume.Name] = volume.HostPath
 	}
 	if len(pod.Containers) != 1 || pod.Containers[0].Name != "memif-agent" {
-		t.Fatalf("the patch's containers %+v are not the agent's", pod.Containers)
+		t.Fatalf("the DaemonSet's containers %+v are not the agent's", pod.Containers)
 	}
 	socketDir := filepath.Dir(vswitchCfg.VPPAPISocket)
 	for _, mount := range pod.Containers[0].VolumeMounts {

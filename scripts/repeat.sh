@@ -3,8 +3,8 @@
 # ones: each package on its own (`go test -race -count=N -p 1 -v`), one
 # after the other, with the environment make test gives them (CI=true, so a
 # missing peer fails instead of skipping; the agent binary from bin/).
-# Several of these beside each other are the load the figures in the
-# README's "Repeated runs" section were taken under.
+# Several of these beside each other are the load the sweeps in
+# BENCHMARKS.md ("Flake sweeps") ran under.
 #
 #   scripts/repeat.sh [-n COUNT] [PACKAGE...]
 #

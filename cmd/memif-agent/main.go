@@ -50,9 +50,6 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == probeCommand {
 		os.Exit(runProbe(os.Args[2:], os.Stdout, os.Stderr))
 	}
-	if len(os.Args) > 1 && os.Args[1] == scrapeCommand {
-		os.Exit(runScrape(os.Args[2:], os.Stdout, os.Stderr))
-	}
 	memifAgent := newMemifAgent()
 	if err := parseCommandLine(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -112,7 +109,6 @@ its description.
 
 Usage: memif-agent [flags]
        memif-agent probe [-socket PATH] liveness|readiness  (kubelet's exec probes)
-       memif-agent scrape [-timeout D] http://ADDRESS:PORT/metrics  (print an agent's metrics)
        memif-agent --version  (the version, git commit and VPP release it speaks)
 
 Flags:
@@ -242,6 +238,10 @@ func newMemifAgent() *memifAgent {
 	metricsListener := metricsplugin.NewPlugin(metricsplugin.UseDeps(func(deps *metricsplugin.Deps) {
 		deps.Cfg = forPlugin(metricsplugin.PluginName)
 	}))
+
+	// Handed over in this order: kubelet's DRA calls go to the successor,
+	// the loop finishes what it took, then the shared listeners close.
+	deviceManager.HandOverWith(draDriver, eventLoop, httpServer, metricsListener, nodeAPI)
 
 	return &memifAgent{
 		LogManager:    logManager,

@@ -20,6 +20,7 @@ type exampleConfig struct {
 	Mode    FileMode            `json:"mode"`
 	Enabled bool                `json:"enabled"`
 	Lists   map[string][]string `json:"lists,omitempty"`
+	//lint:ignore U1000 an unexported field, which must not be a key: "unexported field is no key" below.
 	ignored string
 }
 

@@ -14,6 +14,7 @@ import (
 	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
 	"github.com/contivpp/memif-agent/plugins/networks/assign"
 	"github.com/contivpp/memif-agent/plugins/networks/netconf"
+	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 )
 
 // Deps are the plugin's dependencies.
@@ -31,6 +32,10 @@ type Deps struct {
 	// Events tells pods of their memifs refused or wired, as Kubernetes
 	// Events (plugins/podevents); nil: nothing is told.
 	Events wiring.PodEvents
+	// Links are the memifs' links and counters as VPP showed them last
+	// (the vswitch plugin), served as metrics labelled by pod with
+	// Prometheus; nil: no link metrics.
+	Links vswitchapi.LinkReader
 }
 
 // Plugin is the memif wiring event handler in the agent.
@@ -60,6 +65,11 @@ func (p *Plugin) Init() error {
 	}
 	if p.Prometheus != nil {
 		opts.Metrics = promregistry.Default(p.Prometheus)
+		if p.Links != nil {
+			if err := opts.Metrics.Register(wiring.NewLinkCollector(p.Links, p.DeviceManager.ListAllocations)); err != nil {
+				return fmt.Errorf("memifwiring plugin: memif link metrics: %w", err)
+			}
+		}
 	}
 	if p.handler, err = wiring.NewHandler(p.DeviceManager, cfg, opts); err != nil {
 		return fmt.Errorf("memifwiring plugin: %w", err)

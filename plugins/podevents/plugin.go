@@ -3,6 +3,7 @@ package podevents
 import (
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/ligato/cn-infra/infra"
 	"k8s.io/client-go/kubernetes"
@@ -12,6 +13,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	"github.com/contivpp/memif-agent/plugins/podevents/kubeevents"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 )
 
 // nodeNameEnv names this node (the DaemonSet sets it from spec.nodeName).
@@ -29,6 +31,16 @@ type Deps struct {
 	infra.PluginDeps
 	// DRADriver lends its client when it has one; nil: none.
 	DRADriver KubeClientSource
+	// Allocations tells which pod holds the memif of a vswitch interface
+	// whose link an event is about (the device manager); nil: link
+	// events are dropped.
+	Allocations AllocationLister
+}
+
+// AllocationLister lists the memif allocations, safe from any goroutine:
+// the device manager.
+type AllocationLister interface {
+	ListAllocations() []dmapi.MemifInfo
 }
 
 // Plugin posts pod events once AfterInit found a client.
@@ -37,7 +49,10 @@ type Plugin struct {
 	recorder atomic.Pointer[kubeevents.Recorder]
 }
 
-var _ wiring.PodEvents = (*Plugin)(nil)
+var (
+	_ wiring.PodEvents      = (*Plugin)(nil)
+	_ vswitchapi.LinkEvents = (*Plugin)(nil)
+)
 
 // Init implements infra.Plugin; the client is known only after the DRA
 // driver's AfterInit.
@@ -95,4 +110,37 @@ func (p *Plugin) MemifWired(pod podapi.Pod, container, iface string, n dmapi.Mem
 	if recorder := p.recorder.Load(); recorder != nil {
 		recorder.MemifWired(pod, container, iface, n)
 	}
+}
+
+// WrongSecret implements vswitchapi.LinkEvents.
+func (p *Plugin) WrongSecret(link vswitchapi.MemifLink) {
+	if recorder := p.recorder.Load(); recorder != nil {
+		if pod, memif, ok := p.podOf(link); ok {
+			recorder.WrongSecret(pod, memif)
+		}
+	}
+}
+
+// LinkDown implements vswitchapi.LinkEvents.
+func (p *Plugin) LinkDown(link vswitchapi.MemifLink, grace time.Duration) {
+	if recorder := p.recorder.Load(); recorder != nil {
+		if pod, memif, ok := p.podOf(link); ok {
+			recorder.LinkDown(pod, memif, grace)
+		}
+	}
+}
+
+// podOf finds the pod holding link's memif; none for a memif whose pod
+// is gone or not known yet.
+func (p *Plugin) podOf(link vswitchapi.MemifLink) (podapi.Pod, kubeevents.Link, bool) {
+	if p.Allocations == nil {
+		return podapi.Pod{}, kubeevents.Link{}, false
+	}
+	owner, ok := wiring.MemifInterfaces(p.Allocations.ListAllocations())[link.Name]
+	if !ok {
+		p.Log.Debugf("no pod holds memif %s (VPP %s): its link event is dropped", link.Name, link.VPPName)
+		return podapi.Pod{}, kubeevents.Link{}, false
+	}
+	return podapi.Pod{ID: owner.Pod, UID: owner.PodUID}, kubeevents.Link{Container: owner.Container, MemifID: owner.MemifID,
+		Interface: link.Name, VPPName: link.VPPName, DownReason: link.DownReason}, true
 }

@@ -3,6 +3,7 @@ package podevents_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/podevents"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
@@ -61,4 +63,50 @@ func TestNoClientNoEvents(t *testing.T) {
 		}
 		plugin.MemifWired(web, "app", "memif_default_web_app_0", dmapi.MemifNetwork{Mode: "ethernet"})
 	}
+}
+
+// allocationList is the device manager's list of allocations, as
+// ListAllocations returns it.
+type allocationList []dmapi.MemifInfo
+
+func (l allocationList) ListAllocations() []dmapi.MemifInfo { return l }
+
+// TestLinkEventsOnTheMemifsPod: a link event of the vswitch is posted on
+// the pod holding the memif; one of a memif no pod holds is dropped.
+func TestLinkEventsOnTheMemifsPod(t *testing.T) {
+	apiServer := fakeapiserver.NewClientset() // client-go's fake: no API server runs here
+	allocations := allocationList{{AllocationID: "a1", DeviceIDs: []string{"memif-001", "memif-002"}, Pod: web.ID, PodUID: web.UID, ContainerName: "app",
+		Networks: []dmapi.MemifNetwork{{MemifID: 0, Network: "lab"}, {MemifID: 1, Network: "red"}}}}
+	plugin := podevents.NewPlugin(podevents.UseDeps(func(deps *podevents.Deps) {
+		deps.DRADriver = fakeDRADriver{apiServer}
+		deps.Allocations = allocations
+	}))
+	if err := plugin.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if err := plugin.AfterInit(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { plugin.Close() })
+	plugin.WrongSecret(vswitchapi.MemifLink{Name: "memif_default_gone_app_0", VPPName: "memif1/5", DownReason: vswitchapi.WrongSecret})
+	plugin.WrongSecret(vswitchapi.MemifLink{Name: "memif_default_web_app_1", VPPName: "memif1/1", DownReason: vswitchapi.WrongSecret})
+	plugin.LinkDown(vswitchapi.MemifLink{Name: "memif_default_web_app_0", VPPName: "memif1/0"}, 30*time.Second)
+	poll.Until(t, 20*time.Second, "the wrong secret and link down events on default/web", func() error {
+		list, err := apiServer.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		reasons := map[string]string{}
+		for _, event := range list.Items {
+			if event.InvolvedObject.Name != "web" || event.InvolvedObject.UID != "uid-web" {
+				return fmt.Errorf("event %s on %+v", event.Reason, event.InvolvedObject)
+			}
+			reasons[event.Reason] = event.Message
+		}
+		if len(list.Items) != 2 || !strings.Contains(reasons["MemifWrongSecret"], "memif 1 of container app (vswitch interface memif_default_web_app_1") ||
+			!strings.Contains(reasons["MemifLinkDown"], "memif 0 of container app (vswitch interface memif_default_web_app_0") {
+			return fmt.Errorf("events %v", reasons)
+		}
+		return nil
+	})
 }

@@ -63,7 +63,7 @@ func TestPodEvents(t *testing.T) {
 	want := []string{
 		"Normal MemifWired memif 0 of container app is wired as vswitch interface memif_default_web_app_0, in network red, ip mode, address 10.70.0.2/24, gateway 10.70.0.1",
 		"Normal MemifWired memif 0 of container sidecar is wired as vswitch interface memif_default_web_sidecar_0, in network lab, ethernet mode",
-		`Warning MemifRefused memif 1 of container sidecar is not wired: memif spec field "network": no network "blue" on this node; the networks are red, lab (unknown-network)`,
+		`Warning MemifNetworkRefused memif 1 of container sidecar is not wired: memif spec field "network": no network "blue" on this node; the networks are red, lab (unknown-network)`,
 	}
 	events := waitForEvents(t, apiServer, len(want))
 	if got := describe(events); !slices.Equal(got, want) {

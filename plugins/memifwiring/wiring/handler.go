@@ -173,6 +173,7 @@ func (h *Handler) Resync(_ controllerapi.Event, _ int, txn controllerapi.EventOp
 	// puts them all, and the KV scheduler holds each until both of its
 	// memifs exist.
 	putAll(txn, RenderXConnects(h.config))
+	h.metrics.addressUse(h.assigner.AddressUse())
 	return h.assigner.Save()
 }
 
@@ -212,6 +213,7 @@ func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOpera
 		h.putNetworks(txn)
 		err = h.assigner.Save()
 	}
+	h.metrics.addressUse(h.assigner.AddressUse())
 	return change, err
 }
 
@@ -314,6 +316,7 @@ func (h *Handler) Revert(event controllerapi.Event) error {
 		}
 	}
 	err := h.assigner.Rollback(h.last.assigned)
+	h.metrics.addressUse(h.assigner.AddressUse())
 	h.last = nil
 	if err != nil {
 		return err

@@ -99,6 +99,10 @@ func (a *Assigner) restore(state State) error {
 	return nil
 }
 
+// AddressUse returns how much of each l3 network's address pool is
+// handed out, by network name.
+func (a *Assigner) AddressUse() map[string]ipam.Use { return a.ipam.Use() }
+
 // Applied returns the networks in force.
 func (a *Assigner) Applied() netconf.Config { return a.applied }
 

@@ -58,6 +58,23 @@ func (m *IPAM) Pool(network string) (*Pool, error) {
 // Networks lists the networks that have a pool, sorted.
 func (m *IPAM) Networks() []string { return slices.Sorted(maps.Keys(m.pools)) }
 
+// Use is how much of one network's pool is handed out.
+type Use struct {
+	// InUse is how many addresses are handed out; Capacity how many pods
+	// can get in all (the node's share without the gateway, and without
+	// the subnet's network and broadcast addresses when it holds them).
+	InUse, Capacity uint64
+}
+
+// Use returns each pool's use, by network name.
+func (m *IPAM) Use() map[string]Use {
+	use := make(map[string]Use, len(m.pools))
+	for network, pool := range m.pools {
+		use[network] = Use{InUse: uint64(pool.Len()), Capacity: pool.capacity}
+	}
+	return use
+}
+
 // Release returns every address owner holds, in every pool.
 func (m *IPAM) Release(owner string) {
 	for _, pool := range m.pools {

@@ -3,6 +3,7 @@ package kubeevents
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,10 +18,17 @@ import (
 
 // The events' reasons and source.
 const (
-	ReasonMemifRefused = "MemifRefused"
-	ReasonMemifWired   = "MemifWired"
-	Component          = "memif-agent"
+	ReasonMemifRefused        = "MemifRefused"
+	ReasonMemifNetworkRefused = "MemifNetworkRefused"
+	ReasonMemifWired          = "MemifWired"
+	ReasonMemifWrongSecret    = "MemifWrongSecret"
+	ReasonMemifLinkDown       = "MemifLinkDown"
+	Component                 = "memif-agent"
 )
+
+// unknownNetwork is the refusal reason (memifspec.ReasonUnknownNetwork)
+// of a memif whose network is not in the node's networks.conf.
+const unknownNetwork = "unknown-network"
 
 // Recorder posts the memifs' events to the API server. Create it with
 // New; Stop it.
@@ -44,10 +52,47 @@ func New(client kubernetes.Interface, node string) *Recorder {
 func (r *Recorder) Stop() { r.broadcaster.Shutdown() }
 
 // MemifRefused says on pod that memif n of container is not wired, and
-// why.
+// why: MemifNetworkRefused when its network is not one of the node's (not
+// in networks.conf, or removed from it), MemifRefused for any other
+// refusal of its spec.
 func (r *Recorder) MemifRefused(pod podapi.Pod, container string, n dmapi.MemifNetwork) {
-	r.recorder.Eventf(podReference(pod), corev1.EventTypeWarning, ReasonMemifRefused,
+	reason := ReasonMemifRefused
+	if n.Reason == unknownNetwork {
+		reason = ReasonMemifNetworkRefused
+	}
+	r.recorder.Eventf(podReference(pod), corev1.EventTypeWarning, reason,
 		"%s is not wired: %s", memifOf(container, n.MemifID), n.Refused)
+}
+
+// Link is a memif's vswitch interface whose link an event is about.
+type Link struct {
+	Container string
+	MemifID   int
+	// Interface is the vswitch interface's name, VPPName VPP's.
+	Interface, VPPName string
+	// DownReason is why VPP dropped the pod side; empty when none came.
+	DownReason string
+}
+
+func (l Link) String() string {
+	return fmt.Sprintf("%s (vswitch interface %s, VPP %s)", memifOf(l.Container, uint32(l.MemifID)), l.Interface, l.VPPName)
+}
+
+// WrongSecret says on pod that VPP refused the pod side of link, which
+// presented another secret than its memif's.
+func (r *Recorder) WrongSecret(pod podapi.Pod, link Link) {
+	r.recorder.Eventf(podReference(pod), corev1.EventTypeWarning, ReasonMemifWrongSecret,
+		"%s: VPP refused the pod side: incorrect secret; use the MEMIF_SECRET of the pod's current allocation (memifctl get)", link)
+}
+
+// LinkDown says on pod that link has been down for longer than grace.
+func (r *Recorder) LinkDown(pod podapi.Pod, link Link, grace time.Duration) {
+	why := "the pod side has not connected"
+	if link.DownReason != "" {
+		why = link.DownReason
+	}
+	r.recorder.Eventf(podReference(pod), corev1.EventTypeWarning, ReasonMemifLinkDown,
+		"%s: link down for more than %s: %s", link, grace, why)
 }
 
 // MemifWired says on pod that memif n of container is wired as the

@@ -48,10 +48,25 @@ func TestEventsOnThePod(t *testing.T) {
 		wantReason    string
 		wantInMessage []string
 	}{
-		{"refused", func(r *kubeevents.Recorder) {
+		{"network refused", func(r *kubeevents.Recorder) {
 			r.MemifRefused(web, "app", dmapi.MemifNetwork{MemifID: 1, Reason: "unknown-network",
 				Refused: `memif spec field "network": no network "blue" on this node; the networks are red, lab (unknown-network)`})
-		}, corev1.EventTypeWarning, kubeevents.ReasonMemifRefused, []string{"memif 1 of container app is not wired", `no network "blue"`, "unknown-network"}},
+		}, corev1.EventTypeWarning, kubeevents.ReasonMemifNetworkRefused, []string{"memif 1 of container app is not wired", `no network "blue"`, "unknown-network"}},
+		{"spec refused", func(r *kubeevents.Recorder) {
+			r.MemifRefused(web, "app", dmapi.MemifNetwork{Reason: "too-many-queues",
+				Refused: `memif spec field "queues": at most 255 queue pairs, got 256 (too-many-queues)`})
+		}, corev1.EventTypeWarning, kubeevents.ReasonMemifRefused, []string{"memif 0 of container app is not wired", "at most 255 queue pairs"}},
+		{"wrong secret", func(r *kubeevents.Recorder) {
+			r.WrongSecret(web, kubeevents.Link{Container: "app", MemifID: 0, Interface: "memif_default_web_app_0", VPPName: "memif1/0", DownReason: "incorrect secret"})
+		}, corev1.EventTypeWarning, kubeevents.ReasonMemifWrongSecret,
+			[]string{"memif 0 of container app (vswitch interface memif_default_web_app_0, VPP memif1/0): VPP refused the pod side: incorrect secret", "MEMIF_SECRET"}},
+		{"link down, never connected", func(r *kubeevents.Recorder) {
+			r.LinkDown(web, kubeevents.Link{Container: "app", MemifID: 1, Interface: "memif_default_web_app_1", VPPName: "memif1/1"}, 30*time.Second)
+		}, corev1.EventTypeWarning, kubeevents.ReasonMemifLinkDown,
+			[]string{"memif 1 of container app (vswitch interface memif_default_web_app_1, VPP memif1/1): link down for more than 30s: the pod side has not connected"}},
+		{"link down, the pod side said why", func(r *kubeevents.Recorder) {
+			r.LinkDown(web, kubeevents.Link{Container: "app", Interface: "memif_default_web_app_0", VPPName: "memif1/0", DownReason: "the pod side said: bye"}, time.Minute)
+		}, corev1.EventTypeWarning, kubeevents.ReasonMemifLinkDown, []string{"link down for more than 1m0s: the pod side said: bye"}},
 		{"wired in an l3 network", func(r *kubeevents.Recorder) {
 			r.MemifWired(web, "app", "memif_default_web_app_0", dmapi.MemifNetwork{Network: "red", Mode: "ip",
 				IPs: []string{"10.70.0.2/24"}, Gateway: []string{"10.70.0.1"}, Queues: 2})

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,8 @@ func TestMain(m *testing.M) { os.Exit(kubelettest.Main(m)) }
 
 const podResourcesSocket = kubelettest.KubeletRoot + "/pod-resources/kubelet.sock"
 
-// manifests are the DaemonSet and its ConfigMap as the repository has them.
+// manifests are the DaemonSet and its ConfigMap as k8s/memif-agent.yaml
+// has them (the chart's defaults, rendered by scripts/chart.sh).
 type manifests struct {
 	root      string
 	daemonSet appsv1.DaemonSet
@@ -41,14 +43,30 @@ func loadManifests(t *testing.T) manifests {
 	if m.root, err = filepath.Abs("../../.."); err != nil {
 		t.Fatal(err)
 	}
-	for name, target := range map[string]any{"daemonset.yaml": &m.daemonSet, "configmap.yaml": &m.configMap} {
-		content, err := os.ReadFile(filepath.Join(m.root, "k8s", "base", name))
-		if err != nil {
-			t.Fatalf("read k8s/base/%s: %v", name, err)
+	path := filepath.Join(m.root, "k8s", "memif-agent.yaml")
+	content, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]any{"DaemonSet": &m.daemonSet, "ConfigMap": &m.configMap}
+	for _, document := range regexp.MustCompile(`(?m)^---$`).Split(string(content), -1) {
+		var meta struct {
+			Kind string `json:"kind"`
 		}
-		if err := yaml.UnmarshalStrict(content, target); err != nil {
-			t.Fatalf("decode k8s/base/%s: %v", name, err)
+		if err := yaml.Unmarshal([]byte(document), &meta); err != nil {
+			t.Fatalf("decode %s: %v", path, err)
 		}
+		target, wanted := targets[meta.Kind]
+		if !wanted {
+			continue
+		}
+		if err := yaml.UnmarshalStrict([]byte(document), target); err != nil {
+			t.Fatalf("decode the %s of %s: %v", meta.Kind, path, err)
+		}
+		delete(targets, meta.Kind)
+	}
+	if len(targets) > 0 {
+		t.Fatalf("%s has no %v", path, targets)
 	}
 	return m
 }

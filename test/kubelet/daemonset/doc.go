@@ -1,5 +1,6 @@
-// Package daemonset runs the agent's DaemonSet pod spec (k8s/) with the
-// agent image (make image) in a real Docker engine, against kubelet's real
+// Package daemonset runs the agent's DaemonSet pod spec
+// (k8s/memif-agent.yaml, rendered from the Helm chart) with the agent
+// image (make image) in a real Docker engine, against kubelet's real
 // device manager, to show that the manifest's security context, host
 // paths, config and probes are enough for the agent to work.
 //

@@ -25,7 +25,7 @@ func TestDaemonSetRestartAndRemovalOnARealNode(t *testing.T) {
 	c, client := startCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	n, err := memifnode.Deploy(ctx, c, memifnode.Options{Kustomization: "k8s/dra", Progress: t.Logf})
+	n, err := memifnode.Deploy(ctx, c, memifnode.Options{Values: []string{memifnode.ChartDir + "/ci/dra-values.yaml"}, Progress: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

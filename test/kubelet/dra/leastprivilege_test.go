@@ -20,9 +20,11 @@ import (
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
 
-// The agent's namespace and service account, as k8s/base deploys them.
+// The agent's namespace and service account, as the chart names them
+// for release memif-agent in namespace memif-agent.
 const (
 	agentNamespace      = "memif-agent"
 	agentServiceAccount = "memif-agent"
@@ -114,8 +116,8 @@ func wantRefused(t *testing.T, what string, err error, want string) {
 	}
 }
 
-// TestAgentChangesOnlyItsNodesSlices applies k8s/base's namespace and
-// service account and k8s/dra's RBAC and admission policy to the real
+// TestAgentChangesOnlyItsNodesSlices applies the chart's namespace,
+// service account, DRA RBAC and admission policy to the real
 // API server. With a token of the agent's service account bound to the
 // agent's node (through its pod, as kubelet projects it, or to the Node
 // itself), the agent creates, updates and deletes its node's
@@ -125,9 +127,9 @@ func wantRefused(t *testing.T, what string, err error, want string) {
 func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
 	c, admin := startCluster(t, cluster.Options{})
 	ctx := t.Context()
-	if out, err := c.Kubectl(ctx, "apply", "-f", "../../../k8s/base/namespace.yaml", "-f", "../../../k8s/base/serviceaccount.yaml",
-		"-f", "../../../k8s/dra/rbac.yaml", "-f", "../../../k8s/dra/admission-policy.yaml"); err != nil {
-		t.Fatalf("apply the agent's RBAC and admission policy: %v\n%s", err, out)
+	if err := memifnode.ApplyChartTemplates(ctx, c, []string{"templates/namespace.yaml", "templates/serviceaccount.yaml", "templates/rbac.yaml", "templates/admission-policy.yaml"},
+		"--set", "dra.enabled=true", "--set", "namespace.create=true"); err != nil {
+		t.Fatalf("apply the chart's service account, RBAC and admission policy: %v", err)
 	}
 	nodes, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil || len(nodes.Items) != 1 {

@@ -2,10 +2,10 @@
 // the pods' memif.contivpp.io/networks annotation) on a real single-node
 // cluster (kit/cluster: kubelet on containerd, API server, scheduler,
 // controllers) with the real VPP as the node's vswitch. The agent is
-// deployed with `kubectl apply -k` of this suite's overlay k8s/ (k8s/dra,
-// the DRA driver on, with k8s/vpp's patches and its own networks.conf: the
-// l2 default network pods, the l3 networks red, blue and tiny), as a user
-// declares their networks.
+// installed with helm from the chart deploy/helm/memif-agent with this
+// suite's values.yaml (the DRA driver on, the node's VPP, and its own
+// networks: the l2 default network pods, the l3 networks red, blue and
+// tiny), as a user declares their networks.
 //
 // The pods run FD.io VPP as the memif slave configured from the
 // /run/vpp/memif.json the agent writes (test/kit/vppcnf), or DPDK's

@@ -35,12 +35,12 @@ const (
 	pingTimeout = time.Minute
 )
 
-// overlay is the suite's kustomization (k8s/ beside this file), from the
-// repository root.
-const overlay = "test/kubelet/networks/k8s"
+// values are the chart's values the suite installs it with
+// (values.yaml beside this file), from the repository root.
+const values = "test/kubelet/networks/values.yaml"
 
 // The gateways the node's VPP holds: the first address of each l3
-// network's subnet in k8s/configmap-patch.yaml.
+// network's subnet in values.yaml.
 const (
 	redGateway  = "10.70.0.1"
 	blueGateway = "10.80.0.1"
@@ -73,7 +73,7 @@ const (
 // claimTemplate makes claims whose opaque MemifConfig puts the memif in
 // red, with the address claimIP and two queues.
 const (
-	// deviceClass is k8s/dra/deviceclass.yaml's.
+	// deviceClass is the chart's (dra.enabled).
 	deviceClass   = "memif.contivpp.io"
 	claimTemplate = "memif-red"
 	claimIP       = "10.70.0.50/24"
@@ -134,7 +134,7 @@ func start(t *testing.T) *suite {
 	if err := memifnode.ImportVPPImage(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: binDir, Kustomization: overlay, Progress: t.Logf})
+	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: binDir, Values: []string{values}, Progress: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Package node is the suite that runs memif-agent as users do: on a real
 // single-node cluster (kit/cluster: kubelet on containerd, API server,
-// scheduler, controllers), deployed with `kubectl apply -k k8s/`, with pods
+// scheduler, controllers), installed with the Helm chart's defaults
+// (deploy/helm/memif-agent, helm install), with pods
 // that ask for contivpp.io/memif and pass packets to a DPDK testpmd memif
 // server on the host. It asserts what a user sees through kubectl,
 // memifctl and the pods' own environment.

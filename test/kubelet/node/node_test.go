@@ -271,7 +271,8 @@ func remainingPods(links map[string]memifnode.Link) []string {
 	return names
 }
 
-// configuredDeviceCount reads device-count from the ConfigMap k8s/ applied.
+// configuredDeviceCount reads device-count from the ConfigMap the chart
+// installed.
 func configuredDeviceCount(t *testing.T, n *memifnode.Node) int64 {
 	t.Helper()
 	cm, err := n.Client().CoreV1().ConfigMaps(memifnode.Namespace).Get(context.Background(), "memif-agent-config", metav1.GetOptions{})

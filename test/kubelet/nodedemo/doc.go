@@ -7,8 +7,9 @@
 //  2. VPP (scripts/vpp.sh: memif and ping plugins, no DPDK, no hugepages)
 //     starts on the node, in its mount namespace, with its API socket in
 //     /run/vpp, and its version is printed;
-//  3. the agent is deployed with `kubectl apply -k k8s/vpp/` (the base with
-//     VPP's socket directory mounted, vswitch.conf naming the socket and
+//  3. the agent is installed with `helm install` of the chart
+//     deploy/helm/memif-agent with its ci/vpp-values.yaml (VPP's socket
+//     directory mounted, vswitch.conf naming the socket and
 //     networks.conf's two networks: pods, l2 and the default, and red, l3
 //     with 10.70.0.0/24), and its DaemonSet becomes Ready; the node's
 //     allocatable shows contivpp.io/memif and the networks are printed;

@@ -16,13 +16,14 @@ import (
 )
 
 const (
-	// overlay is the kustomization the demo applies: the agent next to the
-	// node's VPP (k8s/vpp).
-	overlay = "k8s/vpp"
+	// values are the chart's values the demo installs it with: the agent
+	// next to the node's VPP (the chart's ci/vpp-values.yaml, which
+	// k8s/vpp renders).
+	values = memifnode.ChartDir + "/ci/vpp-values.yaml"
 	// vppRunDir is VPP's run directory on the node, with the API socket
-	// the overlay gives the agent.
+	// the values give the agent.
 	vppRunDir = memifnode.VPPRunDir
-	// bridgeDomain is the overlay's l2 default network (networks.conf),
+	// bridgeDomain is the values' l2 default network (networks.conf),
 	// the bridge domain of the testpmd pods.
 	bridgeDomain = "pods"
 )
@@ -76,7 +77,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	r.step("vswitch", "VPP %s on the node: API socket %s/api.sock, memif and ping plugins, no DPDK, no hugepages (scripts/vpp.sh, pid %d)",
 		sw.Version, vppRunDir, sw.VPP.Pid())
 
-	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: opts.BinDir, Kustomization: overlay, Progress: func(f string, a ...any) { r.step("deploy", f, a...) }})
+	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: opts.BinDir, Values: []string{values}, Progress: func(f string, a ...any) { r.step("deploy", f, a...) }})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 // Command demo is `make demo`: memif-agent on a real single-node cluster
 // built here (kubelet on containerd, API server, scheduler, controllers)
-// next to the node's VPP, deployed with `kubectl apply -k k8s/vpp/`, two
+// next to the node's VPP, installed with the Helm chart (helm install,
+// deploy/helm/memif-agent/ci/vpp-values.yaml), two
 // networks: pods passing DPDK memif traffic to each other through VPP's
 // bridge domain (l2 network pods), and pods running VPP pinging each other
 // and their gateway through VPP (l3 network red); a pod deleted and its

@@ -14,9 +14,10 @@ import (
 // and the pods use, each replaced in the node's private mount namespace by
 // a directory under the cluster's work dir: kubelet's device-plugin and
 // pod-resources sockets, pod logs, CNI state, network namespaces, the
-// runtime's shim sockets, the agent's host paths (k8s/base/daemonset.yaml),
-// the CDI specs the DRA driver writes for containerd (k8s/dra) and VPP's run
-// directory with its API socket (k8s/vpp).
+// runtime's shim sockets, the agent's host paths (the chart's DaemonSet,
+// deploy/helm/memif-agent), the CDI specs the DRA driver writes for
+// containerd (dra.enabled) and VPP's run directory with its API socket
+// (vpp.enabled).
 // Nothing of two clusters, or of the host, meets there.
 var nodePaths = []string{
 	"/var/lib/kubelet",

@@ -53,6 +53,7 @@ func reap(dir string) {
 	}
 	cg.kill()
 	killShims((&mountNamespace{root: nodeRoot(dir)}).hostPath(nodeRuntimeSocket))
+	reapNodes(dir)
 	_ = cg.remove()
 	_ = exec.Command("ip", "link", "delete", bridgeName(dir)).Run()
 	_ = os.RemoveAll(dir)

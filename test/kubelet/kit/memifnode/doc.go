@@ -1,14 +1,16 @@
 // Package memifnode deploys memif-agent on a cluster node (package
 // cluster) the way a user does, and drives it as a user would: the agent
 // image from `make image` (scripts/image.sh) and the memif-testpmd image
-// (testpmd.PodImage) imported into the node, `kubectl apply -k k8s/` (or
-// another kustomization, such as k8s/dra/ with the DRA driver on), pods
+// (testpmd.PodImage) imported into the node, `helm install` of the chart
+// deploy/helm/memif-agent with the helm of the peers cache (its defaults,
+// or values files such as its ci/dra-values.yaml, the DRA driver on;
+// Node.Helm upgrades, Node.Uninstall uninstalls), pods
 // that ask for contivpp.io/memif running DPDK's testpmd as memif client
 // or VPP as memif slave (VPPPod, the image of test/kit/vppcnf imported by
 // ImportVPPImage, its vppctl reached by PodVPP; VPPClaimPod asks through a
 // DRA claim), and memifctl against the agent's node-local API. The node's
 // VPP (StartNodeVPP) runs in the node's mount namespace with its sockets
-// in VPPRunDir, where the k8s/vpp overlay gives the agent its API socket;
+// in VPPRunDir, where the chart's vpp values give the agent its API socket;
 // it reads show memif by socket, rx placement, and traces the API messages
 // VPP receives (APIChanges: those that are not reads). A pod's memif.json
 // is read from its allocation's directory (PodMemif), the agent's config
@@ -21,7 +23,7 @@
 // Example:
 //
 //	c := cluster.StartForTest(t, cluster.Options{})
-//	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: "../../../bin"}) // Kustomization: "k8s/vpp" for the VPP overlay
+//	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: "../../../bin"}) // Values: []string{memifnode.ChartDir + "/ci/vpp-values.yaml"} for VPP
 //	err = n.DaemonSetReady(ctx)                                     // nil once Ready (poll)
 //	_, err = n.CreatePod(ctx, memifnode.MemifPodForwarding("default", "pod-a", "rxonly"))
 //	link, err := n.PodLink(ctx, "default", "pod-a")                // its env, its allocation, host socket

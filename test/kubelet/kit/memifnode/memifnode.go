@@ -8,8 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,7 +23,7 @@ import (
 )
 
 const (
-	// Namespace and DaemonSet are where k8s/ deploys the agent.
+	// Namespace and DaemonSet are where Deploy installs the agent.
 	Namespace = "memif-agent"
 	DaemonSet = "memif-agent"
 	// ResourceName is what memif pods ask for.
@@ -32,7 +31,7 @@ const (
 	// TestpmdImage is the example pod's image (k8s/example-pod.yaml), as
 	// the node knows it once imported.
 	TestpmdImage = "docker.io/library/memif-testpmd:dev"
-	// APISocket is the agent's node-local API (k8s/base/configmap.yaml).
+	// APISocket is the agent's node-local API (the chart's nodeapi.conf).
 	APISocket = "/run/memif-agent/api.sock"
 	// ContainerName is the memif container of CreateMemifPod's pods.
 	ContainerName = "memif-client"
@@ -42,16 +41,16 @@ const (
 type Options struct {
 	// BinDir holds memifctl (make build); memifctl runs on the host.
 	BinDir string
-	// Kustomization is the directory under the repository root that
-	// `kubectl apply -k` deploys: k8s (the default) or an overlay such as
-	// k8s/vpp.
-	Kustomization string
+	// Values are values files of the chart (deploy/helm/memif-agent),
+	// under the repository root, such as
+	// deploy/helm/memif-agent/ci/vpp-values.yaml; none: its defaults.
+	Values []string
 	// Progress gets a line per step; nil discards them.
 	Progress func(format string, args ...any)
-	// ConfigKeys sets keys of the agent's config files in the rendered
-	// ConfigMap before it is applied, by file name (podmanager.conf) then
-	// key (reconcile-period) to the YAML value. A file or key the ConfigMap
-	// does not hold is an error.
+	// ConfigKeys sets keys of the agent's config files through the
+	// chart's config value, by file name (podmanager.conf) then key
+	// (reconcile-period) to the YAML value. A file the chart does not ship
+	// fails the install; a key the agent does not know stops the agent.
 	ConfigKeys map[string]map[string]string
 }
 
@@ -63,11 +62,16 @@ type Node struct {
 	binDir  string
 	logf    func(format string, args ...any)
 	Options Options
+	// HTTPPort and MetricsPort are the agent's loopback HTTP port and
+	// its metrics listener's port, free ports Deploy picked.
+	HTTPPort, MetricsPort int
 }
 
-// Deploy builds and imports the images, and applies k8s/ (or
-// Options.Kustomization) with kubectl. It returns without waiting for the
-// DaemonSet.
+// Deploy builds and imports the images, opts the node in, makes the
+// agent's namespace for the "privileged" Pod Security level, and installs
+// the chart with helm (release memif-agent in namespace memif-agent) with
+// Options.Values, as the README tells an operator. It returns without
+// waiting for the DaemonSet.
 func Deploy(ctx context.Context, c *cluster.Cluster, opts Options) (*Node, error) {
 	root, err := cluster.RepoRoot()
 	if err != nil {
@@ -97,24 +101,19 @@ func Deploy(ctx context.Context, c *cluster.Cluster, opts Options) (*Node, error
 		return nil, err
 	}
 	logf("memifnode: imported %s (%d files from the host)", TestpmdImage, len(img.Files))
-	kustomization := opts.Kustomization
-	if kustomization == "" {
-		kustomization = "k8s"
-	}
-	manifests, port, err := n.renderOnOwnPort(ctx, filepath.Join(root, kustomization))
-	if err != nil {
-		return nil, err
-	}
-	// The DaemonSet runs only on opted-in nodes (k8s/base/daemonset.yaml's
-	// nodeSelector), as an operator opts one in.
+	// The DaemonSet runs only on opted-in nodes (the chart's nodeSelector),
+	// as an operator opts one in.
 	if _, err := c.Kubectl(ctx, "label", "node", cluster.NodeName, NodeOptInLabel+"=true", "--overwrite"); err != nil {
 		return nil, fmt.Errorf("memifnode: opt node %s in: %w", cluster.NodeName, err)
 	}
-	out, err := c.Kubectl(ctx, "apply", "-f", manifests)
-	if err != nil {
-		return nil, fmt.Errorf("memifnode: %w", err)
+	if err := n.makeNamespace(ctx); err != nil {
+		return nil, err
 	}
-	logf("memifnode: kubectl apply -k %s/ (HTTP on 127.0.0.1:%s):\n%s", kustomization, port, strings.TrimSpace(out))
+	out, err := n.Helm(ctx, "install")
+	if err != nil {
+		return nil, err
+	}
+	logf("memifnode: helm install %s %s %v (HTTP on 127.0.0.1:%d, metrics on port %d):\n%s", Release, ChartDir, opts.Values, n.HTTPPort, n.MetricsPort, strings.TrimSpace(out))
 	return n, nil
 }
 
@@ -122,64 +121,55 @@ func Deploy(ctx context.Context, c *cluster.Cluster, opts Options) (*Node, error
 // (value "true"); Deploy sets it on the cluster's node.
 const NodeOptInLabel = "memif.contivpp.io/enabled"
 
-// manifestHTTPPort is the agent's HTTP port in k8s/base (http.conf, the
-// container port and the probes).
-const manifestHTTPPort = "9191"
-
-// renderOnOwnPort renders the kustomization into the cluster's work dir
-// with the agent's HTTP port moved to a free one, and returns the file.
-// The agent runs with host networking, and every cluster of the harness
-// shares the host's network: two nodes' agents on the manifests' fixed
-// port would collide, the second exiting on "address already in use"
-// until the first is gone.
-func (n *Node) renderOnOwnPort(ctx context.Context, kustomization string) (path, port string, err error) {
-	path = filepath.Join(n.c.Dir(), "memif-agent-manifests.yaml")
-	if _, err := n.c.Kubectl(ctx, "kustomize", kustomization, "--output", path); err != nil {
-		return "", "", fmt.Errorf("memifnode: %w", err)
+// makeNamespace makes the agent's namespace open to the "privileged" Pod
+// Security level, which the agent's host paths and root need.
+func (n *Node) makeNamespace(ctx context.Context) error {
+	if _, err := n.c.Kubectl(ctx, "create", "namespace", Namespace); err != nil {
+		return fmt.Errorf("memifnode: %w", err)
 	}
-	rendered, err := os.ReadFile(path)
-	if err != nil {
-		return "", "", fmt.Errorf("memifnode: %w", err)
+	if _, err := n.c.Kubectl(ctx, "label", "namespace", Namespace, "pod-security.kubernetes.io/enforce=privileged"); err != nil {
+		return fmt.Errorf("memifnode: %w", err)
 	}
-	ports, err := cluster.FreePorts(1)
-	if err != nil {
-		return "", "", fmt.Errorf("memifnode: %w", err)
-	}
-	portNumber := regexp.MustCompile(`\b` + manifestHTTPPort + `\b`)
-	if !portNumber.Match(rendered) {
-		return "", "", fmt.Errorf("memifnode: %s renders no HTTP port %s to move", kustomization, manifestHTTPPort)
-	}
-	rendered = portNumber.ReplaceAll(rendered, []byte(ports[0]))
-	if rendered, err = setConfigKeys(rendered, n.Options.ConfigKeys); err != nil {
-		return "", "", err
-	}
-	if err := os.WriteFile(path, rendered, 0o600); err != nil {
-		return "", "", fmt.Errorf("memifnode: %w", err)
-	}
-	return path, ports[0], nil
+	return nil
 }
 
-// setConfigKeys sets keys (file name -> key -> value) in the config files
-// of the rendered ConfigMap, where each file is a block literal
-// ("  podmanager.conf: |") whose lines are indented by four spaces.
-func setConfigKeys(rendered []byte, keys map[string]map[string]string) ([]byte, error) {
-	for file, values := range keys {
-		block := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(file) + `: \|\n(?:(?:    .*)?\n)*`)
-		location := block.FindIndex(rendered)
-		if location == nil {
-			return nil, fmt.Errorf("memifnode: the rendered ConfigMap has no %s", file)
+// Helm runs `helm <verb> memif-agent <chart> --namespace memif-agent`
+// (install or upgrade) with Options.Values, then the kit's values (the
+// image tag, free ports, ConfigKeys), then args, such as --set
+// logs.conf... for an upgrade. The first call picks the free ports.
+func (n *Node) Helm(ctx context.Context, verb string, args ...string) (string, error) {
+	if n.HTTPPort == 0 {
+		ports, err := cluster.FreePorts(2)
+		if err != nil {
+			return "", fmt.Errorf("memifnode: %w", err)
 		}
-		text := rendered[location[0]:location[1]]
-		for key, value := range values {
-			line := regexp.MustCompile(`(?m)^    ` + regexp.QuoteMeta(key) + `:.*$`)
-			if !line.Match(text) {
-				return nil, fmt.Errorf("memifnode: %s in the rendered ConfigMap has no key %s", file, key)
-			}
-			text = line.ReplaceAll(text, []byte("    "+key+": "+value))
+		if n.HTTPPort, err = strconv.Atoi(ports[0]); err == nil {
+			n.MetricsPort, err = strconv.Atoi(ports[1])
 		}
-		rendered = slices.Concat(rendered[:location[0]], text, rendered[location[1]:])
+		if err != nil {
+			return "", fmt.Errorf("memifnode: free ports %v: %w", ports, err)
+		}
 	}
-	return rendered, nil
+	values, err := kitValues(n.HTTPPort, n.MetricsPort, n.Options.ConfigKeys)
+	if err != nil {
+		return "", err
+	}
+	kitFile := filepath.Join(n.c.Dir(), "memifnode-values.yaml")
+	if err := os.WriteFile(kitFile, values, 0o600); err != nil {
+		return "", fmt.Errorf("memifnode: %w", err)
+	}
+	argv := []string{verb, Release, filepath.Join(n.root, ChartDir), "--namespace", Namespace}
+	for _, file := range n.Options.Values {
+		argv = append(argv, "--values", filepath.Join(n.root, file))
+	}
+	argv = append(argv, "--values", kitFile)
+	return Helm(ctx, n.c, append(argv, args...)...)
+}
+
+// Uninstall runs helm uninstall of the release and waits until what it
+// deletes is gone.
+func (n *Node) Uninstall(ctx context.Context) (string, error) {
+	return Helm(ctx, n.c, "uninstall", Release, "--namespace", Namespace, "--wait")
 }
 
 // importAgentImage runs scripts/image.sh (make image) into the cluster's

@@ -3,50 +3,50 @@ package memifnode
 import (
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
-const renderedConfigMap = `apiVersion: v1
-data:
-  devicemanager.conf: |
-    # How often allocations are reconciled.
-    reconcile-period: 1m
-  podmanager.conf: |
-    # How often pods are compared.
-
-    reconcile-period: 30s
-kind: ConfigMap
-`
-
-func TestSetConfigKeys(t *testing.T) {
+func TestKitValues(t *testing.T) {
 	tests := []struct {
 		name    string
 		keys    map[string]map[string]string
-		want    string // a line the result holds
-		keep    string // a line the result still holds
+		want    map[string]any // the config value
 		wantErr string
 	}{
 		{
-			name: "the key of the named file only",
-			keys: map[string]map[string]string{"podmanager.conf": {"reconcile-period": "2s"}},
-			want: "    reconcile-period: 2s\nkind: ConfigMap", keep: "    reconcile-period: 1m\n",
+			name: "YAML literals keep their types",
+			keys: map[string]map[string]string{"podmanager.conf": {"reconcile-period": "2s"}, "devicemanager.conf": {"device-count": "8", "device-plugin": "false"}},
+			want: map[string]any{
+				"podmanager.conf":    map[string]any{"reconcile-period": "2s"},
+				"devicemanager.conf": map[string]any{"device-count": float64(8), "device-plugin": false},
+			},
 		},
-		{name: "no such file", keys: map[string]map[string]string{"other.conf": {"a": "b"}}, wantErr: "no other.conf"},
-		{name: "no such key", keys: map[string]map[string]string{"podmanager.conf": {"period": "2s"}}, wantErr: "no key period"},
+		{name: "not YAML", keys: map[string]map[string]string{"logs.conf": {"loggers": "[a"}}, wantErr: "logs.conf loggers"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := setConfigKeys([]byte(renderedConfigMap), tc.keys)
+			content, err := kitValues(9191, 9752, tc.keys)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("setConfigKeys error = %v, want one saying %q", err, tc.wantErr)
+					t.Fatalf("kitValues error = %v, want one saying %q", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(got), tc.want) || !strings.Contains(string(got), tc.keep) {
-				t.Errorf("setConfigKeys gave\n%s\nwant it to hold %q and %q", got, tc.want, tc.keep)
+			var values map[string]any
+			if err := yaml.Unmarshal(content, &values); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := yaml.Marshal(values["config"])
+			want, _ := yaml.Marshal(tc.want)
+			if string(got) != string(want) {
+				t.Errorf("config value =\n%s\nwant\n%s", got, want)
+			}
+			if ports, _ := yaml.Marshal([]any{values["http"], values["metrics"], values["image"]}); !strings.Contains(string(ports), "port: 9191") || !strings.Contains(string(ports), "port: 9752") || !strings.Contains(string(ports), "tag: dev") {
+				t.Errorf("values %s lack the ports or the image tag", content)
 			}
 		})
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
 )
 
-// ConfigMap is the agent's ConfigMap (k8s/base/configmap.yaml).
+// ConfigMap is the agent's ConfigMap (the chart's, release memif-agent).
 const ConfigMap = "memif-agent-config"
 
 // SetConfigFile replaces the content of one of the agent's config files

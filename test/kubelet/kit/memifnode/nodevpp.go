@@ -14,7 +14,7 @@ import (
 )
 
 // VPPRunDir is the node's VPP run directory, with the API socket the
-// k8s/vpp overlay gives the agent.
+// chart's vpp values give the agent (vpp.apiSocket).
 const VPPRunDir = "/run/vpp"
 
 // NodeVPP is the node's vswitch: scripts/vpp.sh's VPP started in the

@@ -47,12 +47,13 @@ func main() {
 	// pod deleted while waiting would wait for its grace period.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, *memifJSON, startup); err != nil {
-		fmt.Fprintf(os.Stderr, "vppcnf: %v\n", err)
-		os.Exit(1)
-	}
+	// run returns only when it failed: on success it becomes VPP (exec).
+	fmt.Fprintf(os.Stderr, "vppcnf: %v\n", run(ctx, *memifJSON, startup))
+	os.Exit(1)
 }
 
+// run waits for the agent's memif.json and sockets, then execs VPP with
+// the setup they say; it returns only what stopped it.
 func run(ctx context.Context, memifJSON string, startup cnfsetup.Startup) error {
 	secret := os.Getenv("MEMIF_SECRET")
 	if err := waitFor(ctx, memifJSON, isRegular); err != nil {

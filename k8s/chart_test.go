@@ -1,0 +1,366 @@
+package k8s_test
+
+import (
+	"cmp"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
+	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/dradriver"
+	"github.com/contivpp/memif-agent/plugins/metrics/listener"
+	"github.com/contivpp/memif-agent/plugins/networks/netconf"
+	"github.com/contivpp/memif-agent/plugins/vswitch"
+	"github.com/contivpp/memif-agent/test/kit/needs"
+)
+
+// chartDir is the Helm chart, the one source of the manifests.
+const chartDir = "../deploy/helm/memif-agent"
+
+// helmBinary is the helm scripts/peers.sh built into the peers cache
+// ($PEERS_CACHE, default /var/cache/memif-agent/peers).
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	cache := os.Getenv("PEERS_CACHE")
+	if cache == "" {
+		cache = "/var/cache/memif-agent/peers"
+	}
+	dirs, _ := filepath.Glob(filepath.Join(cache, "helm-v3.*"))
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if _, err := os.Stat(filepath.Join(dirs[i], ".done")); err == nil {
+			return filepath.Join(dirs[i], "helm")
+		}
+	}
+	needs.Unavailable(t, "no helm in %s (run scripts/peers.sh helm)", cache)
+	return ""
+}
+
+// renderChart runs helm template on the chart as release memif-agent in
+// namespace memif-agent with args, and decodes what it renders; a
+// template's failure is returned with helm's message.
+func renderChart(t *testing.T, args ...string) (*rendered, error) {
+	t.Helper()
+	return renderRelease(t, "memif-agent", "memif-agent", args...)
+}
+
+// renderRelease is renderChart for release in namespace.
+func renderRelease(t *testing.T, release, namespace string, args ...string) (*rendered, error) {
+	t.Helper()
+	cmd := exec.Command(helmBinary(t), append([]string{"template", release, chartDir, "--namespace", namespace}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, &helmError{msg: strings.TrimSpace(stderr.String())}
+	}
+	r, err := decodeRendered(out)
+	if err != nil {
+		t.Fatalf("helm template %s: %v", strings.Join(args, " "), err)
+	}
+	return r, nil
+}
+
+type helmError struct{ msg string }
+
+func (e *helmError) Error() string { return e.msg }
+
+// TestGeneratedFilesMatchTheChart: k8s/memif-agent.yaml, k8s/vpp/,
+// k8s/dra/ and the chart's copies of the plugins' config examples are
+// what scripts/chart.sh makes of the chart now (it also lints the chart
+// for each value combination of ci/).
+func TestGeneratedFilesMatchTheChart(t *testing.T) {
+	helmBinary(t)
+	cmd := exec.Command("../scripts/chart.sh", "--check")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/chart.sh --check: %v\n%s", err, out)
+	}
+}
+
+func container(t *testing.T, r *rendered) corev1.Container {
+	t.Helper()
+	containers := r.daemonSet.Spec.Template.Spec.Containers
+	if len(containers) != 1 {
+		t.Fatalf("the DaemonSet has %d containers, want 1", len(containers))
+	}
+	return containers[0]
+}
+
+func containerPort(c corev1.Container, name string) int32 {
+	for _, port := range c.Ports {
+		if port.Name == name {
+			return port.ContainerPort
+		}
+	}
+	return 0
+}
+
+func hostPathMountedAt(r *rendered, path string) bool {
+	spec := r.daemonSet.Spec.Template.Spec
+	for _, mount := range spec.Containers[0].VolumeMounts {
+		if mount.MountPath != path {
+			continue
+		}
+		for _, volume := range spec.Volumes {
+			if volume.Name == mount.Name && volume.HostPath != nil && volume.HostPath.Path == path {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestChartValues: what each value changes in the rendered manifests, read
+// back as the agent reads its config files and as the API server reads
+// the objects.
+func TestChartValues(t *testing.T) {
+	cases := []struct {
+		name string
+		// release and namespace default to memif-agent.
+		release, namespace string
+		args               []string
+		wantErr            string
+		check              func(t *testing.T, r *rendered)
+	}{
+		{
+			name: "defaults: device plugin, no VPP, metrics Service, nothing of DRA",
+			check: func(t *testing.T, r *rendered) {
+				want := []string{"ServiceAccount", "ConfigMap", "Service", "DaemonSet"}
+				if !slices.Equal(r.kinds, want) {
+					t.Errorf("kinds = %v, want %v", r.kinds, want)
+				}
+				dm, err := dmconfig.Parse([]byte(r.configMap.Data["devicemanager.conf"]))
+				if err != nil || !dm.DevicePlugin || dm.ClaimDeviceCount != 0 {
+					t.Errorf("devicemanager.conf = %+v, %v; want the device plugin alone", dm, err)
+				}
+				c := container(t, r)
+				if c.Image != "memif-agent:0.1.0" {
+					t.Errorf("image = %s, want memif-agent:<appVersion>", c.Image)
+				}
+				selector := r.daemonSet.Spec.Template.Spec.NodeSelector
+				if selector[NodeOptInLabel] != "true" {
+					t.Errorf("nodeSelector = %v, want the opt-in label", selector)
+				}
+				if r.daemonSet.Spec.UpdateStrategy.RollingUpdate == nil || r.daemonSet.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable.IntValue() != 1 {
+					t.Errorf("updateStrategy = %+v, want RollingUpdate maxUnavailable 1", r.daemonSet.Spec.UpdateStrategy)
+				}
+			},
+		},
+		{
+			name: "metrics: the listener's port in metrics.conf, the container and the Service",
+			args: []string{"--set", "metrics.port=9800"},
+			check: func(t *testing.T, r *rendered) {
+				cfg := listener.Config{}
+				if err := configfile.Decode([]byte(r.configMap.Data["metrics.conf"]), &cfg); err != nil || cfg.Port != 9800 || cfg.Address != "" {
+					t.Errorf("metrics.conf = %+v, %v; want port 9800 and the address from $%s", cfg, err, listener.AddressEnv)
+				}
+				c := container(t, r)
+				if containerPort(c, "metrics") != 9800 {
+					t.Errorf("container ports %+v, want metrics 9800", c.Ports)
+				}
+				podIP := slices.IndexFunc(c.Env, func(env corev1.EnvVar) bool {
+					return env.Name == listener.AddressEnv && env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "status.podIP"
+				})
+				if podIP < 0 {
+					t.Errorf("$%s is not the pod's status.podIP: %+v", listener.AddressEnv, c.Env)
+				}
+				ports := r.service.Spec.Ports
+				if len(ports) != 1 || ports[0].Name != "metrics" || ports[0].Port != 9800 || ports[0].TargetPort.String() != "metrics" {
+					t.Errorf("Service ports = %+v, want metrics 9800 to the container's metrics port", ports)
+				}
+				if !labelsMatch(r.service.Spec.Selector, r.daemonSet.Spec.Template.Labels) || r.service.Spec.Type != corev1.ServiceTypeClusterIP {
+					t.Errorf("Service %+v does not select the agent's pods %v", r.service.Spec, r.daemonSet.Spec.Template.Labels)
+				}
+			},
+		},
+		{
+			name: "metrics off: no Service",
+			args: []string{"--set", "metrics.enabled=false"},
+			check: func(t *testing.T, r *rendered) {
+				if r.has("Service") {
+					t.Error("a Service is rendered")
+				}
+			},
+		},
+		{
+			name: "ServiceMonitor scrapes the metrics Service",
+			args: []string{"-f", chartDir + "/ci/servicemonitor-values.yaml"},
+			check: func(t *testing.T, r *rendered) {
+				spec, _ := r.serviceMonitor["spec"].(map[string]any)
+				selector, _ := spec["selector"].(map[string]any)
+				matchLabels := map[string]string{}
+				if labels, ok := selector["matchLabels"].(map[string]any); ok {
+					for key, value := range labels {
+						matchLabels[key], _ = value.(string)
+					}
+				}
+				endpoints, _ := spec["endpoints"].([]any)
+				var port any
+				if len(endpoints) == 1 {
+					port = endpoints[0].(map[string]any)["port"]
+				}
+				if r.serviceMonitor["apiVersion"] != "monitoring.coreos.com/v1" || !labelsMatch(matchLabels, r.service.Labels) || port != "metrics" {
+					t.Errorf("ServiceMonitor %v does not scrape port metrics of Service %s (labels %v)", r.serviceMonitor, r.service.Name, r.service.Labels)
+				}
+			},
+		},
+		{
+			name:    "ServiceMonitor without the Service",
+			args:    []string{"--set", "metrics.enabled=false", "--set", "metrics.serviceMonitor.enabled=true"},
+			wantErr: "metrics.serviceMonitor.enabled needs metrics.enabled",
+		},
+		{
+			name:    "DRA on in another release and namespace: the policy names that service account",
+			release: "edge", namespace: "net",
+			args: []string{"--set", "dra.enabled=true", "--set", "dra.deviceCount=8"},
+			check: func(t *testing.T, r *rendered) {
+				for _, kind := range []string{"DeviceClass", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
+					if !r.has(kind) {
+						t.Errorf("no %s", kind)
+					}
+				}
+				user := `"system:serviceaccount:net:` + r.serviceAccount.Name + `"`
+				if len(r.policy.Spec.MatchConditions) != 1 || !strings.Contains(r.policy.Spec.MatchConditions[0].Expression, user) || r.serviceAccount.Namespace != "net" {
+					t.Errorf("the policy's match conditions %+v do not name %s", r.policy.Spec.MatchConditions, user)
+				}
+				if s := r.clusterRoleBinding.Subjects; len(s) != 1 || s[0].Name != r.serviceAccount.Name || s[0].Namespace != "net" {
+					t.Errorf("the binding's subjects %+v are not the service account %s/%s", s, r.serviceAccount.Namespace, r.serviceAccount.Name)
+				}
+				dm, err := dmconfig.Parse([]byte(r.configMap.Data["devicemanager.conf"]))
+				if err != nil || dm.ClaimDeviceCount != 8 || !dm.DevicePlugin {
+					t.Errorf("devicemanager.conf = %+v, %v; want 8 claim devices beside the device plugin", dm, err)
+				}
+				if dra, err := dradriver.ParseConfig([]byte(r.configMap.Data["dradriver.conf"])); err != nil || !dra.Enabled {
+					t.Errorf("dradriver.conf = %+v, %v; want it enabled", dra, err)
+				}
+			},
+		},
+		{
+			name: "DRA alone: no device plugin",
+			args: []string{"--set", "dra.enabled=true", "--set", "devicePlugin.enabled=false"},
+			check: func(t *testing.T, r *rendered) {
+				dm, err := dmconfig.Parse([]byte(r.configMap.Data["devicemanager.conf"]))
+				if err != nil || dm.DevicePlugin || dm.ClaimDeviceCount == 0 {
+					t.Errorf("devicemanager.conf = %+v, %v; want claim devices alone", dm, err)
+				}
+			},
+		},
+		{
+			name:    "neither device plugin nor DRA",
+			args:    []string{"--set", "devicePlugin.enabled=false"},
+			wantErr: "devicePlugin.enabled and dra.enabled are both false",
+		},
+		{
+			name: "VPP at another socket: vswitch.conf names it, its directory is the host's",
+			args: []string{"--set", "vpp.enabled=true", "--set", "vpp.apiSocket=/var/run/vpp-main/api.sock"},
+			check: func(t *testing.T, r *rendered) {
+				cfg := vswitch.DefaultConfig()
+				if err := configfile.Decode([]byte(r.configMap.Data["vswitch.conf"]), &cfg); err != nil || cfg.VPPAPISocket != "/var/run/vpp-main/api.sock" {
+					t.Errorf("vswitch.conf = %+v, %v", cfg, err)
+				}
+				if !hostPathMountedAt(r, "/var/run/vpp-main") {
+					t.Error("the host's /var/run/vpp-main is not mounted at the same path")
+				}
+			},
+		},
+		{
+			name: "networks and the default network",
+			args: []string{"--set-json", `networks=[{"name":"blue","type":"l3","subnet":"10.80.0.0/24","rx-mode":"interrupt"},{"name":"pods","type":"l2"}]`, "--set", "defaultNetwork=pods"},
+			check: func(t *testing.T, r *rendered) {
+				cfg, err := netconf.Decode([]byte(r.configMap.Data["networks.conf"]))
+				if err != nil {
+					t.Fatalf("networks.conf: %v\n%s", err, r.configMap.Data["networks.conf"])
+				}
+				blue, ok := cfg.Network("blue")
+				if !ok || blue.Type != netconf.L3 || blue.Subnet != "10.80.0.0/24" || cfg.DefaultNetwork != "pods" || len(cfg.Networks) != 2 {
+					t.Errorf("networks.conf = %+v", cfg)
+				}
+			},
+		},
+		{
+			name: "a config key over the documented default, and one the file leaves out",
+			args: []string{"--set", "config.devicemanager\\.conf.device-count=128", "--set", "config.devicemanager\\.conf.dir-group=memif"},
+			check: func(t *testing.T, r *rendered) {
+				dm, err := dmconfig.Parse([]byte(r.configMap.Data["devicemanager.conf"]))
+				if err != nil || dm.DeviceCount != 128 || dm.DirGroup != "memif" {
+					t.Errorf("devicemanager.conf = %+v, %v; want device-count 128, dir-group memif", dm, err)
+				}
+			},
+		},
+		{
+			name:    "a config file the chart does not ship",
+			args:    []string{"--set", "config.devicemanger\\.conf.device-count=128"},
+			wantErr: "the chart ships no devicemanger.conf",
+		},
+		{
+			// Helm merges maps with the defaults: a null drops a key.
+			name: "image, node selector (the opt-in label dropped), tolerations, resources, update strategy",
+			args: []string{"--set", "image.repository=registry.example/memif-agent", "--set", "image.tag=v1.2.3",
+				"--set-json", `nodeSelector={"vswitch":"vpp","memif.contivpp.io/enabled":null}`, "--set-json", `tolerations=[{"key":"dedicated","operator":"Equal","value":"net","effect":"NoSchedule"}]`,
+				"--set", "resources.limits.memory=1Gi", "--set-json", `updateStrategy={"type":"OnDelete"}`},
+			check: func(t *testing.T, r *rendered) {
+				spec := r.daemonSet.Spec.Template.Spec
+				c := container(t, r)
+				if c.Image != "registry.example/memif-agent:v1.2.3" {
+					t.Errorf("image = %s", c.Image)
+				}
+				if len(spec.NodeSelector) != 2 || spec.NodeSelector["vswitch"] != "vpp" || spec.NodeSelector[NodeOptInLabel] != "" {
+					t.Errorf("nodeSelector = %v, want vswitch=vpp and the linux default", spec.NodeSelector)
+				}
+				if len(spec.Tolerations) != 1 || spec.Tolerations[0].Key != "dedicated" {
+					t.Errorf("tolerations = %+v", spec.Tolerations)
+				}
+				if c.Resources.Limits.Memory().String() != "1Gi" {
+					t.Errorf("limits = %v", c.Resources.Limits)
+				}
+				if r.daemonSet.Spec.UpdateStrategy.Type != "OnDelete" {
+					t.Errorf("updateStrategy = %+v", r.daemonSet.Spec.UpdateStrategy)
+				}
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			release, namespace := cmp.Or(tc.release, "memif-agent"), cmp.Or(tc.namespace, "memif-agent")
+			r, err := renderRelease(t, release, namespace, tc.args...)
+			switch {
+			case tc.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("helm template error = %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			case err != nil:
+				t.Fatalf("helm template: %v", err)
+			}
+			tc.check(t, r)
+		})
+	}
+}
+
+// TestConfigChangeRollsTheAgents: a change of a config file the agent
+// reads at start changes the pod template (the agents restart with it);
+// networks.conf, which the agent applies live, does not.
+func TestConfigChangeRollsTheAgents(t *testing.T) {
+	checksum := func(args ...string) string {
+		r, err := renderChart(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.daemonSet.Spec.Template.Annotations["memif.contivpp.io/config-checksum"]
+	}
+	defaults := checksum()
+	if defaults == "" {
+		t.Fatal("the pod template has no config checksum")
+	}
+	if logs := checksum("--set", "config.logs\\.conf.default-level=debug"); logs == defaults {
+		t.Error("a logs.conf change leaves the pod template as it was: the agents would keep the old level")
+	}
+	if networks := checksum("--set", "defaultNetwork=red"); networks != defaults {
+		t.Error("a networks.conf change rolls the agents; they apply it live")
+	}
+}
