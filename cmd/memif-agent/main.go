@@ -50,6 +50,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == probeCommand {
 		os.Exit(runProbe(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == scrapeCommand {
+		os.Exit(runScrape(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	memifAgent := newMemifAgent()
 	if err := parseCommandLine(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -109,6 +112,7 @@ its description.
 
 Usage: memif-agent [flags]
        memif-agent probe [-socket PATH] liveness|readiness  (kubelet's exec probes)
+       memif-agent scrape [-timeout D] http://ADDRESS:PORT/metrics  (print an agent's metrics)
        memif-agent --version  (the version, git commit and VPP release it speaks)
 
 Flags:
