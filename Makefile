@@ -23,9 +23,12 @@ deps:
 	@scripts/vpp.sh >/dev/null
 
 # Kubernetes, etcd and containerd for the cluster suites and the demo, built
-# once per version into a cache (scripts/peers.sh; PEERS_CACHE moves it).
+# once per version into a cache (scripts/peers.sh; PEERS_CACHE moves it);
+# containerd 1.7 besides, for the dra suite's restart case on containerd 1.x
+# with CDI.
 peers:
 	@scripts/peers.sh >/dev/null
+	@scripts/peers.sh containerd17 >/dev/null
 
 # memif-agent --version prints the version and commit of the checkout
 # (scripts/version.sh: git describe --tags --always --dirty).
@@ -41,14 +44,12 @@ lint: deps
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	scripts/generate.sh --check
-	scripts/chart.sh --check
 
 test: deps peers test-unit test-e2e bench-smoke fuzz
 
-# The CRI source's suite runs containerd 2.x from the peers cache, the
-# chart's tests (k8s/) helm.
+# The CRI source's suite runs containerd 2.x from the peers cache.
 test-unit:
-	scripts/peers.sh containerd helm >/dev/null
+	scripts/peers.sh containerd >/dev/null
 	$(GO) test -race -count=1 ./...
 
 # The suites that run the agent binary take it from bin/ (MEMIF_AGENT_BIN)
@@ -81,11 +82,8 @@ demo: deps build peers
 image: build
 	scripts/image.sh
 
-# The chart's copies of the plugins' config examples and the manifests in
-# k8s/ are rendered from deploy/helm/memif-agent (scripts/chart.sh).
 generate:
 	scripts/generate.sh
-	scripts/chart.sh
 
 clean:
 	rm -rf $(BIN)

@@ -34,7 +34,6 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
-	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
 
 const (
@@ -43,8 +42,8 @@ const (
 	podImage  = "memif-testpmd:dra"
 )
 
-// startCluster starts a cluster for tb with the chart's DeviceClass and
-// the claim template of k8s/dra applied. containerd reads CDI specs from /var/run/cdi
+// startCluster starts a cluster for tb with the DeviceClass and the claim
+// template of k8s/dra applied. containerd reads CDI specs from /var/run/cdi
 // (its default), a private node path of the cluster: no other cluster's
 // specs or watches meet there.
 func startCluster(tb testing.TB, opts cluster.Options) (*cluster.Cluster, kubernetes.Interface) {
@@ -54,11 +53,8 @@ func startCluster(tb testing.TB, opts cluster.Options) (*cluster.Cluster, kubern
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := memifnode.ApplyChartTemplates(context.Background(), c, []string{"templates/deviceclass.yaml"}, "--set", "dra.enabled=true"); err != nil {
-		tb.Fatalf("apply the chart's DeviceClass: %v", err)
-	}
-	if out, err := c.Kubectl(context.Background(), "apply", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
-		tb.Fatalf("apply the claim template: %v\n%s", err, out)
+	if out, err := c.Kubectl(context.Background(), "apply", "-f", "../../../k8s/dra/deviceclass.yaml", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
+		tb.Fatalf("apply the DeviceClass and claim template: %v\n%s", err, out)
 	}
 	return c, client
 }
@@ -217,15 +213,7 @@ func TestClaimOnARealNode(t *testing.T) {
 	}
 	t.Cleanup(func() { vswitch.Stop() })
 	waitRunning(ctx, t, client, first.Name)
-	env, mounts := containerSpec(ctx, t, c, client, first.Name)
-	for _, want := range []string{dmapi.EnvMemifSocket + "=" + memif.ContainerSocket, dmapi.EnvMemifSecret + "=" + memif.Secret} {
-		if !slices.Contains(env, want) {
-			t.Errorf("containerd gave the container env %q, want %s (from the claim's CDI spec)", env, strings.SplitN(want, "=", 2)[0])
-		}
-	}
-	if !slices.ContainsFunc(mounts, func(m ociMount) bool { return m.Source == memif.HostDir && m.Destination == "/run/vpp" }) {
-		t.Errorf("containerd gave the container mounts %+v, want %s at /run/vpp", mounts, memif.HostDir)
-	}
+	checkCDIApplied(ctx, t, c, client, first.Name, memif)
 	if err := vswitch.WaitLinkUp(ctx); err != nil {
 		t.Fatalf("link: %v\n%s", err, vswitch.LogTail(20))
 	}
@@ -284,8 +272,22 @@ func TestClaimOnARealNode(t *testing.T) {
 // directory gone, the device prepared for the next pod); the agent back with
 // the DRA driver switched off, and then the agent stopped for good, leave
 // no slice of the node (kubelet removes them once the driver is gone).
+// It runs on containerd 2.x and on containerd 1.7 with enable_cdi, the
+// oldest containerd whose CRI injects CDI devices (1.6 has no CDI).
 func TestAgentRestartAndStopOnARealNode(t *testing.T) {
-	c, client := startCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
+	for _, tc := range []struct {
+		name    string
+		runtime cluster.Runtime
+	}{
+		{"containerd 2.x", cluster.Containerd},
+		{"containerd 1.7 with CDI", cluster.Containerd17},
+	} {
+		t.Run(tc.name, func(t *testing.T) { agentRestartAndStop(t, tc.runtime) })
+	}
+}
+
+func agentRestartAndStop(t *testing.T, runtime cluster.Runtime) {
+	c, client := startCluster(t, cluster.Options{Runtime: runtime, Progress: cluster.TestLog(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	a := startAgent(t, c, client)
@@ -300,6 +302,7 @@ func TestAgentRestartAndStopOnARealNode(t *testing.T) {
 			now.UID, now.ResourceVersion, published.UID, published.ResourceVersion)
 	}
 	memif := podMemif(t, a, first.Name)
+	checkCDIApplied(ctx, t, c, client, first.Name, memif)
 
 	a.stop()
 	if err := client.CoreV1().Pods(namespace).Delete(ctx, first.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}); err != nil {
@@ -327,9 +330,11 @@ func TestAgentRestartAndStopOnARealNode(t *testing.T) {
 	})
 	second := createPod(ctx, t, client, podOf("memif-restart-2", cluster.PauseImage, nil, true))
 	waitRunning(ctx, t, client, second.Name)
-	if next := podMemif(t, a, second.Name); next.DeviceIDs[0] != memif.DeviceIDs[0] {
+	next := podMemif(t, a, second.Name)
+	if next.DeviceIDs[0] != memif.DeviceIDs[0] {
 		t.Errorf("the next pod holds %v, want the released device %s", next.DeviceIDs, memif.DeviceIDs[0])
 	}
+	checkCDIApplied(ctx, t, c, client, second.Name, next)
 	if err := client.CoreV1().Pods(namespace).Delete(ctx, second.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -410,6 +415,22 @@ func nodeSlices(ctx context.Context, client kubernetes.Interface) []resourceapi.
 	return list.Items
 }
 
+// checkCDIApplied checks that containerd gave the pod's container the env
+// and the mount of its claim's CDI spec: a containerd whose CDI is off
+// runs the pod without them.
+func checkCDIApplied(ctx context.Context, t *testing.T, c *cluster.Cluster, client kubernetes.Interface, podName string, memif dmapi.MemifInfo) {
+	t.Helper()
+	env, mounts := containerSpec(ctx, t, c, client, podName)
+	for _, want := range []string{dmapi.EnvMemifSocket + "=" + memif.ContainerSocket, dmapi.EnvMemifSecret + "=" + memif.Secret} {
+		if !slices.Contains(env, want) {
+			t.Errorf("containerd gave %s's container env %q, want %s (from the claim's CDI spec)", podName, env, strings.SplitN(want, "=", 2)[0])
+		}
+	}
+	if !slices.ContainsFunc(mounts, func(m ociMount) bool { return m.Source == memif.HostDir && m.Destination == "/run/vpp" }) {
+		t.Errorf("containerd gave %s's container mounts %+v, want %s at /run/vpp", podName, mounts, memif.HostDir)
+	}
+}
+
 // ociMount is a mount of the container's OCI spec.
 type ociMount struct {
 	Source      string `json:"source"`
@@ -437,9 +458,10 @@ func containerSpec(ctx context.Context, t *testing.T, c *cluster.Cluster, client
 			Mounts []ociMount `json:"mounts"`
 		} `json:"Spec"`
 	}
-	// ctr's output may start with containerd's warnings (stderr).
-	start := strings.Index(out, "\n{")
-	if err := json.NewDecoder(strings.NewReader(out[start+1:])).Decode(&info); start < 0 || err != nil {
+	// ctr's output may start with containerd's warnings (stderr, 2.x);
+	// the JSON starts on the first line that opens with a brace.
+	start := strings.Index("\n"+out, "\n{")
+	if err := json.NewDecoder(strings.NewReader(out[max(start, 0):])).Decode(&info); start < 0 || err != nil {
 		t.Fatalf("ctr containers info %s: %v\n%s", id, err, out)
 	}
 	return info.Spec.Process.Env, info.Spec.Mounts

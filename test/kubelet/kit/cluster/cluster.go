@@ -37,8 +37,14 @@ const (
 	// Containerd is containerd 2.x as scripts/peers.sh builds it.
 	Containerd Runtime = "containerd"
 	// DebianContainerd is Debian 12's containerd 1.6 (/usr/bin), the
-	// old-runtime case.
+	// old-runtime case. containerd 1.6 has no CDI: a DRA driver's devices
+	// cannot reach its containers.
 	DebianContainerd Runtime = "debian-containerd"
+	// Containerd17 is containerd 1.7 as scripts/peers.sh containerd17
+	// builds it, with the CRI's CDI on (enable_cdi, off by default in
+	// 1.7) over the spec dirs 2.x reads: the oldest containerd a DRA
+	// driver's devices reach.
+	Containerd17 Runtime = "containerd17"
 )
 
 // NodeName is the name the node registers as.
@@ -71,10 +77,6 @@ type Options struct {
 	// OwnSignals says the caller handles SIGINT and SIGTERM itself (and
 	// calls Stop); otherwise the cluster stops on them and exits.
 	OwnSignals bool
-	// Nodes is how many nodes the cluster has (default 1): the first,
-	// then Nodes-1 added ones (AddNode, nodes.go), each Ready before Start
-	// returns.
-	Nodes int
 }
 
 // Cluster is a running single-node cluster. Its methods may be called from
@@ -97,8 +99,6 @@ type Cluster struct {
 	scheduler  *process
 	containerd *process
 	kubelet    *process
-	// added are the nodes added to the first (nodes.go).
-	added []*Node
 
 	stopOnce  sync.Once
 	stopErr   error
@@ -127,7 +127,14 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}
-		opts.Peers = peers
+		opts.Peers.Kubernetes, opts.Peers.Etcd, opts.Peers.Containerd = peers.Kubernetes, peers.Etcd, peers.Containerd
+	}
+	if opts.Runtime == Containerd17 && opts.Peers.Containerd17 == "" {
+		dir, err := BuildContainerd17()
+		if err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+		opts.Peers.Containerd17 = dir
 	}
 	// A short path: memif sockets live under it, and a Unix socket's path
 	// has at most 107 bytes.
@@ -189,7 +196,6 @@ func (c *Cluster) start(ctx context.Context) error {
 		{"kubelet", c.startKubelet},
 		{"node " + NodeName + " Ready", c.WaitNodeReady},
 		{"node untainted, default service account", c.waitSchedulable},
-		{"added nodes", c.addNodes},
 	}
 	for _, step := range steps {
 		begin := time.Now()
@@ -327,18 +333,24 @@ func (c *Cluster) RuntimeVersion() string {
 	return fields[2]
 }
 
-func (c *Cluster) containerdBinary() string {
-	if c.opts.Runtime == DebianContainerd {
-		return "/usr/bin/containerd"
+// containerdDir holds the runtime's containerd, shim and ctr.
+func (c *Cluster) containerdDir() string {
+	switch c.opts.Runtime {
+	case DebianContainerd:
+		return "/usr/bin"
+	case Containerd17:
+		return c.opts.Peers.Containerd17
+	default:
+		return c.opts.Peers.Containerd
 	}
-	return filepath.Join(c.opts.Peers.Containerd, "containerd")
+}
+
+func (c *Cluster) containerdBinary() string {
+	return filepath.Join(c.containerdDir(), "containerd")
 }
 
 func (c *Cluster) ctrBinary() string {
-	if c.opts.Runtime == DebianContainerd {
-		return "/usr/bin/ctr"
-	}
-	return filepath.Join(c.opts.Peers.Containerd, "ctr")
+	return filepath.Join(c.containerdDir(), "ctr")
 }
 
 func (c *Cluster) writeConfig(context.Context) error {
@@ -561,7 +573,7 @@ func (c *Cluster) NodeIP() string { return c.nodeIP.String() }
 
 func (c *Cluster) startContainerd(ctx context.Context) error {
 	config := filepath.Join(c.dir, "containerd", "config.toml")
-	err := writeTemplate(config, containerdTemplate, map[string]string{
+	err := writeTemplate(config, containerdTemplate, map[string]any{
 		"Root":       filepath.Join(c.dir, "containerd", "root"),
 		"State":      filepath.Join(c.dir, "containerd", "state"),
 		"Socket":     c.RuntimeSocket(),
@@ -569,6 +581,7 @@ func (c *Cluster) startContainerd(ctx context.Context) error {
 		"CNIBinDir":  CNIBinDir,
 		"CNIConfDir": filepath.Join(c.dir, "cni"),
 		"Runc":       Runc,
+		"EnableCDI":  c.opts.Runtime == Containerd17,
 	}, 0o600)
 	if err != nil {
 		return err
@@ -745,7 +758,7 @@ func (c *Cluster) stop() error {
 	kubelet, containerd := c.kubelet, c.containerd
 	control := []*process{c.scheduler, c.controller, c.apiserver, c.etcd}
 	c.mu.Unlock()
-	errs := []error{c.stopNodes()}
+	var errs []error
 	errs = append(errs, kubelet.stop())
 	if c.cgroups != nil {
 		c.cgroups.kill()

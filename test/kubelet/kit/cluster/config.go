@@ -30,11 +30,13 @@ contexts:
 current-context: memif-test
 `))
 
-// containerdTemplate is a version 2 configuration: containerd 1.6 reads it
-// as is and 2.x migrates it. restrict_oom_score_adj keeps the CRI from
-// asking for a negative oom_score_adj, which some VMs forbid (runc then
-// fails with "can't get final child's PID from pipe"). NRI is off because
-// its socket path is fixed.
+// containerdTemplate is a version 2 configuration: containerd 1.6 and 1.7
+// read it as is and 2.x migrates it. restrict_oom_score_adj keeps the CRI
+// from asking for a negative oom_score_adj, which some VMs forbid (runc
+// then fails with "can't get final child's PID from pipe"). NRI is off
+// because its socket path is fixed. EnableCDI turns on 1.7's CDI
+// (enable_cdi, off by default; 1.6 has no such key, 2.x has it on) over
+// 2.x's default spec dirs, where the DRA driver writes (/var/run/cdi).
 var containerdTemplate = template.Must(template.New("containerd").Parse(`version = 2
 root = "{{.Root}}"
 state = "{{.State}}"
@@ -58,6 +60,10 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.snapshotter.v1.bt
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
+{{- if .EnableCDI}}
+  enable_cdi = true
+  cdi_spec_dirs = ["/etc/cdi", "/var/run/cdi"]
+{{- end}}
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "{{.CNIBinDir}}"
     conf_dir = "{{.CNIConfDir}}"
