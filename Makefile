@@ -44,12 +44,14 @@ lint: deps
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	scripts/generate.sh --check
+	scripts/chart.sh --check
 
 test: deps peers test-unit test-e2e bench-smoke fuzz
 
-# The CRI source's suite runs containerd 2.x from the peers cache.
+# The CRI source's suite runs containerd 2.x from the peers cache, the
+# chart's tests (k8s/) helm.
 test-unit:
-	scripts/peers.sh containerd >/dev/null
+	scripts/peers.sh containerd helm >/dev/null
 	$(GO) test -race -count=1 ./...
 
 # The suites that run the agent binary take it from bin/ (MEMIF_AGENT_BIN)
@@ -82,8 +84,11 @@ demo: deps build peers
 image: build
 	scripts/image.sh
 
+# The chart's copies of the plugins' config examples and the manifests in
+# k8s/ are rendered from deploy/helm/memif-agent (scripts/chart.sh).
 generate:
 	scripts/generate.sh
+	scripts/chart.sh
 
 clean:
 	rm -rf $(BIN)

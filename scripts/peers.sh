@@ -6,13 +6,16 @@
 #                                 kube-scheduler kubectl
 #   $PEERS_CACHE/etcd-<v>/        etcd
 #   $PEERS_CACHE/containerd-<v>/  containerd containerd-shim-runc-v2 ctr
+#   $PEERS_CACHE/helm-<v>/        helm (the chart's lint and render, the
+#                                 Helm suite, make demo)
 #
 # A directory is complete once its .done file exists; complete ones are
 # skipped, so a second run costs nothing. runc and the CNI plugins come from
 # Debian (scripts/install-deps.sh).
 #
 #   scripts/peers.sh          build what is missing, then print one line
-#                             NAME=DIR per peer (kubernetes, etcd, containerd)
+#                             NAME=DIR per peer (kubernetes, etcd, containerd,
+#                             helm)
 #   scripts/peers.sh --dir    print the cache dir only
 #   scripts/peers.sh NAME...  build only the peers named (for example
 #                             containerd, which the unit suites run), then
@@ -115,9 +118,14 @@ build kubernetes "$kube" "$kv" "" \
 	k8s.io/kubernetes/cmd/kubectl \
 	k8s.io/kubernetes/cmd/kubelet
 
+helm=$(version helm helm.sh/helm/v3)
+build helm "$helm" "-X helm.sh/helm/v3/internal/version.version=$helm -X helm.sh/helm/v3/internal/version.gitTreeState=clean" "" \
+	helm.sh/helm/v3/cmd/helm
+
 for line in "kubernetes=$cache/kubernetes-$kube" "etcd=$cache/etcd-$etcd" \
 	"containerd=$cache/containerd-$containerd" "containerd17=$cache/containerd17-$containerd17"; do
 	if asked "${line%%=*}"; then
 		echo "$line"
 	fi
 done
+echo "helm=$cache/helm-$helm"

@@ -34,6 +34,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
 
 const (
@@ -42,8 +43,8 @@ const (
 	podImage  = "memif-testpmd:dra"
 )
 
-// startCluster starts a cluster for tb with the DeviceClass and the claim
-// template of k8s/dra applied. containerd reads CDI specs from /var/run/cdi
+// startCluster starts a cluster for tb with the chart's DeviceClass and
+// the claim template of k8s/dra applied. containerd reads CDI specs from /var/run/cdi
 // (its default), a private node path of the cluster: no other cluster's
 // specs or watches meet there.
 func startCluster(tb testing.TB, opts cluster.Options) (*cluster.Cluster, kubernetes.Interface) {
@@ -53,8 +54,11 @@ func startCluster(tb testing.TB, opts cluster.Options) (*cluster.Cluster, kubern
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if out, err := c.Kubectl(context.Background(), "apply", "-f", "../../../k8s/dra/deviceclass.yaml", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
-		tb.Fatalf("apply the DeviceClass and claim template: %v\n%s", err, out)
+	if err := memifnode.ApplyChartTemplates(context.Background(), c, []string{"templates/deviceclass.yaml"}, "--set", "dra.enabled=true"); err != nil {
+		tb.Fatalf("apply the chart's DeviceClass: %v", err)
+	}
+	if out, err := c.Kubectl(context.Background(), "apply", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
+		tb.Fatalf("apply the claim template: %v\n%s", err, out)
 	}
 	return c, client
 }

@@ -77,6 +77,10 @@ type Options struct {
 	// OwnSignals says the caller handles SIGINT and SIGTERM itself (and
 	// calls Stop); otherwise the cluster stops on them and exits.
 	OwnSignals bool
+	// Nodes is how many nodes the cluster has (default 1): the first,
+	// then Nodes-1 added ones (AddNode, nodes.go), each Ready before Start
+	// returns.
+	Nodes int
 }
 
 // Cluster is a running single-node cluster. Its methods may be called from
@@ -99,6 +103,8 @@ type Cluster struct {
 	scheduler  *process
 	containerd *process
 	kubelet    *process
+	// added are the nodes added to the first (nodes.go).
+	added []*Node
 
 	stopOnce  sync.Once
 	stopErr   error
@@ -196,6 +202,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		{"kubelet", c.startKubelet},
 		{"node " + NodeName + " Ready", c.WaitNodeReady},
 		{"node untainted, default service account", c.waitSchedulable},
+		{"added nodes", c.addNodes},
 	}
 	for _, step := range steps {
 		begin := time.Now()
@@ -758,7 +765,7 @@ func (c *Cluster) stop() error {
 	kubelet, containerd := c.kubelet, c.containerd
 	control := []*process{c.scheduler, c.controller, c.apiserver, c.etcd}
 	c.mu.Unlock()
-	var errs []error
+	errs := []error{c.stopNodes()}
 	errs = append(errs, kubelet.stop())
 	if c.cgroups != nil {
 		c.cgroups.kill()

@@ -1,4 +1,4 @@
-// Package cluster runs a real single-node Kubernetes cluster on this
+// Package cluster runs a real Kubernetes cluster on this
 // machine, for the suites and the demo that must see what users run:
 // etcd, kube-apiserver, kube-controller-manager, kube-scheduler, containerd
 // (2.x built by scripts/peers.sh, 1.7 with CDI on built by scripts/peers.sh
@@ -29,6 +29,18 @@
 // shims, pods, cgroups, bridge, work dir). kubelet itself changes
 // a few kernel settings at start (vm.overcommit_memory, kernel.panic,
 // kernel.panic_on_oops), as on any node; those stay.
+//
+// Options.Nodes (or AddNode) adds nodes to the first: memif-node-2,
+// memif-node-3..., each a kubelet and containerd of its own served by the
+// same control plane, in a mount namespace, under a cgroup root (inside
+// the first node's) and with node paths of its own, and in a network
+// namespace of its own (nodes.go, netns.go): its address on a veth whose
+// host end routes it, so the API server reaches its kubelet; its loopback
+// its own, so host-network pods of two nodes (the agent's HTTP port) do
+// not meet, with the API server's loopback port forwarded in. The first
+// node stays on the host's network. NodeHost is what a suite reaches on
+// any node (AllNodes); Node.DialContext connects from inside an added
+// node. Stop stops the added nodes first.
 //
 // Facts of these machines it handles: a negative oom_score_adj is
 // forbidden (containerd's CRI runs with restrict_oom_score_adj), and the
