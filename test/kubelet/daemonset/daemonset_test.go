@@ -338,7 +338,7 @@ func TestDaemonSetPodRunsTheAgent(t *testing.T) {
 		if err := client.StopContainer(created.ID, grace); err != nil {
 			t.Fatalf("stop: %v", err)
 		}
-		inspected, err := client.InspectContainer(created.ID)
+		inspected, err := client.InspectContainerWithOptions(docker.InspectContainerOptions{ID: created.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
