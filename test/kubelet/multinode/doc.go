@@ -1,0 +1,22 @@
+// Package multinode holds the suites that need a cluster of several nodes
+// (cluster.Options.Nodes, two here): one control plane, and on each node
+// its own kubelet, containerd, mount and network namespace, cgroup root
+// and agent, run by the chart's DaemonSet (memifnode.Deploy, then
+// Node.JoinNodes opts the second node in).
+//
+// What it shows, as a user of the cluster sees it:
+//   - the device plugin: with 2 memifs per node, four memif pods run two
+//     per node and a fifth stays Pending with the scheduler's reason
+//     (Insufficient contivpp.io/memif); one node's agent replaced leaves
+//     the other node's allocations as they were, and its own as they were
+//     after its restart; a memif freed lets the pending pod in;
+//   - DRA: claims are allocated from both nodes' ResourceSlices, each from
+//     the pool of the node its pod runs on, and a pod pinned to a node
+//     (nodeSelector) gets its claim from that node's pool.
+//
+// It needs root, the peers (make peers), the agent's image (make image,
+// which Deploy runs) and memifctl (MEMIF_AGENT_BIN, or a build of this
+// run). Run from test/kubelet:
+//
+//	CI=true MEMIF_AGENT_BIN=/path/to/bin go test -race -count=1 ./multinode
+package multinode
