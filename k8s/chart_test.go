@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/dradriver"
 	"github.com/contivpp/memif-agent/plugins/metrics/listener"
@@ -91,15 +92,6 @@ func container(t *testing.T, r *rendered) corev1.Container {
 	return containers[0]
 }
 
-func containerPort(c corev1.Container, name string) int32 {
-	for _, port := range c.Ports {
-		if port.Name == name {
-			return port.ContainerPort
-		}
-	}
-	return 0
-}
-
 func hostPathMountedAt(r *rendered, path string) bool {
 	spec := r.daemonSet.Spec.Template.Spec
 	for _, mount := range spec.Containers[0].VolumeMounts {
@@ -146,8 +138,21 @@ func TestChartValues(t *testing.T) {
 				if selector[NodeOptInLabel] != "true" {
 					t.Errorf("nodeSelector = %v, want the opt-in label", selector)
 				}
-				if r.daemonSet.Spec.UpdateStrategy.RollingUpdate == nil || r.daemonSet.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable.IntValue() != 1 {
-					t.Errorf("updateStrategy = %+v, want RollingUpdate maxUnavailable 1", r.daemonSet.Spec.UpdateStrategy)
+				// The new agent of an update starts beside the old one,
+				// which hands the node over: it must know its pod UID and
+				// be schedulable there, so no host port.
+				rolling := r.daemonSet.Spec.UpdateStrategy.RollingUpdate
+				if rolling == nil || rolling.MaxSurge == nil || rolling.MaxSurge.IntValue() != 1 || rolling.MaxUnavailable == nil || rolling.MaxUnavailable.IntValue() != 0 {
+					t.Errorf("updateStrategy = %+v, want RollingUpdate maxSurge 1, maxUnavailable 0", r.daemonSet.Spec.UpdateStrategy)
+				}
+				podUID := slices.IndexFunc(c.Env, func(env corev1.EnvVar) bool {
+					return env.Name == dmapi.PodUIDEnv && env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "metadata.uid"
+				})
+				if podUID < 0 {
+					t.Errorf("$%s is not the pod's metadata.uid: %+v", dmapi.PodUIDEnv, c.Env)
+				}
+				if r.daemonSet.Spec.Template.Spec.HostNetwork && len(c.Ports) > 0 {
+					t.Errorf("container ports %+v on the host network: host ports, which keep a surge pod off the node", c.Ports)
 				}
 			},
 		},
@@ -160,9 +165,6 @@ func TestChartValues(t *testing.T) {
 					t.Errorf("metrics.conf = %+v, %v; want port 9800 and the address from $%s", cfg, err, listener.AddressEnv)
 				}
 				c := container(t, r)
-				if containerPort(c, "metrics") != 9800 {
-					t.Errorf("container ports %+v, want metrics 9800", c.Ports)
-				}
 				podIP := slices.IndexFunc(c.Env, func(env corev1.EnvVar) bool {
 					return env.Name == listener.AddressEnv && env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "status.podIP"
 				})
@@ -170,8 +172,8 @@ func TestChartValues(t *testing.T) {
 					t.Errorf("$%s is not the pod's status.podIP: %+v", listener.AddressEnv, c.Env)
 				}
 				ports := r.service.Spec.Ports
-				if len(ports) != 1 || ports[0].Name != "metrics" || ports[0].Port != 9800 || ports[0].TargetPort.String() != "metrics" {
-					t.Errorf("Service ports = %+v, want metrics 9800 to the container's metrics port", ports)
+				if len(ports) != 1 || ports[0].Name != "metrics" || ports[0].Port != 9800 || ports[0].TargetPort.IntValue() != 9800 {
+					t.Errorf("Service ports = %+v, want metrics 9800 to the listener's port 9800", ports)
 				}
 				if !labelsMatch(r.service.Spec.Selector, r.daemonSet.Spec.Template.Labels) || r.service.Spec.Type != corev1.ServiceTypeClusterIP {
 					t.Errorf("Service %+v does not select the agent's pods %v", r.service.Spec, r.daemonSet.Spec.Template.Labels)
