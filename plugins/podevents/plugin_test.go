@@ -90,7 +90,7 @@ func TestLinkEventsOnTheMemifsPod(t *testing.T) {
 	t.Cleanup(func() { plugin.Close() })
 	plugin.WrongSecret(vswitchapi.MemifLink{Name: "memif_default_gone_app_0", VPPName: "memif1/5", DownReason: vswitchapi.WrongSecret})
 	plugin.WrongSecret(vswitchapi.MemifLink{Name: "memif_default_web_app_1", VPPName: "memif1/1", DownReason: vswitchapi.WrongSecret})
-	plugin.LinkDown(vswitchapi.MemifLink{Name: "memif_default_web_app_0", VPPName: "memif1/0"}, 30*time.Second)
+	plugin.LinkDown(vswitchapi.MemifLink{Name: "memif_default_web_app_0", VPPName: "memif1/0", DownReason: "disconnected"}, 30*time.Second)
 	poll.Until(t, 20*time.Second, "the wrong secret and link down events on default/web", func() error {
 		list, err := apiServer.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
 		if err != nil {

@@ -22,8 +22,9 @@ type Config struct {
 	// connection is dropped, so that no call waits on a hung VPP, and
 	// dialled again until VPP answers.
 	HealthCheckPeriod configfile.Duration `json:"health-check-period"`
-	// LinkDownGrace is how long a memif's link may stay down (its pod side
-	// not connected yet, or gone) before a Warning event tells its pod.
+	// LinkDownGrace is how long a memif's link may stay down for a reason
+	// (VPP refused its pod side, or the pod side left) before a Warning
+	// event tells its pod.
 	LinkDownGrace configfile.Duration `json:"link-down-grace"`
 }
 

@@ -22,7 +22,7 @@ import (
 // the watcher starts, it applies the model's rx modes to the queues VPP
 // holds in other modes (none after an agent restart). It keeps what it
 // read last for MemifLinks, and tells events of a wrong secret and of a
-// link down for longer than grace.
+// link refused or left by its pod side for longer than grace.
 type linkWatcher struct {
 	conn    descriptor.ConnFunc
 	rxModes func(name string) []*vpp_interfaces.Interface_RxMode
@@ -33,9 +33,13 @@ type linkWatcher struct {
 	grace  time.Duration
 	now    func() time.Time
 
-	// known, downSince and warned are the watcher goroutine's own.
+	// known, downSince, troubleSince and warned are the watcher
+	// goroutine's own.
 	known     map[string]descriptor.Link
 	downSince map[string]time.Time
+	// troubleSince is when each link was first seen down with a reason:
+	// VPP refused its pod side, or the pod side left.
+	troubleSince map[string]time.Time
 	// warned are the links down whose LinkDown was told.
 	warned map[string]bool
 
@@ -46,7 +50,7 @@ type linkWatcher struct {
 
 func newLinkWatcher(conn descriptor.ConnFunc, rxModes func(string) []*vpp_interfaces.Interface_RxMode, log logging.Logger) *linkWatcher {
 	return &linkWatcher{conn: conn, rxModes: rxModes, log: log, now: time.Now,
-		known: map[string]descriptor.Link{}, downSince: map[string]time.Time{}, warned: map[string]bool{}}
+		known: map[string]descriptor.Link{}, downSince: map[string]time.Time{}, troubleSince: map[string]time.Time{}, warned: map[string]bool{}}
 }
 
 func (w *linkWatcher) run(ctx context.Context, period time.Duration) {
@@ -131,38 +135,53 @@ func (w *linkWatcher) track(links map[string]descriptor.Link, counters map[strin
 			memif.Counters = vswitchapi.Counters(c)
 		}
 		if link.Up {
-			delete(w.downSince, name)
-			delete(w.warned, name)
+			w.forget(name)
 		} else {
-			since, down := w.downSince[name]
-			if !down {
-				since = now
-				w.downSince[name] = since
+			memif.DownSince = since(w.downSince, name, now)
+			if link.DownReason != "" {
+				w.tell(memif, previous[name], since(w.troubleSince, name, now), now)
 			}
-			memif.DownSince = since
-			w.tell(memif, previous[name], now)
 		}
 		result = append(result, memif)
 	}
 	for name := range w.downSince {
 		if _, ok := links[name]; !ok {
-			delete(w.downSince, name)
-			delete(w.warned, name)
+			w.forget(name)
 		}
 	}
 	return result
 }
 
-// tell tells events of a link down: a wrong secret newly refused, and a
-// link down past the grace, once.
-func (w *linkWatcher) tell(link, previous vswitchapi.MemifLink, now time.Time) {
+// since returns when name was first put in times, putting it at now the
+// first time.
+func since(times map[string]time.Time, name string, now time.Time) time.Time {
+	at, ok := times[name]
+	if !ok {
+		at = now
+		times[name] = at
+	}
+	return at
+}
+
+// forget forgets a link up or gone.
+func (w *linkWatcher) forget(name string) {
+	delete(w.downSince, name)
+	delete(w.troubleSince, name)
+	delete(w.warned, name)
+}
+
+// tell tells events of a link down with a reason since trouble: a wrong
+// secret newly refused, and, once, a link down so for longer than the
+// grace. A link whose pod side never came (no reason) is waiting, not in
+// trouble: a pod may start its data plane whenever it likes.
+func (w *linkWatcher) tell(link, previous vswitchapi.MemifLink, trouble, now time.Time) {
 	if w.events == nil {
 		return
 	}
 	if link.DownReason == vswitchapi.WrongSecret && (previous.Name == "" || previous.Up || previous.DownReason != link.DownReason) {
 		w.events.WrongSecret(link)
 	}
-	if !w.warned[link.Name] && now.Sub(link.DownSince) >= w.grace {
+	if !w.warned[link.Name] && now.Sub(trouble) >= w.grace {
 		w.warned[link.Name] = true
 		w.events.LinkDown(link, w.grace)
 	}

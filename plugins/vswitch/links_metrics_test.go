@@ -116,9 +116,10 @@ func TestMemifCountersMoveWithTraffic(t *testing.T) {
 	}
 }
 
-// TestWrongSecretAndLinkDownAreTold: a pod side with another secret is
-// refused by VPP: WrongSecret is told once, and LinkDown once the link
-// has been down for the grace, not before, and not again.
+// TestWrongSecretAndLinkDownAreTold: a link waiting for its pod side is
+// told nothing; a pod side with another secret is refused by VPP:
+// WrongSecret is told once, and LinkDown once the link has been refused
+// for the grace, not before, and not again.
 func TestWrongSecretAndLinkDownAreTold(t *testing.T) {
 	v := vpp.Start(t)
 	conn, err := vppapi.Dial(t.Context(), v.APISocket, "secret-test", 0)
@@ -134,6 +135,12 @@ func TestWrongSecretAndLinkDownAreTold(t *testing.T) {
 	w.check(t.Context())
 	if link, err := linkOf(w, name); err != nil || link.Up || !link.DownSince.Equal(clock) {
 		t.Fatalf("link before any pod side: %+v, %v; want down since the first check", link, err)
+	}
+	// A pod side that has not come yet is waited for, however long.
+	clock = clock.Add(time.Hour)
+	w.check(t.Context())
+	if wrongSecret, linkDown := events.told(); len(wrongSecret)+len(linkDown) != 0 {
+		t.Fatalf("a link waiting for its pod side was told wrong secret %v, down %v", wrongSecret, linkDown)
 	}
 	peer, err := testpmd.StartVswitch(t.Context(), testpmd.VswitchConfig{Socket: socket, Secret: "wrong-secret", Client: true,
 		LogPath: filepath.Join(t.TempDir(), "peer.log")})

@@ -70,7 +70,7 @@ type Link struct {
 	MemifID   int
 	// Interface is the vswitch interface's name, VPPName VPP's.
 	Interface, VPPName string
-	// DownReason is why VPP dropped the pod side; empty when none came.
+	// DownReason is why VPP dropped the pod side.
 	DownReason string
 }
 
@@ -85,14 +85,11 @@ func (r *Recorder) WrongSecret(pod podapi.Pod, link Link) {
 		"%s: VPP refused the pod side: incorrect secret; use the MEMIF_SECRET of the pod's current allocation (memifctl get)", link)
 }
 
-// LinkDown says on pod that link has been down for longer than grace.
+// LinkDown says on pod that link has been down for link.DownReason for
+// longer than grace.
 func (r *Recorder) LinkDown(pod podapi.Pod, link Link, grace time.Duration) {
-	why := "the pod side has not connected"
-	if link.DownReason != "" {
-		why = link.DownReason
-	}
 	r.recorder.Eventf(podReference(pod), corev1.EventTypeWarning, ReasonMemifLinkDown,
-		"%s: link down for more than %s: %s", link, grace, why)
+		"%s: link down for more than %s: %s", link, grace, link.DownReason)
 }
 
 // MemifWired says on pod that memif n of container is wired as the

@@ -60,10 +60,10 @@ func TestEventsOnThePod(t *testing.T) {
 			r.WrongSecret(web, kubeevents.Link{Container: "app", MemifID: 0, Interface: "memif_default_web_app_0", VPPName: "memif1/0", DownReason: "incorrect secret"})
 		}, corev1.EventTypeWarning, kubeevents.ReasonMemifWrongSecret,
 			[]string{"memif 0 of container app (vswitch interface memif_default_web_app_0, VPP memif1/0): VPP refused the pod side: incorrect secret", "MEMIF_SECRET"}},
-		{"link down, never connected", func(r *kubeevents.Recorder) {
-			r.LinkDown(web, kubeevents.Link{Container: "app", MemifID: 1, Interface: "memif_default_web_app_1", VPPName: "memif1/1"}, 30*time.Second)
+		{"link down, refused", func(r *kubeevents.Recorder) {
+			r.LinkDown(web, kubeevents.Link{Container: "app", MemifID: 1, Interface: "memif_default_web_app_1", VPPName: "memif1/1", DownReason: "incorrect secret"}, 30*time.Second)
 		}, corev1.EventTypeWarning, kubeevents.ReasonMemifLinkDown,
-			[]string{"memif 1 of container app (vswitch interface memif_default_web_app_1, VPP memif1/1): link down for more than 30s: the pod side has not connected"}},
+			[]string{"memif 1 of container app (vswitch interface memif_default_web_app_1, VPP memif1/1): link down for more than 30s: incorrect secret"}},
 		{"link down, the pod side said why", func(r *kubeevents.Recorder) {
 			r.LinkDown(web, kubeevents.Link{Container: "app", Interface: "memif_default_web_app_0", VPPName: "memif1/0", DownReason: "the pod side said: bye"}, time.Minute)
 		}, corev1.EventTypeWarning, kubeevents.ReasonMemifLinkDown, []string{"link down for more than 1m0s: the pod side said: bye"}},

@@ -48,7 +48,9 @@ type LinkEvents interface {
 	// secret than the memif's (link.DownReason is WrongSecret). Told once
 	// each time VPP refuses it anew.
 	WrongSecret(link MemifLink)
-	// LinkDown: link has been down for longer than grace (never up since
-	// the agent saw it, or gone down). Told once per time down.
+	// LinkDown: link has been down with a reason (VPP refused its pod
+	// side, or the pod side left) for longer than grace. Told once per
+	// time down; a link whose pod side has not come yet is not down for
+	// a reason.
 	LinkDown(link MemifLink, grace time.Duration)
 }
