@@ -1,5 +1,4 @@
-// Package nodedemo is `make demo`: memif-agent on a real single-node
-// cluster (kit/cluster) next to the node's VPP, deployed and used as a
+// Package nodedemo is `make demo`: memif-agent on a real cluster (kit/cluster) next to the node's VPP, deployed and used as a
 // user does, one printed line per step:
 //
 //  1. the cluster comes up (etcd, API server, controllers, scheduler,
@@ -32,7 +31,12 @@
 //  7. the last testpmd pod is deleted: its memif and socket are gone from
 //     VPP, its allocation and directory released, while the other links
 //     stay up and packets still flow;
-//  8. everything is torn down (VPP, then the cluster), also on Ctrl-C or a
+//  8. with Options.Nodes above 1 (demo --nodes 2), each added node runs
+//     its own VPP (in its mount and network namespace) and the DaemonSet's
+//     agent; the l2 and l3 pods above are pinned to the first node, and a
+//     testpmd pod pinned to each added node gets its memif from that
+//     node's agent, held link up by that node's VPP;
+//  9. everything is torn down (VPP, then the cluster), also on Ctrl-C or a
 //     failed step.
 //
 // The package owns VPP and the pods it starts; the cluster's own teardown

@@ -62,7 +62,7 @@ func runL3(ctx context.Context, r reporter, c *cluster.Cluster, n *memifnode.Nod
 	r.step("image", "imported %s: VPP's runtime from scripts/vpp.sh and an entrypoint that configures VPP as memif slave from /run/vpp/memif.json", memifnode.VPPImage)
 	annotation := fmt.Sprintf(`[{"network": %q}]`, l3Network)
 	for _, name := range cnfPods {
-		if _, err := n.CreatePod(ctx, memifnode.VPPPod("default", name, annotation)); err != nil {
+		if _, err := n.CreatePod(ctx, onFirstNode(memifnode.VPPPod("default", name, annotation))); err != nil {
 			return err
 		}
 	}

@@ -39,7 +39,10 @@ type Options struct {
 	StepTimeout time.Duration
 	// Runtime is the node's runtime (default containerd 2.x).
 	Runtime cluster.Runtime
-	Out     io.Writer
+	// Nodes is how many nodes the cluster has (default 1); each added
+	// node runs its own VPP and agent (nodes.go).
+	Nodes int
+	Out   io.Writer
 }
 
 // demoPod is one memif pod with its memif as VPP holds it.
@@ -55,7 +58,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return fmt.Errorf("the demo needs at least 2 pods (one sends, the others receive), got %d", opts.Pods)
 	}
 	r := reporter{out: opts.Out}
-	c, err := cluster.Start(ctx, cluster.Options{Runtime: opts.Runtime, Progress: prefixWriter{r, "cluster"}, OwnSignals: true})
+	c, err := cluster.Start(ctx, cluster.Options{Runtime: opts.Runtime, Nodes: opts.Nodes, Progress: prefixWriter{r, "cluster"}, OwnSignals: true})
 	if err != nil {
 		return err
 	}
@@ -76,12 +79,25 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}()
 	r.step("vswitch", "VPP %s on the node: API socket %s/api.sock, memif and ping plugins, no DPDK, no hugepages (scripts/vpp.sh, pid %d)",
 		sw.Version, vppRunDir, sw.VPP.Pid())
+	added, stopAdded, err := startAddedVPPs(ctx, r, c)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if len(added) > 0 {
+			r.step("teardown", "stopping the added nodes' VPPs")
+		}
+		err = errors.Join(err, stopAdded())
+	}()
 
 	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: opts.BinDir, Values: []string{values}, Progress: func(f string, a ...any) { r.step("deploy", f, a...) }})
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, opts.StepTimeout, func() error { return n.DaemonSetReady(ctx) }); err != nil {
+	if err := n.JoinNodes(ctx); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, opts.StepTimeout, func() error { return n.DaemonSetReadyOnAll(ctx) }); err != nil {
 		return fmt.Errorf("daemonset memif-agent never became Ready: %w", err)
 	}
 	var allocatable int64
@@ -106,7 +122,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		if i == 0 {
 			pods[i].mode = "txonly"
 		}
-		if _, err := n.CreatePod(ctx, memifnode.MemifPodForwarding("default", pods[i].name, pods[i].mode)); err != nil {
+		if _, err := n.CreatePod(ctx, onFirstNode(memifnode.MemifPodForwarding("default", pods[i].name, pods[i].mode))); err != nil {
 			return err
 		}
 	}
@@ -168,6 +184,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 
 	if err := runL3(ctx, r, c, n, sw, opts.StepTimeout); err != nil {
+		return err
+	}
+	if err := runAddedNodes(ctx, r, n, added, opts.StepTimeout); err != nil {
 		return err
 	}
 

@@ -11,7 +11,7 @@
 // It needs root, the peers of scripts/peers.sh and VPP (make demo builds
 // them; scripts/vpp.sh).
 //
-//	demo --bin ../../bin [--pods 3] [--runtime containerd|debian-containerd]
+//	demo --bin ../../bin [--pods 3] [--nodes 2] [--runtime containerd|debian-containerd]
 package main
 
 import (
@@ -36,8 +36,13 @@ func run() int {
 	bin := flag.String("bin", "bin", "directory holding memifctl (make build)")
 	pods := flag.Int("pods", 3, "how many testpmd pods request a memif in the l2 network: the first sends, the others receive")
 	runtime := flag.String("runtime", string(cluster.Containerd), "the node's runtime: containerd (2.x, scripts/peers.sh) or debian-containerd (1.6)")
+	nodes := flag.Int("nodes", 1, "how many nodes: the first runs the l2 and l3 pods, each added one its own VPP and agent and a memif pod")
 	stepTimeout := flag.Duration("step-timeout", 3*time.Minute, "bound on each waiting step")
 	flag.Parse()
+	if *nodes < 1 || *nodes > 8 {
+		fmt.Fprintln(os.Stderr, "demo: --nodes must be 1..8")
+		return 2
+	}
 	if *pods < 2 || *pods > 26 {
 		fmt.Fprintln(os.Stderr, "demo: --pods must be 2..26")
 		return 2
@@ -45,7 +50,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := nodedemo.Run(ctx, nodedemo.Options{
-		BinDir: *bin, Pods: *pods, StepTimeout: *stepTimeout, Runtime: cluster.Runtime(*runtime), Out: os.Stdout,
+		BinDir: *bin, Pods: *pods, StepTimeout: *stepTimeout, Runtime: cluster.Runtime(*runtime), Nodes: *nodes, Out: os.Stdout,
 	})
 	switch {
 	case errors.Is(err, context.Canceled):

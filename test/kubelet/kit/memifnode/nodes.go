@@ -25,6 +25,9 @@ import (
 // testpmd pod image into every added node of the cluster and opts each in
 // (NodeOptInLabel): the DaemonSet then runs an agent there too.
 func (n *Node) JoinNodes(ctx context.Context) error {
+	if len(n.c.Nodes()) == 0 {
+		return nil
+	}
 	img, err := testpmd.PodImage(TestpmdImage)
 	if err != nil {
 		return err

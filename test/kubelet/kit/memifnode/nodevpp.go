@@ -31,16 +31,22 @@ type NodeVPP struct {
 // (ping: VPP answers the echo requests sent to a gateway it holds). Stop
 // it before the cluster.
 func StartNodeVPP(ctx context.Context, c *cluster.Cluster, plugins ...string) (*NodeVPP, error) {
+	return StartNodeVPPOn(ctx, c.FirstNode(), plugins...)
+}
+
+// StartNodeVPPOn is StartNodeVPP on one node of a cluster of several
+// (cluster.AllNodes): in the node's namespaces, with its VPPRunDir.
+func StartNodeVPPOn(ctx context.Context, node cluster.NodeHost, plugins ...string) (*NodeVPP, error) {
 	prefix, err := vpp.Prefix()
 	if err != nil {
 		return nil, err
 	}
-	v, err := vpp.Launch(prefix, c.HostPath(VPPRunDir), vpp.InNamespace(c.NodeArgv), vpp.Plugins(plugins...))
+	v, err := vpp.Launch(prefix, node.HostPath(VPPRunDir), vpp.InNamespace(node.NodeArgv), vpp.Plugins(plugins...))
 	if err != nil {
 		if v != nil {
 			err = errors.Join(err, v.Stop())
 		}
-		return nil, fmt.Errorf("start VPP on the node: %w", err)
+		return nil, fmt.Errorf("start VPP on node %s: %w", node.Name(), err)
 	}
 	n := &NodeVPP{VPP: v}
 	if n.State, err = vppstate.Dial(ctx, v.APISocket, "memifnode"); err != nil {
