@@ -579,25 +579,30 @@ func (c *Cluster) createBridge() error {
 func (c *Cluster) NodeIP() string { return c.nodeIP.String() }
 
 func (c *Cluster) startContainerd(ctx context.Context) error {
-	config := filepath.Join(c.dir, "containerd", "config.toml")
-	err := writeTemplate(config, containerdTemplate, map[string]any{
-		"Root":       filepath.Join(c.dir, "containerd", "root"),
-		"State":      filepath.Join(c.dir, "containerd", "state"),
-		"Socket":     c.RuntimeSocket(),
+	if err := writeRuntimeConfig(c.dir, c.RuntimeSocket(), c.bridge, c.opts.Runtime); err != nil {
+		return err
+	}
+	return c.runContainerd(ctx)
+}
+
+// writeRuntimeConfig writes the config of a node's containerd (its root
+// and state under dir/containerd, listening on socket) and of its pods'
+// network (dir/cni: the bridge), for every node alike.
+func writeRuntimeConfig(dir, socket, bridge string, runtime Runtime) error {
+	err := writeTemplate(filepath.Join(dir, "containerd", "config.toml"), containerdTemplate, map[string]any{
+		"Root":       filepath.Join(dir, "containerd", "root"),
+		"State":      filepath.Join(dir, "containerd", "state"),
+		"Socket":     socket,
 		"PauseImage": PauseImage,
 		"CNIBinDir":  CNIBinDir,
-		"CNIConfDir": filepath.Join(c.dir, "cni"),
+		"CNIConfDir": filepath.Join(dir, "cni"),
 		"Runc":       Runc,
-		"EnableCDI":  c.opts.Runtime == Containerd17,
+		"EnableCDI":  runtime == Containerd17,
 	}, 0o600)
 	if err != nil {
 		return err
 	}
-	err = writeTemplate(filepath.Join(c.dir, "cni", "10-memif-test.conflist"), cniTemplate, map[string]string{"Bridge": c.bridge}, 0o644)
-	if err != nil {
-		return err
-	}
-	return c.runContainerd(ctx)
+	return writeTemplate(filepath.Join(dir, "cni", "10-memif-test.conflist"), cniTemplate, map[string]string{"Bridge": bridge}, 0o644)
 }
 
 // runContainerd starts containerd in the node's namespace, its shim found

@@ -259,25 +259,12 @@ func (n *Node) ImportOCIImage(ctx context.Context, img ociimage.Image) error {
 	return n.ImportImage(ctx, archive.Name())
 }
 
-// startContainerd writes the node's containerd config (the first node's,
-// with the node's own root, state, socket and CNI dir) and starts it.
+// startContainerd writes the node's containerd and CNI config, as the
+// first node's with its own paths, and starts it. The pods' bridge is in
+// the node's network namespace: the same name as the first node's does not
+// meet it.
 func (n *Node) startContainerd(ctx context.Context) error {
-	err := writeTemplate(filepath.Join(n.dir, "containerd", "config.toml"), containerdTemplate, map[string]any{
-		"Root":       filepath.Join(n.dir, "containerd", "root"),
-		"State":      filepath.Join(n.dir, "containerd", "state"),
-		"Socket":     n.RuntimeSocket(),
-		"PauseImage": PauseImage,
-		"CNIBinDir":  CNIBinDir,
-		"CNIConfDir": filepath.Join(n.dir, "cni"),
-		"Runc":       Runc,
-	}, 0o600)
-	if err != nil {
-		return err
-	}
-	// The pods' bridge is in the node's network namespace: the same name
-	// as the first node's does not meet it.
-	err = writeTemplate(filepath.Join(n.dir, "cni", "10-memif-test.conflist"), cniTemplate, map[string]string{"Bridge": n.c.bridge}, 0o644)
-	if err != nil {
+	if err := writeRuntimeConfig(n.dir, n.RuntimeSocket(), n.c.bridge, n.c.opts.Runtime); err != nil {
 		return err
 	}
 	return n.runContainerd(ctx)
