@@ -12,7 +12,10 @@
 //     after its restart; a memif freed lets the pending pod in;
 //   - DRA: claims are allocated from both nodes' ResourceSlices, each from
 //     the pool of the node its pod runs on, and a pod pinned to a node
-//     (nodeSelector) gets its claim from that node's pool.
+//     (nodeSelector) gets its claim from that node's pool;
+//   - node removal (cluster.Node.Remove: kubelet stopped, Node deleted):
+//     its ResourceSlice, its pods and its agent go, and a pending pod is
+//     weighed on the nodes left.
 //
 // It needs root, the peers (make peers), the agent's image (make image,
 // which Deploy runs) and memifctl (MEMIF_AGENT_BIN, or a build of this

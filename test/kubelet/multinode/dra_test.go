@@ -27,7 +27,9 @@ const claimsPerNode = 2
 // of its own pool; a pod pinned to the second node (nodeSelector) gets its
 // claim from that node's pool; three more claim pods fill both nodes, two
 // per node, each claim allocated from the pool of its pod's node; a fifth
-// stays Pending with the scheduler's reason.
+// stays Pending with the scheduler's reason. The second node removed, its
+// ResourceSlice, its pods and its agent go, and the fifth pod is weighed on
+// the first node alone.
 func TestDRAClaimsComeFromTheNodeTheirPodRunsOn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -78,6 +80,32 @@ func TestDRAClaimsComeFromTheNodeTheirPodRunsOn(t *testing.T) {
 		t.Errorf("claim-5's PodScheduled message %q does not say %q", reason, want)
 	}
 	t.Logf("claim-5 Pending: %s", reason)
+
+	// The second node removed (its kubelet stopped, its Node deleted):
+	// the cluster forgets it. Its ResourceSlice goes with the Node that
+	// owns it, its pods with the node they were bound to, and the
+	// DaemonSet wants an agent on the first node only.
+	if err := tn.c.Nodes()[0].Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, waitLimit, "node "+second+"'s ResourceSlices gone", func() error {
+		slices, err := tn.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + second})
+		if err == nil && len(slices.Items) > 0 {
+			err = fmt.Errorf("node %s still has %d ResourceSlices", second, len(slices.Items))
+		}
+		return err
+	})
+	poll.Until(t, waitLimit, "node "+second+"'s pods gone", func() error {
+		pods, err := tn.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + second})
+		if err == nil && len(pods.Items) > 0 {
+			err = fmt.Errorf("node %s still has %d pods, %s first", second, len(pods.Items), pods.Items[0].Name)
+		}
+		return err
+	})
+	poll.Until(t, waitLimit, "the agent's DaemonSet on the first node only", func() error { return tn.agents.DaemonSetReadyOnAll(ctx) })
+	if reason := tn.waitUnschedulable(ctx, t, "claim-5"); !strings.Contains(reason, "0/1 nodes are available") {
+		t.Errorf("claim-5 with one node left: %q, want it weighed on the one", reason)
+	}
 }
 
 // nodeSlice returns nil once the node has one ResourceSlice of the driver,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,12 +120,23 @@ func (c *Cluster) addNodes(ctx context.Context) error {
 // stopped with the cluster.
 func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
 	c.mu.Lock()
-	index := len(c.added) + 2
-	n := &Node{
-		c:    c,
-		name: fmt.Sprintf("%s-%d", NodeName, index),
-		dir:  filepath.Join(c.dir, addedNodeDirPrefix+strconv.Itoa(index)),
+	// The first index whose dir is free: a removed node's name and dir
+	// are not reused.
+	index := 2
+	dir := filepath.Join(c.dir, addedNodeDirPrefix+strconv.Itoa(index))
+	for {
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("cluster: create %s: %w", dir, err)
+		}
+		index++
+		dir = filepath.Join(c.dir, addedNodeDirPrefix+strconv.Itoa(index))
 	}
+	n := &Node{c: c, name: fmt.Sprintf("%s-%d", NodeName, index), dir: dir}
 	c.added = append(c.added, n)
 	c.mu.Unlock()
 	if err := n.start(ctx, index); err != nil {
@@ -432,6 +444,28 @@ func (n *Node) stop() error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("node %s: %w", n.name, err)
 	}
+	return nil
+}
+
+// Remove takes the node out of the cluster as an operator does with a
+// machine: Stop, then its Node object deleted. The cluster no longer
+// lists it (Nodes, AllNodes); the control plane forgets what was bound to
+// it (the pod garbage collector its pods, the garbage collector what the
+// Node owns).
+func (n *Node) Remove(ctx context.Context) error {
+	if err := n.Stop(); err != nil {
+		return err
+	}
+	client, err := n.c.Clientset()
+	if err != nil {
+		return err
+	}
+	if err := client.CoreV1().Nodes().Delete(ctx, n.name, metav1.DeleteOptions{}); err != nil {
+		return fmt.Errorf("cluster: delete node %s: %w", n.name, err)
+	}
+	n.c.mu.Lock()
+	defer n.c.mu.Unlock()
+	n.c.added = slices.DeleteFunc(n.c.added, func(added *Node) bool { return added == n })
 	return nil
 }
 
