@@ -1,6 +1,7 @@
 package memifwiring_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,6 +126,10 @@ type agentSetup struct {
 	networksConf string
 	// claimDevices is the device manager's claim-device-count.
 	claimDevices int
+	// devices is the device manager's device-count; 0: 8.
+	devices int
+	// startLimit bounds the wait for the startup resync; 0: waitLimit.
+	startLimit time.Duration
 }
 
 // startAgent starts the agent with the vswitch stand-in; options set the
@@ -164,7 +169,7 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 	}
 
 	dmCfg := dmconfig.Default()
-	dmCfg.DeviceCount = 8
+	dmCfg.DeviceCount = cmp.Or(setup.devices, 8)
 	dmCfg.ClaimDeviceCount = setup.claimDevices
 	dmCfg.PluginDir = filepath.Join(dir, "device-plugins")
 	dmCfg.SocketRoot = filepath.Join(dir, "memif")
@@ -242,7 +247,7 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 			t.Fatalf("%s: %v", step.name, err)
 		}
 	}
-	a.barrier(t)
+	a.barrierWithin(t, cmp.Or(setup.startLimit, waitLimit))
 	return a
 }
 
@@ -268,9 +273,15 @@ func (a *testAgent) push(t testing.TB, event controllerapi.Event) {
 
 func (a *testAgent) barrier(t testing.TB) {
 	t.Helper()
+	a.barrierWithin(t, waitLimit)
+}
+
+// barrierWithin is barrier, waiting at most limit.
+func (a *testAgent) barrierWithin(t testing.TB, limit time.Duration) {
+	t.Helper()
 	event := barrier{controllerapi.NewResult()}
 	a.push(t, event)
-	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
 	defer cancel()
 	if err := event.Wait(ctx); err != nil {
 		t.Fatalf("wait for the events before the barrier: %v", err)
