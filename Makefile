@@ -35,6 +35,11 @@ peers:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$$(scripts/version.sh ldflags)" -o $(BIN)/ ./cmd/...
 
+# staticcheck (dead code, deprecated calls, always-true conditions) is
+# built from its module by go run, at the version pinned here, and cached by
+# Go's build cache like the tests.
+STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 # vet builds with -race as make test does, so that the packages it compiles
 # are the ones the tests reuse from Go's build cache (on a fresh machine
 # the Kubernetes dependencies are otherwise compiled once more).
@@ -45,6 +50,8 @@ lint: deps
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	scripts/generate.sh --check
 	scripts/chart.sh --check
+	$(STATICCHECK) ./...
+	cd $(E2E_MODULE) && $(STATICCHECK) ./...
 
 test: deps peers test-unit test-e2e bench-smoke fuzz
 
