@@ -49,13 +49,22 @@ const (
 // specs or watches meet there.
 func startCluster(tb testing.TB, opts cluster.Options) (*cluster.Cluster, kubernetes.Interface) {
 	tb.Helper()
+	c, client := startChartCluster(tb, opts)
+	if err := memifnode.ApplyChartTemplates(context.Background(), c, []string{"templates/deviceclass.yaml"}, "--set", "dra.enabled=true"); err != nil {
+		tb.Fatalf("apply the chart's DeviceClass: %v", err)
+	}
+	return c, client
+}
+
+// startChartCluster is startCluster for the cases that install the chart
+// with dra.enabled: its release makes and owns the DeviceClass, and helm
+// refuses to install over one it does not own.
+func startChartCluster(tb testing.TB, opts cluster.Options) (*cluster.Cluster, kubernetes.Interface) {
+	tb.Helper()
 	c := cluster.StartForTest(tb, opts)
 	client, err := c.Clientset()
 	if err != nil {
 		tb.Fatal(err)
-	}
-	if err := memifnode.ApplyChartTemplates(context.Background(), c, []string{"templates/deviceclass.yaml"}, "--set", "dra.enabled=true"); err != nil {
-		tb.Fatalf("apply the chart's DeviceClass: %v", err)
 	}
 	if out, err := c.Kubectl(context.Background(), "apply", "-f", "../../../k8s/dra/resourceclaimtemplate.yaml"); err != nil {
 		tb.Fatalf("apply the claim template: %v\n%s", err, out)
