@@ -106,11 +106,12 @@ func TestNetworksOnARealNode(t *testing.T) {
 	step("networks.conf change applied live: a new network green", s.liveChange)
 	step("l2 network pods: testpmd pods pass traffic through the bridge domain", s.l2Traffic)
 	step("DRA: a claim's MemifConfig gives its network, mode and address", s.claimConfig)
-	// The last two need only the pods the steps before left: each runs
-	// whatever the other found. The rx mode is read before the restart: a
+	// The last three need only the pods the steps before left: each runs
+	// whatever the others found. The rx mode is read before the restart: a
 	// new agent applies the models' rx modes to the links it finds up.
 	t.Run("networks.conf change applied live: red's new rx mode in the node's VPP", s.liveRxMode)
 	t.Run("agent restart: no VPP change, the same addresses", s.agentRestart)
+	t.Run("VPP down past vswitch-health-grace: new memif pods wait; VPP back, they run", s.vswitchDown)
 }
 
 func start(t *testing.T) *suite {
@@ -505,6 +506,153 @@ func (s *suite) agentRestart(t *testing.T) {
 		t.Errorf("the new agent changed the node's VPP: %d of the %d API messages it received since are not reads: %s", len(changes), received, strings.Join(changes, ", "))
 	}
 	t.Logf("agent restart with pods in red, blue, green, tiny (l3) and pods (l2): the node's VPP received %d API messages, %d changes", received, len(changes))
+}
+
+// The pods vswitchDown creates while the node's VPP is down: one through
+// the device plugin, one through a claim of anyTemplate, which names no
+// network (the default network pods).
+const (
+	downDevice  = "down-device"
+	downClaim   = "down-claim"
+	anyTemplate = "memif-any"
+)
+
+// vswitchDown kills the node's VPP and waits past the agent's
+// vswitch-health-grace: kubelet reports no allocatable memif, so a new
+// device plugin pod stays Pending with the scheduler's reason, and the
+// node's ResourceSlice taints its devices, so a new claim pod stays
+// unscheduled. VPP started again (the same run directory and API socket):
+// both pods are scheduled and run with their memifs wired, and the pods
+// that held memifs before hold the same ones.
+func (s *suite) vswitchDown(t *testing.T) {
+	ctx := t.Context()
+	before, err := s.n.Memifctl(ctx, "--show-secrets", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := &resourcev1.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: anyTemplate},
+		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+			Requests: []resourcev1.DeviceRequest{{Name: "memif", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: deviceClass}}},
+		}}},
+	}
+	if _, err := s.n.Client().ResourceV1().ResourceClaimTemplates("default").Create(ctx, template, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	s.node.Kill(t)
+	t.Cleanup(func() {
+		if s.node.VPP.Pid() == 0 {
+			s.node.StartAgain(context.Background(), t)
+		}
+	})
+	poll.Until(t, agentTimeout, "no allocatable "+memifnode.ResourceName+" on the node", func() error {
+		allocatable, capacity, err := s.n.Allocatable(ctx)
+		if err == nil && allocatable != 0 {
+			err = fmt.Errorf("allocatable %d of %d", allocatable, capacity)
+		}
+		return err
+	})
+	poll.Until(t, agentTimeout, "the node's devices tainted "+vswitchUnreachable, func() error { return s.devicesTainted(ctx, true) })
+	if _, err := s.n.CreatePod(ctx, memifnode.VPPPod("default", downDevice, "")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.n.CreatePod(ctx, memifnode.VPPClaimPod("default", downClaim, anyTemplate)); err != nil {
+		t.Fatal(err)
+	}
+	deviceReason := s.waitUnschedulable(t, downDevice)
+	if want := "Insufficient " + memifnode.ResourceName; !strings.Contains(deviceReason, want) {
+		t.Errorf("pod %s unschedulable: %q, want %q", downDevice, deviceReason, want)
+	}
+	claimReason := s.waitUnschedulable(t, downClaim)
+	if want := "cannot allocate all claims"; !strings.Contains(claimReason, want) {
+		t.Errorf("pod %s unschedulable: %q, want %q", downClaim, claimReason, want)
+	}
+	t.Logf("VPP down: pod %s unschedulable: %s; pod %s unschedulable: %s", downDevice, deviceReason, downClaim, claimReason)
+	during, err := s.n.Memifctl(ctx, "--show-secrets", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(byID(during), byID(before)) {
+		t.Errorf("allocations with VPP down %+v, before %+v", byID(during), byID(before))
+	}
+
+	s.node.StartAgain(ctx, t)
+	poll.Until(t, agentTimeout, "the node's devices untainted", func() error { return s.devicesTainted(ctx, false) })
+	s.waitVPPPod(t, downDevice)
+	s.waitVPPPod(t, downClaim)
+	after, err := s.n.Memifctl(ctx, "--show-secrets", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, held := range before {
+		i := slices.IndexFunc(after, func(a memifnode.Allocation) bool { return a.AllocationID == held.AllocationID })
+		if i < 0 || !reflect.DeepEqual(after[i], held) {
+			t.Errorf("allocation %s of pod %s before VPP went down: %+v; after it came back: %+v", held.AllocationID, held.PodName, held, after)
+		}
+	}
+	// The pods that held memifs reach each other through the new VPP: the
+	// agent programmed it again from what it holds.
+	s.wantPing(t, redA, s.ip(redB))
+	t.Logf("VPP back: pods %s and %s running; the %d allocations held before are held after, %d in all", downDevice, downClaim, len(before), len(after))
+}
+
+// vswitchUnreachable is the taint key the DRA driver puts on the node's
+// devices while the vswitch is unreachable.
+const vswitchUnreachable = "memif.contivpp.io/vswitch-unreachable"
+
+// devicesTainted returns nil once every device of the node's
+// ResourceSlices carries the vswitchUnreachable taint (tainted) or none
+// does.
+func (s *suite) devicesTainted(ctx context.Context, tainted bool) error {
+	slices, err := s.n.Client().ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	devices, wrong := 0, 0
+	for _, slice := range slices.Items {
+		if slice.Spec.Driver != claims.DefaultDriverName {
+			continue
+		}
+		for _, device := range slice.Spec.Devices {
+			devices++
+			has := false
+			for _, taint := range device.Taints {
+				has = has || (taint.Key == vswitchUnreachable && taint.Effect == resourcev1.DeviceTaintEffectNoSchedule)
+			}
+			if has != tainted {
+				wrong++
+			}
+		}
+	}
+	if devices == 0 || wrong > 0 {
+		return fmt.Errorf("%d of the %d devices of driver %s are not as wanted (tainted %s: %v)", wrong, devices, claims.DefaultDriverName, vswitchUnreachable, tainted)
+	}
+	return nil
+}
+
+// waitUnschedulable waits until the scheduler has found no node for pod
+// name and returns why (its PodScheduled condition's message).
+func (s *suite) waitUnschedulable(t *testing.T, name string) string {
+	t.Helper()
+	var reason string
+	poll.Until(t, podTimeout, "pod default/"+name+" unschedulable", func() error {
+		pod, err := s.n.Client().CoreV1().Pods("default").Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pod.Spec.NodeName != "" {
+			t.Fatalf("pod %s was scheduled on %s with the node's VPP down", name, pod.Spec.NodeName)
+		}
+		for _, condition := range pod.Status.Conditions {
+			if condition.Type == v1.PodScheduled && condition.Status == v1.ConditionFalse && condition.Reason == v1.PodReasonUnschedulable {
+				reason = condition.Message
+				return nil
+			}
+		}
+		return fmt.Errorf("pod %s: conditions %+v", name, pod.Status.Conditions)
+	})
+	return reason
 }
 
 // startVPPPod creates a VPP pod with the annotation networks and waits

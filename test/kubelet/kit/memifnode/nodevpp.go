@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"testing"
 
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 	"github.com/contivpp/memif-agent/test/kit/vppcnf"
@@ -61,6 +62,29 @@ func StartNodeVPPOn(ctx context.Context, node cluster.NodeHost, plugins ...strin
 // Stop closes the API connection and stops VPP.
 func (n *NodeVPP) Stop() error {
 	return errors.Join(n.State.Close(), n.VPP.Stop())
+}
+
+// Kill kills the node's VPP (SIGKILL), as a crash would, after closing
+// the API connection of State; its sockets are gone until StartAgain.
+func (n *NodeVPP) Kill(t testing.TB) {
+	t.Helper()
+	if err := n.State.Close(); err != nil {
+		t.Errorf("close the API connection to the node's VPP: %v", err)
+	}
+	n.VPP.Kill(t)
+}
+
+// StartAgain starts the killed VPP again with the same configuration, run
+// directory and sockets (a fresh VPP with no interfaces), and connects
+// State to it.
+func (n *NodeVPP) StartAgain(ctx context.Context, t testing.TB) {
+	t.Helper()
+	n.VPP.Restart(t)
+	state, err := vppstate.Dial(ctx, n.VPP.APISocket, "memifnode")
+	if err != nil {
+		t.Fatalf("connect to the node's VPP started again: %v", err)
+	}
+	n.State = state
 }
 
 // CLI is vppctl on the node's VPP's CLI socket.
@@ -141,21 +165,37 @@ func (n *NodeVPP) APIChanges(ctx context.Context) (changes []string, received in
 	return changes, len(names), nil
 }
 
-var tracedMessage = regexp.MustCompile(`(?m)^vl_api_(\w+)_t:`)
+var (
+	tracedMessage = regexp.MustCompile(`(?m)^vl_api_(\w+)_t:`)
+	tracedCommand = regexp.MustCompile(`(?m)^\s*cmd: (.*)$`)
+)
 
 // tracedMessages returns the names of the messages in `api trace dump`
-// output, in order.
+// output, in order. A CLI command sent over the binary API (cli_inband)
+// is named with its command, as in cli_inband "show interface memif1/0".
 func tracedMessages(dump string) []string {
 	var names []string
-	for _, m := range tracedMessage.FindAllStringSubmatch(dump, -1) {
-		names = append(names, m[1])
+	headers := tracedMessage.FindAllStringSubmatchIndex(dump, -1)
+	for i, h := range headers {
+		name := dump[h[2]:h[3]]
+		if name == "cli_inband" {
+			end := len(dump)
+			if i+1 < len(headers) {
+				end = headers[i+1][0]
+			}
+			if cmd := tracedCommand.FindStringSubmatch(dump[h[1]:end]); cmd != nil {
+				name += fmt.Sprintf(" %q", cmd[1])
+			}
+		}
+		names = append(names, name)
 	}
 	return names
 }
 
 // readMessage matches the names of the messages that read VPP: dumps and
-// gets (sw_interface_get_table, get_first_msg_id), pings, versions, and a
-// client's own session and event subscriptions.
-var readMessage = regexp.MustCompile(`(_dump|_get)$|(^|_)get_|^(control_ping|show_version|show_threads|want_\w+|memclnt_\w+|sockclnt_\w+|api_versions)$`)
+// gets (sw_interface_get_table, get_first_msg_id), pings, versions, a
+// client's own session and event subscriptions, and CLI show commands
+// (the agent reads interface counters with show interface).
+var readMessage = regexp.MustCompile(`(_dump|_get)$|(^|_)get_|^(control_ping|show_version|show_threads|want_\w+|memclnt_\w+|sockclnt_\w+|api_versions)$|^cli_inband "show `)
 
 func isRead(name string) bool { return readMessage.MatchString(name) }

@@ -19,10 +19,15 @@ vl_api_want_interface_events_t:
 vl_api_get_first_msg_id_t:
 vl_api_ip_route_add_del_t:
 vl_api_cli_inband_t:
+vl_api_cli_inband_t:
+  cmd: show interface memif1/0 memif2/0
+vl_api_cli_inband_t:
+  cmd: set interface state memif1/0 down
 `
 	names := tracedMessages(dump)
 	want := []string{"sockclnt_create", "memif_dump", "sw_interface_get_table", "control_ping", "memif_create_v2",
-		"sw_interface_set_rx_mode", "want_interface_events", "get_first_msg_id", "ip_route_add_del", "cli_inband"}
+		"sw_interface_set_rx_mode", "want_interface_events", "get_first_msg_id", "ip_route_add_del", "cli_inband",
+		`cli_inband "show interface memif1/0 memif2/0"`, `cli_inband "set interface state memif1/0 down"`}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tracedMessages = %v, want %v", names, want)
 	}
@@ -32,7 +37,7 @@ vl_api_cli_inband_t:
 			changes = append(changes, name)
 		}
 	}
-	if wantChanges := []string{"memif_create_v2", "sw_interface_set_rx_mode", "ip_route_add_del", "cli_inband"}; !slices.Equal(changes, wantChanges) {
+	if wantChanges := []string{"memif_create_v2", "sw_interface_set_rx_mode", "ip_route_add_del", "cli_inband", `cli_inband "set interface state memif1/0 down"`}; !slices.Equal(changes, wantChanges) {
 		t.Errorf("changes = %v, want %v", changes, wantChanges)
 	}
 }
