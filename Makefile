@@ -85,8 +85,10 @@ fuzz:
 bench: deps build peers
 	scripts/bench.sh
 
+# DEMO_ARGS are the demo's flags, for example DEMO_ARGS=--nodes=2 (a
+# second node with its own VPP and agent).
 demo: deps build peers
-	cd $(E2E_MODULE) && $(GO) run ./cmd/demo --bin $(BIN)
+	cd $(E2E_MODULE) && $(GO) run ./cmd/demo --bin $(BIN) $(DEMO_ARGS)
 
 image: build
 	scripts/image.sh
