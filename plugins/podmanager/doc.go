@@ -1,11 +1,13 @@
 // Package podmanager is the cn-infra plugin that tells the rest of the agent
 // which pods live on the node. It turns the container runtime's pod
 // lifecycle into AddPod and DeletePod events in the controller event loop
-// and implements api.PodLister and api.PodResolver, from Docker (package dockerpods) and
-// kubelet's pod-resources API (package podresources) together.
+// and implements api.PodLister and api.PodResolver, from the container
+// runtime (a CRI runtime through package cripods, or Docker through package
+// dockerpods; podmanager.conf's runtime chooses, runtime.go) and kubelet's
+// pod-resources API (package podresources) together.
 //
 // It is a thin adapter over package podtracker: it reads podmanager.conf
-// (flag -podmanager-config), creates the Docker and pod-resources clients,
+// (flag -podmanager-config), creates the runtime and pod-resources clients,
 // starts the tracker in AfterInit and stops it in Close. It owns no
 // allocation state and pushes events only; handlers decide what a pod means
 // to them.

@@ -3,12 +3,15 @@
 // controller event loop. It is the framework-free core of the podmanager
 // plugin.
 //
-// A pod is alive while Docker holds a container of it (package dockerpods)
-// or kubelet's pod-resources API lists it (package podresources): kubelet
-// knows a pod as soon as it admits it, Docker knows it until its last
-// container is removed. Both sources are merged per pod ID: the runtime
-// gives the UID and the container evidence (mount sources, annotations),
-// kubelet the device IDs of each container.
+// A pod is alive while the container runtime holds a sandbox or container
+// of it (Deps.Runtime, a podapi.Runtime: a CRI runtime such as containerd or
+// CRI-O through package cripods, or Docker through package dockerpods) or
+// kubelet's pod-resources API lists it (package podresources): kubelet
+// knows a pod as soon as it admits it, the runtime knows it until its last
+// container is removed. Either source may be missing (podmanager.conf
+// runtime: none leaves kubelet alone). Both are merged per pod ID: the
+// runtime gives the UID and the container evidence (mount sources,
+// annotations), kubelet the device IDs of each container.
 //
 // Events, per pod ID:
 //   - AddPod when a pod appears, and again whenever its evidence changes (a
@@ -19,22 +22,23 @@
 //   - DeletePod when the pod is gone from both sources; when a pod is
 //     recreated with a new UID, DeletePod of the old incarnation comes first.
 //
-// Docker's event stream drives most changes; after every reconnection the
-// complete listing is compared with what was announced, and a periodic
-// reconciliation does the same with both sources, so a delete missed while
-// Docker's stream was down is still seen. A source failing alone does not
-// stop the comparison with the other: while Docker cannot be listed, the
+// The runtime's event stream (CRI container events, Docker's events)
+// drives most changes; after every reconnection the complete listing is
+// compared with what was announced, and a periodic reconciliation does the
+// same with both sources, so a delete missed while the stream was down is
+// still seen. A source failing alone does not stop the comparison with the
+// other: while the runtime cannot be listed, the
 // pods are compared with kubelet's listing every gone-grace, and a pod
 // kubelet has stopped listing for that long is deleted (kubelet is the
 // authority on devices, but lists nothing for a moment after it restarts);
-// while kubelet cannot be asked, Docker's listing adds and updates pods but
+// while kubelet cannot be asked, the runtime's listing adds and updates pods but
 // deletes none, since kubelet may have admitted a pod whose containers do
 // not exist yet. ListPods (api.PodLister) returns what the sources that
 // answered list, and says which did not.
 //
 // kubelet removes a deleted pod's containers first and drops the pod from
 // its active pods (what pod-resources lists) a moment later. So a pod that
-// left Docker while kubelet still listed it, or could not be asked, is
+// left the runtime while kubelet still listed it, or could not be asked, is
 // rechecked soon: after 100 ms, then at doubling delays up to 400 ms, for
 // one reconcile period, after which the periodic reconciliation alone
 // follows it. All pods due are rechecked with one listing of each source,
@@ -42,8 +46,8 @@
 // pod-resources rate limit (100 calls a second, bursts of 10).
 //
 // One goroutine owns the announced state and the rechecks and pushes
-// events, in order, retrying while the controller's queue is full; Docker's
-// watcher runs in a second one. Close stops both. ListPods (api.PodLister)
+// events, in order, retrying while the controller's queue is full; the
+// runtime's watcher runs in a second one. Close stops both. ListPods (api.PodLister)
 // and ResolvePod (api.PodResolver) ask both sources directly; callers keep
 // them off the event loop, which does no network I/O.
 //
