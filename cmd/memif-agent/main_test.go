@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -144,6 +145,8 @@ func agentConfigDir(t *testing.T, extra map[string]string) string {
 		"podmanager.conf":    fmt.Sprintf("docker-endpoint: unix://%[1]s/docker.sock\npod-resources-socket: %[1]s/pod-resources/kubelet.sock\n", root),
 		"nodeapi.conf":       fmt.Sprintf("socket-path: %s/api/api.sock\n", root),
 		"health.conf":        fmt.Sprintf("probe-socket: %s/api/probe.sock\n", root),
+		// A free port: agents side by side must not meet on 9752.
+		"metrics.conf": "address: 127.0.0.1\nport: " + loopback.FreePort(t) + "\n",
 	}
 	for name, content := range extra {
 		files[name] = content
@@ -322,20 +325,26 @@ func TestAgentHTTPChangesOffByDefault(t *testing.T) {
 	}
 }
 
+// TestAgentHTTPEndpointFromConfigFile: the agent listens on http.conf's
+// endpoint and on metrics.conf's, nowhere else.
 func TestAgentHTTPEndpointFromConfigFile(t *testing.T) {
-	port := loopback.FreePort(t)
-	configDir := agentConfigDir(t, map[string]string{"http.conf": "endpoint: " + net.JoinHostPort("127.0.0.2", port) + "\n"})
+	port, metricsPort := loopback.FreePort(t), loopback.FreePort(t)
+	configDir := agentConfigDir(t, map[string]string{"http.conf": "endpoint: " + net.JoinHostPort("127.0.0.2", port) + "\n",
+		"metrics.conf": "address: 127.0.0.3\nport: " + metricsPort + "\n"})
 	agent := startAgent(t, configDir)
 	agent.httpPort = port
+	httpEndpoint := net.JoinHostPort("127.0.0.2", port)
 	var addresses []string
+	// The HTTP server starts last.
 	poll.Until(t, 60*time.Second, "the agent listening on the endpoint of http.conf", func() error {
-		if addresses = listeningAddresses(t, agent.cmd.Process.Pid); len(addresses) == 0 {
-			return errors.New("it listens on no TCP address yet")
+		if addresses = listeningAddresses(t, agent.cmd.Process.Pid); !slices.Contains(addresses, httpEndpoint) {
+			return fmt.Errorf("it listens on %v", addresses)
 		}
 		return nil
 	})
-	if want := net.JoinHostPort("127.0.0.2", port); addresses[0] != want || len(addresses) != 1 {
-		t.Fatalf("agent listens on %v; want only %s from http.conf", addresses, want)
+	want := []string{httpEndpoint, net.JoinHostPort("127.0.0.3", metricsPort)}
+	if slices.Sort(addresses); !slices.Equal(addresses, want) {
+		t.Fatalf("agent listens on %v; want only %s from http.conf and %s from metrics.conf", addresses, want[0], want[1])
 	}
 }
 

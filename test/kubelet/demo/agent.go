@@ -54,14 +54,15 @@ func newAgent(binDir string, cfg agentConfig) (*agent, error) {
 		probeSocket: filepath.Join(cfg.dir, "api", "probe.sock"),
 		logPath:     filepath.Join(cfg.dir, "memif-agent.log"),
 	}
-	// A free port, not the default: an agent may already run here.
-	ports, err := loopback.Ports(1)
+	// Free ports, not the defaults: an agent may already run here.
+	ports, err := loopback.Ports(2)
 	if err != nil {
 		return nil, err
 	}
 	a.httpAddr = net.JoinHostPort("127.0.0.1", ports[0])
 	files := map[string]string{
-		"http.conf": "endpoint: " + a.httpAddr + "\n",
+		"http.conf":    "endpoint: " + a.httpAddr + "\n",
+		"metrics.conf": "address: 127.0.0.1\nport: " + ports[1] + "\n",
 		"devicemanager.conf": fmt.Sprintf("device-count: %d\nsocket-root: %s\ncheckpoint-path: %s\n",
 			cfg.deviceCount, a.socketRoot, filepath.Join(cfg.dir, "checkpoint", "checkpoint.json")),
 		"nodeapi.conf": "socket-path: " + a.apiSocket + "\n",

@@ -65,6 +65,10 @@ type Agent struct {
 	ProbeSocket string
 	LogPath     string
 	HTTPAddr    string
+	// MetricsAddr is where the metrics listener (metrics.conf) serves: a
+	// free loopback port, so that agents side by side do not meet on the
+	// default 9752.
+	MetricsAddr string
 	// Args are extra command-line arguments of the next start.
 	Args []string
 
@@ -92,6 +96,7 @@ func New(tb testing.TB, setup Setup) *Agent {
 	}
 	WriteConfig(tb, a.ConfigDir, map[string]string{
 		"http.conf":          "endpoint: " + a.HTTPAddr + "\n",
+		"metrics.conf":       metricsConfig(tb, a.MetricsAddr),
 		"devicemanager.conf": a.DeviceManagerConfig(setup),
 		"nodeapi.conf":       "socket-path: " + a.APISocket + "\n" + setup.NodeAPI,
 		"health.conf":        "probe-socket: " + a.ProbeSocket + "\n",
@@ -153,6 +158,7 @@ func newPaths(tb testing.TB, dir string, setup Setup) *Agent {
 		ProbeSocket:    filepath.Join(dir, "api", "probe.sock"),
 		LogPath:        filepath.Join(dir, "agent.log"),
 		HTTPAddr:       net.JoinHostPort("127.0.0.1", loopback.FreePort(tb)),
+		MetricsAddr:    net.JoinHostPort("127.0.0.1", loopback.FreePort(tb)),
 		tb:             tb,
 		readyPoll:      setup.ReadyPoll,
 	}
@@ -226,4 +232,14 @@ func keepLog(tb testing.TB, path string) {
 	if _, err := kept.Write(content); err == nil {
 		tb.Logf("agent log kept at %s", kept.Name())
 	}
+}
+
+// metricsConfig is metrics.conf serving on addr (host:port).
+func metricsConfig(tb testing.TB, addr string) string {
+	tb.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		tb.Fatalf("metrics address %s: %v", addr, err)
+	}
+	return "address: " + host + "\nport: " + port + "\n"
 }
