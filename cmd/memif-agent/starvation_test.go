@@ -50,7 +50,7 @@ const (
 // TestProbesAnswerWhileALocalUserFillsTheHTTPPort: the user nobody holds
 // 2,000 connections to the agent's loopback HTTP port and reopens each one
 // the agent closes. The liveness and readiness probes of the DaemonSet
-// (k8s/base), asked as kubelet asks them, pass every time meanwhile, and
+// (k8s/memif-agent.yaml), asked as kubelet asks them, pass every time meanwhile, and
 // the agent's descriptors stay bounded. With probes on the HTTP port, each
 // would wait behind the attacker's connections in the kernel's accept
 // queue and time out, and kubelet would restart the agent.
@@ -105,23 +105,30 @@ func TestProbesAnswerWhileALocalUserFillsTheHTTPPort(t *testing.T) {
 	}
 }
 
-// daemonSetContainer is the agent's container of k8s/base/daemonset.yaml.
+// daemonSetContainer is the agent's container of the DaemonSet in
+// k8s/memif-agent.yaml, the chart's default render.
 func daemonSetContainer(t *testing.T) corev1.Container {
 	t.Helper()
-	content, err := os.ReadFile(filepath.Join("..", "..", "k8s", "base", "daemonset.yaml"))
+	const manifests = "k8s/memif-agent.yaml"
+	content, err := os.ReadFile(filepath.Join("..", "..", manifests))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var daemonSet appsv1.DaemonSet
-	if err := yaml.Unmarshal(content, &daemonSet); err != nil {
-		t.Fatalf("k8s/base/daemonset.yaml: %v", err)
-	}
-	for _, container := range daemonSet.Spec.Template.Spec.Containers {
-		if container.Name == "memif-agent" {
-			return container
+	for _, document := range strings.Split(string(content), "\n---\n") {
+		var daemonSet appsv1.DaemonSet
+		if err := yaml.Unmarshal([]byte(document), &daemonSet); err != nil {
+			t.Fatalf("%s: %v", manifests, err)
+		}
+		if daemonSet.Kind != "DaemonSet" {
+			continue
+		}
+		for _, container := range daemonSet.Spec.Template.Spec.Containers {
+			if container.Name == "memif-agent" {
+				return container
+			}
 		}
 	}
-	t.Fatal("k8s/base/daemonset.yaml has no memif-agent container")
+	t.Fatalf("%s has no DaemonSet with a memif-agent container", manifests)
 	return corev1.Container{}
 }
 

@@ -37,7 +37,7 @@ const (
 
 // DefaultEndpoints are the CRI sockets of containerd and CRI-O, in the
 // order a node is looked at: on the node, then where the agent's DaemonSet
-// mounts the node's /run (k8s/base/daemonset.yaml).
+// mounts the node's /run (the chart's templates/daemonset.yaml).
 var DefaultEndpoints = []string{
 	"/run/containerd/containerd.sock", "/run/crio/crio.sock",
 	"/host/run/containerd/containerd.sock", "/host/run/crio/crio.sock",
