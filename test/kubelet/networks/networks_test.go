@@ -526,6 +526,22 @@ const (
 // that held memifs before hold the same ones.
 func (s *suite) vswitchDown(t *testing.T) {
 	ctx := t.Context()
+	// From an agent that serves the node with VPP up: a newly started one
+	// (re-registering, or within its first grace) would tell the
+	// scheduler nothing of this step's VPP.
+	poll.Until(t, agentTimeout, "the agent Ready and every memif allocatable", func() error {
+		if err := s.n.DaemonSetReady(ctx); err != nil {
+			return err
+		}
+		allocatable, capacity, err := s.n.Allocatable(ctx)
+		if err == nil && (capacity == 0 || allocatable != capacity) {
+			err = fmt.Errorf("allocatable %d of %d", allocatable, capacity)
+		}
+		if err == nil {
+			err = s.devicesTainted(ctx, false)
+		}
+		return err
+	})
 	before, err := s.n.Memifctl(ctx, "--show-secrets", "list")
 	if err != nil {
 		t.Fatal(err)
@@ -548,7 +564,7 @@ func (s *suite) vswitchDown(t *testing.T) {
 	})
 	poll.Until(t, agentTimeout, "no allocatable "+memifnode.ResourceName+" on the node", func() error {
 		allocatable, capacity, err := s.n.Allocatable(ctx)
-		if err == nil && allocatable != 0 {
+		if err == nil && (allocatable != 0 || capacity == 0) {
 			err = fmt.Errorf("allocatable %d of %d", allocatable, capacity)
 		}
 		return err
