@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
@@ -47,8 +48,12 @@ type incoming struct {
 	data []byte
 }
 
+// connections numbers the process's connections (Conn.Generation).
+var connections atomic.Uint64
+
 // Conn is one connection to VPP's API socket, safe for concurrent use.
 type Conn struct {
+	generation  uint64
 	socket      string
 	netConn     net.Conn
 	timeout     time.Duration
@@ -83,7 +88,7 @@ func Dial(ctx context.Context, socket, clientName string, timeout time.Duration)
 	if err != nil {
 		return nil, fmt.Errorf("connect to VPP API socket %s (is VPP running with socksvr there?): %w", socket, err)
 	}
-	c := &Conn{socket: socket, netConn: netConn, timeout: timeout, pending: map[uint32]*call{},
+	c := &Conn{generation: connections.Add(1), socket: socket, netConn: netConn, timeout: timeout, pending: map[uint32]*call{},
 		done: make(chan struct{}), readerDone: make(chan struct{})}
 	err = c.handshake(ctx, clientName)
 	var mismatch *APIMismatchError
@@ -99,6 +104,11 @@ func Dial(ctx context.Context, socket, clientName string, timeout time.Duration)
 	}
 	return c, nil
 }
+
+// Generation numbers the connection among the process's, from 1: what VPP
+// reported over one connection is told from another's by it, without
+// keeping the connection, whose state its reader goroutine changes.
+func (c *Conn) Generation() uint64 { return c.generation }
 
 // version asks VPP its version, or returns "" when show_version is one
 // of the messages whose definitions differ.

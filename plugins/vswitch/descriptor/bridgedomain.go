@@ -41,8 +41,9 @@ type BridgeDomains struct {
 // bridgeDomainMetadata is what the scheduler keeps of a bridge domain.
 type bridgeDomainMetadata struct {
 	id uint32
-	// conn is the connection over which VPP reported id.
-	conn *vppapi.Conn
+	// connection is the Generation of the connection over which VPP
+	// reported id.
+	connection uint64
 }
 
 // NewBridgeDomains returns the descriptors; conn gives the VPP connection
@@ -154,7 +155,7 @@ func (d *BridgeDomains) create(_ string, value proto.Message) (kvs.Metadata, err
 	if err := request(context.Background(), conn, req, &created); err != nil {
 		return nil, fmt.Errorf("create bridge domain %s: %w", bd.Name, err)
 	}
-	return &bridgeDomainMetadata{id: created.BdID, conn: conn}, nil
+	return &bridgeDomainMetadata{id: created.BdID, connection: conn.Generation()}, nil
 }
 
 func (d *BridgeDomains) delete(_ string, value proto.Message, metadata kvs.Metadata) error {
@@ -178,7 +179,7 @@ func (d *BridgeDomains) delete(_ string, value proto.Message, metadata kvs.Metad
 // is asked by the bridge domain's tag. Nil: VPP has no such bridge domain
 // of the agent's.
 func (d *BridgeDomains) current(conn *vppapi.Conn, name string, metadata kvs.Metadata) (*bridgeDomainMetadata, error) {
-	if meta, ok := metadata.(*bridgeDomainMetadata); ok && meta.conn == conn {
+	if meta, ok := metadata.(*bridgeDomainMetadata); ok && meta.connection == conn.Generation() {
 		return meta, nil
 	}
 	domains, err := vppapi.Dump[vppmsg.BridgeDomainDetails](context.Background(), conn, &vppmsg.BridgeDomainDump{BdID: ^uint32(0), SwIfIndex: allInterfaces})
@@ -187,7 +188,7 @@ func (d *BridgeDomains) current(conn *vppapi.Conn, name string, metadata kvs.Met
 	}
 	for _, domain := range domains {
 		if domain.BdTag == owner.Tag(name) {
-			return &bridgeDomainMetadata{id: domain.BdID, conn: conn}, nil
+			return &bridgeDomainMetadata{id: domain.BdID, connection: conn.Generation()}, nil
 		}
 	}
 	return nil, nil
@@ -219,7 +220,7 @@ func (d *BridgeDomains) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, er
 			}
 		}
 		values = append(values, kvs.KVWithMetadata{Key: vpp_l2.BridgeDomainKey(bd.Name), Value: bd,
-			Metadata: &bridgeDomainMetadata{id: domain.BdID, conn: conn}, Origin: kvs.FromNB})
+			Metadata: &bridgeDomainMetadata{id: domain.BdID, connection: conn.Generation()}, Origin: kvs.FromNB})
 	}
 	return values, nil
 }
@@ -236,7 +237,7 @@ func (d *BridgeDomains) bindArgs(key string) (*vppapi.Conn, uint32, vppmsg.Inter
 	switch {
 	case !found || meta == nil:
 		return nil, 0, 0, fmt.Errorf("the KV scheduler holds no bridge domain %s", bdName)
-	case meta.conn != conn:
+	case meta.connection != conn.Generation():
 		return nil, 0, 0, fmt.Errorf("bridge domain %s: %w", bdName, errStaleIndex)
 	}
 	iface, err := d.interfaces.lookup(conn, ifName)

@@ -25,10 +25,10 @@ type InterfaceMetadata struct {
 
 	// socket is a memif's socket filename.
 	socket string
-	// conn is the connection over which VPP reported Index: after a
-	// reconnection VPP may have restarted and given it to another
-	// interface.
-	conn *vppapi.Conn
+	// connection is the Generation of the connection over which VPP
+	// reported Index: after a reconnection VPP may have restarted and
+	// given it to another interface.
+	connection uint64
 }
 
 // errStaleIndex: the scheduler's index predates the current connection.
@@ -84,7 +84,7 @@ func (x InterfaceIndex) lookup(conn *vppapi.Conn, name string) (*InterfaceMetada
 	switch {
 	case !found:
 		return nil, fmt.Errorf("the KV scheduler holds no interface %s", name)
-	case meta.conn != conn:
+	case meta.connection != conn.Generation():
 		return nil, fmt.Errorf("interface %s: %w", name, errStaleIndex)
 	}
 	return meta, nil

@@ -249,7 +249,7 @@ func (d *Interfaces) remove(ctx context.Context, conn *vppapi.Conn, iface *vpp_i
 // restarted and given its index to another interface), when VPP is asked
 // by the interface's tag. Nil: VPP has no such interface of the agent's.
 func (d *Interfaces) current(ctx context.Context, conn *vppapi.Conn, name string, metadata kvs.Metadata) (*InterfaceMetadata, error) {
-	if meta, ok := metadata.(*InterfaceMetadata); ok && meta.conn == conn {
+	if meta, ok := metadata.(*InterfaceMetadata); ok && meta.connection == conn.Generation() {
 		return meta, nil
 	}
 	state, err := readState(ctx, conn)

@@ -53,7 +53,7 @@ func (d *Interfaces) createMemif(ctx context.Context, conn *vppapi.Conn, iface *
 		}
 		return nil, fmt.Errorf("on %s: %w", link.SocketFilename, err)
 	}
-	return &InterfaceMetadata{Index: created.SwIfIndex, SocketID: req.SocketID, socket: link.SocketFilename, conn: conn}, nil
+	return &InterfaceMetadata{Index: created.SwIfIndex, SocketID: req.SocketID, socket: link.SocketFilename, connection: conn.Generation()}, nil
 }
 
 // socketID returns the ID VPP gave filename, when a memif the scheduler
@@ -102,5 +102,5 @@ func createLoopback(ctx context.Context, conn *vppapi.Conn, iface *vpp_interface
 	if err := request(ctx, conn, req, &created); err != nil {
 		return nil, err
 	}
-	return &InterfaceMetadata{Index: created.SwIfIndex, conn: conn}, nil
+	return &InterfaceMetadata{Index: created.SwIfIndex, connection: conn.Generation()}, nil
 }

@@ -83,7 +83,7 @@ func (s *vppState) byName(name string) (vppmsg.InterfaceIndex, bool) {
 
 // metadata is the scheduler's metadata of the interface at index.
 func (s *vppState) metadata(conn *vppapi.Conn, index vppmsg.InterfaceIndex) *InterfaceMetadata {
-	meta := &InterfaceMetadata{Index: index, conn: conn}
+	meta := &InterfaceMetadata{Index: index, connection: conn.Generation()}
 	if memif := s.memifs[index]; memif != nil {
 		meta.SocketID, meta.socket = memif.SocketID, s.sockets[memif.SocketID]
 	}
