@@ -271,4 +271,6 @@ func (p *Plugin) NetworksStatePath() string { return p.dm.NetworksStatePath() }
 
 // PreparedClaims implements dmapi.PreparedClaimsSource: the DRA driver
 // checks them against the API server when it starts.
-func (p *Plugin) PreparedClaims() []dmapi.ClaimRef { return p.dm.PreparedClaims() }
+func (p *Plugin) PreparedClaims(ctx context.Context) ([]dmapi.ClaimRef, error) {
+	return p.dm.PreparedClaims(ctx)
+}

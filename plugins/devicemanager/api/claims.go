@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -213,7 +214,8 @@ type ClaimRef struct {
 // claim of the cluster. Its method is safe from any goroutine.
 type PreparedClaimsSource interface {
 	// PreparedClaims returns one ClaimRef per prepared claim, sorted by
-	// UID. Namespace and Name are empty for a claim prepared before the
-	// checkpoint kept them.
-	PreparedClaims() []ClaimRef
+	// UID, once the checkpoint is restored (the startup resync); it fails
+	// when ctx ends first. Namespace and Name are empty for a claim
+	// prepared before the checkpoint kept them.
+	PreparedClaims(ctx context.Context) ([]ClaimRef, error)
 }

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -179,13 +180,20 @@ func (m *Manager) syncClaims(ev *dmapi.SyncClaims, ops controllerapi.EventOperat
 	return fmt.Sprintf("claims synced with the API server: releasing %v, bound pods %v", ev.Released, bound), errors.Join(errs...)
 }
 
-// PreparedClaims implements dmapi.PreparedClaimsSource.
-func (m *Manager) PreparedClaims() []dmapi.ClaimRef {
+// PreparedClaims implements dmapi.PreparedClaimsSource. Before the startup
+// resync has restored the checkpoint the node seems to hold no claim, and
+// a claims' sync judging that would release every claim it holds.
+func (m *Manager) PreparedClaims(ctx context.Context) ([]dmapi.ClaimRef, error) {
+	select {
+	case <-m.restored:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for the startup resync to restore the checkpoint: %w", context.Cause(ctx))
+	}
 	byUID := map[string]dmapi.ClaimRef{}
 	for _, a := range m.state.List() {
 		if a.ClaimUID != "" {
 			byUID[a.ClaimUID] = dmapi.ClaimRef{UID: a.ClaimUID, Namespace: a.ClaimNamespace, Name: a.ClaimName}
 		}
 	}
-	return slices.SortedFunc(maps.Values(byUID), func(a, b dmapi.ClaimRef) int { return strings.Compare(a.UID, b.UID) })
+	return slices.SortedFunc(maps.Values(byUID), func(a, b dmapi.ClaimRef) int { return strings.Compare(a.UID, b.UID) }), nil
 }

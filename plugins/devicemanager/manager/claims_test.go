@@ -177,6 +177,46 @@ func TestPreparedClaimSurvivesRestartAndCollection(t *testing.T) {
 	}
 }
 
+// TestPreparedClaimsWaitForTheCheckpoint: the DRA driver asks which claims
+// the node holds as it starts, which may be before the startup resync has
+// restored the checkpoint. An answer then would be "none", and the claims'
+// sync built on it released every claim of the node, pods running (seen
+// when the agent's pod was replaced). The answer waits for the restore.
+func TestPreparedClaimsWaitForTheCheckpoint(t *testing.T) {
+	cfg := claimConfig(t)
+	first := startClaims(t, cfg)
+	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, first)
+	event := dmapi.NewPrepareClaim("claim-1", "ns", "dpdk-memif", claimPod, []dmapi.ClaimRequest{{Name: "net", DeviceIDs: []string{"memif-dra-000"}}})
+	if err := loop.PushEvent(event); err != nil {
+		t.Fatal(err)
+	}
+	if err := event.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	loop.Close()
+
+	second := startClaims(t, cfg)
+	answered := make(chan []dmapi.ClaimRef, 1)
+	go func() {
+		refs, err := second.PreparedClaims(t.Context())
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- refs
+	}()
+	devicemanagertest.StartLoop(t, fakevswitch.Committer{}, second)
+	want := []dmapi.ClaimRef{{UID: "claim-1", Namespace: "ns", Name: "dpdk-memif"}}
+	if refs := <-answered; !slices.Equal(refs, want) {
+		t.Errorf("PreparedClaims of the restarted manager = %+v, want %+v", refs, want)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := startClaims(t, cfg).PreparedClaims(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("PreparedClaims of a manager whose startup resync never comes, its context ended = %v, want context.Canceled", err)
+	}
+}
+
 // TestSyncClaimsAfterRestart: the agent restarts from the checkpoint, the
 // DRA driver lists the claims; what was deleted or unreserved meanwhile is
 // released, a binding the checkpoint lacks is learned from the claim's

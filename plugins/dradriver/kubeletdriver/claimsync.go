@@ -26,8 +26,12 @@ import (
 func (d *Driver) syncClaims(ctx context.Context) error {
 	listedAt := time.Now()
 	live := map[string]dmapi.ClaimStatus{}
+	refs, err := d.cfg.Prepared.PreparedClaims(ctx)
+	if err != nil {
+		return err
+	}
 	var nameless []string
-	for _, ref := range d.cfg.Prepared.PreparedClaims() {
+	for _, ref := range refs {
 		if ref.Name == "" {
 			nameless = append(nameless, ref.UID)
 			live[ref.UID] = dmapi.ClaimStatus{Unread: true}

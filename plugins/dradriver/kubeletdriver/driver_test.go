@@ -297,12 +297,12 @@ func TestRestartSyncsClaimsWithTheAPIServer(t *testing.T) {
 // by an agent that kept no claim names, names none of its claims.
 type namelessClaims struct{ dmapi.PreparedClaimsSource }
 
-func (s namelessClaims) PreparedClaims() []dmapi.ClaimRef {
-	refs := s.PreparedClaimsSource.PreparedClaims()
+func (s namelessClaims) PreparedClaims(ctx context.Context) ([]dmapi.ClaimRef, error) {
+	refs, err := s.PreparedClaimsSource.PreparedClaims(ctx)
 	for i := range refs {
 		refs[i].Namespace, refs[i].Name = "", ""
 	}
-	return refs
+	return refs, err
 }
 
 // TestRestartKeepsClaimsItCannotRead: a claim an older agent's checkpoint
