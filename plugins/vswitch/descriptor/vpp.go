@@ -2,7 +2,11 @@ package descriptor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
+
+	"github.com/gogo/protobuf/proto"
 
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
@@ -23,14 +27,29 @@ type model interface {
 }
 
 // withModel fills in the fields by which the KV scheduler matches the
-// model's keys and values, the same for every model descriptor.
+// model's keys and values, the same for every model descriptor, and keeps
+// a value that is not there from the descriptor's Validate.
 func withModel(m model, descriptor *kvs.KVDescriptor) *kvs.KVDescriptor {
 	descriptor.NBKeyPrefix = m.KeyPrefix()
 	descriptor.ValueTypeName = m.ProtoName()
 	descriptor.KeySelector = m.IsKeyValid
 	descriptor.KeyLabel = m.StripKeyPrefix
+	if validate := descriptor.Validate; validate != nil {
+		descriptor.Validate = func(key string, value proto.Message) error {
+			if value == nil || reflect.ValueOf(value).IsNil() {
+				return fmt.Errorf("%s: %w", key, errNoValue)
+			}
+			return validate(key, value)
+		}
+	}
 	return descriptor
 }
+
+// errNoValue: the KV scheduler asked to validate a key without its value,
+// as it does when it re-applies the dependents of a value another
+// transaction removed; the descriptors' checks would panic on it, and the
+// agent with them.
+var errNoValue = errors.New("no value to validate")
 
 // allInterfaces selects every interface in sw_interface_dump.
 const allInterfaces = ^vppmsg.InterfaceIndex(0)
