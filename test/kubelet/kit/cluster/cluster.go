@@ -283,36 +283,18 @@ func (c *Cluster) Kubectl(ctx context.Context, args ...string) (string, error) {
 // namespace, so `ctr run` finds the FIFOs it makes; a path in args is one
 // of the node (the work dir is the same on both).
 func (c *Cluster) Ctr(ctx context.Context, args ...string) (string, error) {
-	argv := c.ns.argv(append([]string{c.ctrBinary(), "--address", c.RuntimeSocket(), "--namespace", "k8s.io"}, args...)...)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
+	return runCtr(ctx, c, c.ctrBinary(), NodeName, args)
 }
 
 // ImportImage imports an image archive (OCI layout or docker save) into
 // the node, where pods find it without a registry.
 func (c *Cluster) ImportImage(ctx context.Context, archive string) error {
-	if _, err := c.Ctr(ctx, "images", "import", archive); err != nil {
-		return fmt.Errorf("cluster: import %s: %w", archive, err)
-	}
-	return nil
+	return importImage(ctx, c, archive)
 }
 
 // ImportOCIImage writes img as an archive in the work dir and imports it.
 func (c *Cluster) ImportOCIImage(ctx context.Context, img ociimage.Image) error {
-	archive, err := os.CreateTemp(c.dir, "image-*.tar")
-	if err != nil {
-		return fmt.Errorf("cluster: image archive: %w", err)
-	}
-	archive.Close()
-	defer os.Remove(archive.Name())
-	if err := img.WriteArchive(archive.Name()); err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	return c.ImportImage(ctx, archive.Name())
+	return importOCIImage(ctx, c, c.dir, img)
 }
 
 // Versions names each peer's version, for a demo's header.

@@ -8,11 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -240,35 +238,18 @@ func (n *Node) RuntimeSocket() string { return n.HostPath(nodeRuntimeSocket) }
 
 // Ctr runs ctr against the node's containerd in the k8s.io namespace.
 func (n *Node) Ctr(ctx context.Context, args ...string) (string, error) {
-	argv := n.NodeArgv(append([]string{n.c.ctrBinary(), "--address", n.RuntimeSocket(), "--namespace", "k8s.io"}, args...)...)
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("ctr on %s %s: %w: %s", n.name, strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
+	return runCtr(ctx, n, n.c.ctrBinary(), n.name, args)
 }
 
 // ImportImage imports an image archive into the node.
 func (n *Node) ImportImage(ctx context.Context, archive string) error {
-	if _, err := n.Ctr(ctx, "images", "import", archive); err != nil {
-		return fmt.Errorf("cluster: import %s: %w", archive, err)
-	}
-	return nil
+	return importImage(ctx, n, archive)
 }
 
 // ImportOCIImage writes img as an archive in the node's dir and imports
 // it.
 func (n *Node) ImportOCIImage(ctx context.Context, img ociimage.Image) error {
-	archive, err := os.CreateTemp(n.dir, "image-*.tar")
-	if err != nil {
-		return fmt.Errorf("cluster: image archive: %w", err)
-	}
-	archive.Close()
-	defer os.Remove(archive.Name())
-	if err := img.WriteArchive(archive.Name()); err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	return n.ImportImage(ctx, archive.Name())
+	return importOCIImage(ctx, n, n.dir, img)
 }
 
 // startContainerd writes the node's containerd and CNI config, as the
