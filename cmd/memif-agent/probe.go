@@ -50,11 +50,8 @@ Flags:
 `)
 		flags.PrintDefaults()
 	}
-	if err := flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, done := parseSubcommandFlags(flags, args); done {
+		return code
 	}
 	urlPath, known := probePaths[flags.Arg(0)]
 	if flags.NArg() != 1 || !known {
@@ -75,4 +72,17 @@ Flags:
 		return 1
 	}
 	return 0
+}
+
+// parseSubcommandFlags parses a subcommand's flags; when done, the
+// subcommand exits with code: 0 after -help, 2 after a bad flag (the flag
+// package has said why).
+func parseSubcommandFlags(flags *flag.FlagSet, args []string) (code int, done bool) {
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, true
+		}
+		return 2, true
+	}
+	return 0, false
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,11 +41,8 @@ Flags:
 `)
 		flags.PrintDefaults()
 	}
-	if err := flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, done := parseSubcommandFlags(flags, args); done {
+		return code
 	}
 	if flags.NArg() != 1 {
 		flags.Usage()
