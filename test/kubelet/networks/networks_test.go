@@ -135,19 +135,7 @@ func start(t *testing.T) *suite {
 	if err := memifnode.ImportVPPImage(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: binDir, Values: []string{values}, Progress: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(n.AgentLogs(context.Background(), 60))
-		}
-	})
-	if err := n.ReachAPIServer(ctx); err != nil {
-		t.Fatal(err)
-	}
-	poll.Until(t, agentTimeout, "daemonset memif-agent Ready", func() error { return n.DaemonSetReady(ctx) })
+	n := memifnode.DeployReady(ctx, t, c, memifnode.Options{BinDir: binDir, Values: []string{values}, Progress: t.Logf}, agentTimeout, 60)
 	return &suite{c: c, n: n, node: node, memifs: map[string]memifnode.PodMemif{}}
 }
 

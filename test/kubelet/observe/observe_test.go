@@ -81,20 +81,8 @@ func start(t *testing.T) *suite {
 			t.Errorf("stop the node's VPP: %v", err)
 		}
 	})
-	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: binDir, Values: []string{values}, Progress: t.Logf,
-		ConfigKeys: map[string]map[string]string{"vswitch.conf": {"link-down-grace": linkDownGrace}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(n.AgentLogs(context.Background(), 80))
-		}
-	})
-	if err := n.ReachAPIServer(ctx); err != nil {
-		t.Fatal(err)
-	}
-	poll.Until(t, agentTimeout, "daemonset memif-agent Ready", func() error { return n.DaemonSetReady(ctx) })
+	n := memifnode.DeployReady(ctx, t, c, memifnode.Options{BinDir: binDir, Values: []string{values}, Progress: t.Logf,
+		ConfigKeys: map[string]map[string]string{"vswitch.conf": {"link-down-grace": linkDownGrace}}}, agentTimeout, 80)
 	return &suite{c: c, n: n}
 }
 
