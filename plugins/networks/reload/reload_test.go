@@ -202,7 +202,16 @@ func TestPlainFileWrites(t *testing.T) {
 	if err := r.lastRefusal(); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("refusal of a missing file = %v, want fs.ErrNotExist", err)
 	}
-	write(red + "#" + strings.Repeat("x", DefaultMaxBytes) + "\n")
+	// The large file is renamed into place: written in place, the watcher
+	// may read it half-written, a valid config below the size limit, and
+	// apply that before it refuses the whole.
+	large := filepath.Join(dir, "large.tmp")
+	if err := os.WriteFile(large, []byte(red+"#"+strings.Repeat("x", DefaultMaxBytes)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(large, path); err != nil {
+		t.Fatal(err)
+	}
 	r.waitFor(t, 1, 2)
 	if err := r.lastRefusal(); !strings.Contains(err.Error(), "larger than 1048576 bytes") {
 		t.Fatalf("refusal of a large file = %v", err)
