@@ -111,6 +111,7 @@ func TestNetworksOnARealNode(t *testing.T) {
 	// new agent applies the models' rx modes to the links it finds up.
 	t.Run("networks.conf change applied live: red's new rx mode in the node's VPP", s.liveRxMode)
 	t.Run("agent restart: no VPP change, the same addresses", s.agentRestart)
+	t.Run("VPP hung (SIGSTOP): a new memif pod is admitted meanwhile; VPP resumed, its memif is wired", s.vswitchHung)
 	t.Run("VPP down past vswitch-health-grace: new memif pods wait; VPP back, they run", s.vswitchDown)
 }
 
@@ -494,6 +495,38 @@ func (s *suite) agentRestart(t *testing.T) {
 		t.Errorf("the new agent changed the node's VPP: %d of the %d API messages it received since are not reads: %s", len(changes), received, strings.Join(changes, ", "))
 	}
 	t.Logf("agent restart with pods in red, blue, green, tiny (l3) and pods (l2): the node's VPP received %d API messages, %d changes", received, len(changes))
+}
+
+// hungPod is the pod vswitchHung creates while the node's VPP is stopped.
+const hungPod = "cnf-hung"
+
+// vswitchHung stops the node's VPP with SIGSTOP, as a hung VPP: its
+// sockets stay open and nothing it is sent is answered. Within
+// vswitch-health-grace (values.yaml) a new memif pod is scheduled and
+// admitted, kubelet's Allocate answered without waiting on VPP, and the
+// agent binds its memif; once VPP runs again, what it owes is applied and
+// the pod's memif connects.
+func (s *suite) vswitchHung(t *testing.T) {
+	ctx := t.Context()
+	s.node.VPP.Pause(t)
+	if _, err := s.n.CreatePod(ctx, memifnode.VPPPod("default", hungPod, `[{"network": "red"}]`)); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, agentTimeout, "pod "+hungPod+"'s memif allocated and bound while VPP is stopped", func() error {
+		list, err := s.n.Memifctl(ctx, "list")
+		if err != nil {
+			return err
+		}
+		for _, memif := range list {
+			if memif.PodNamespace == "default" && memif.PodName == hungPod {
+				return nil
+			}
+		}
+		return fmt.Errorf("memifctl list has no memif of default/%s: %+v", hungPod, list)
+	})
+	s.node.VPP.Resume(t)
+	s.waitVPPPod(t, hungPod)
+	s.wantPing(t, hungPod, s.ip(redA))
 }
 
 // The pods vswitchDown creates while the node's VPP is down: one through
