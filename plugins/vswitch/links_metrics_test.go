@@ -1,9 +1,7 @@
 package vswitch
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 	"github.com/contivpp/memif-agent/test/kit/poll"
-	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
 
@@ -67,33 +64,20 @@ func linkOf(w *linkWatcher, name string) (vswitchapi.MemifLink, error) {
 // counters growing between two checks.
 func TestMemifCountersMoveWithTraffic(t *testing.T) {
 	v := vpp.Start(t)
-	conn, err := vppapi.Dial(t.Context(), v.APISocket, "counters-test", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := dialVPP(t, v, "counters-test")
 	const name, secret = "memif_default_web_app_0", "s3cret"
 	socket, vppName := makeMemif(t, v, conn, name, secret)
 	// Alone in a bridge domain: VPP floods what arrives to no one, and
 	// counts it dropped.
 	v.CLI(t, "set", "interface", "l2", "bridge", vppName, "7")
-	peer, err := testpmd.StartVswitch(t.Context(), testpmd.VswitchConfig{Socket: socket, Secret: secret, Client: true,
-		ForwardMode: "txonly", LogPath: filepath.Join(t.TempDir(), "peer.log")})
-	if err != nil {
-		t.Fatalf("memif peer on %s: %v", socket, err)
-	}
-	t.Cleanup(func() { peer.Stop() })
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := peer.WaitLinkUp(ctx); err != nil {
-		t.Fatal(err)
-	}
+	waitLinkUp(t, startPodSide(t, socket, secret, "txonly"))
 	clock := time.Unix(1000, 0)
 	events := &toldEvents{}
 	w := watcherOn(t, conn, events, &clock)
 	var first vswitchapi.MemifLink
 	poll.Until(t, time.Minute, "packets counted on "+vppName, func() error {
 		w.check(t.Context())
+		var err error
 		first, err = linkOf(w, name)
 		if err == nil && (!first.Up || first.Counters.RxPackets == 0) {
 			err = fmt.Errorf("link %+v", first)
@@ -122,11 +106,7 @@ func TestMemifCountersMoveWithTraffic(t *testing.T) {
 // for the grace, not before, and not again.
 func TestWrongSecretAndLinkDownAreTold(t *testing.T) {
 	v := vpp.Start(t)
-	conn, err := vppapi.Dial(t.Context(), v.APISocket, "secret-test", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := dialVPP(t, v, "secret-test")
 	const name = "memif_default_web_app_0"
 	socket, _ := makeMemif(t, v, conn, name, "right-secret")
 	clock := time.Unix(1000, 0)
@@ -142,12 +122,7 @@ func TestWrongSecretAndLinkDownAreTold(t *testing.T) {
 	if wrongSecret, linkDown := events.told(); len(wrongSecret)+len(linkDown) != 0 {
 		t.Fatalf("a link waiting for its pod side was told wrong secret %v, down %v", wrongSecret, linkDown)
 	}
-	peer, err := testpmd.StartVswitch(t.Context(), testpmd.VswitchConfig{Socket: socket, Secret: "wrong-secret", Client: true,
-		LogPath: filepath.Join(t.TempDir(), "peer.log")})
-	if err != nil {
-		t.Fatalf("memif peer on %s: %v", socket, err)
-	}
-	t.Cleanup(func() { peer.Stop() })
+	startPodSide(t, socket, "wrong-secret", "")
 	poll.Until(t, time.Minute, "VPP refusing the wrong secret", func() error {
 		w.check(t.Context())
 		if wrongSecret, _ := events.told(); len(wrongSecret) != 1 || wrongSecret[0] != name {

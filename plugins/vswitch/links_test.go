@@ -19,6 +19,41 @@ import (
 
 // makeMemif makes an admin-up memif master of the agent's named name in
 // VPP, on a socket in VPP's directory, and returns its socket and VPP name.
+// dialVPP connects to v's API socket as client, until t's end.
+func dialVPP(t *testing.T, v *vpp.VPP, client string) *vppapi.Conn {
+	t.Helper()
+	conn, err := vppapi.Dial(t.Context(), v.APISocket, client, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// startPodSide starts DPDK testpmd as a memif's pod side (the client) on
+// socket with secret, forwarding in mode (empty: testpmd's default), until
+// t's end.
+func startPodSide(t *testing.T, socket, secret, mode string) *testpmd.Vswitch {
+	t.Helper()
+	peer, err := testpmd.StartVswitch(t.Context(), testpmd.VswitchConfig{Socket: socket, Secret: secret, Client: true,
+		ForwardMode: mode, LogPath: filepath.Join(t.TempDir(), "peer.log")})
+	if err != nil {
+		t.Fatalf("memif peer on %s: %v", socket, err)
+	}
+	t.Cleanup(func() { peer.Stop() })
+	return peer
+}
+
+// waitLinkUp waits up to a minute for peer's link to come up.
+func waitLinkUp(t *testing.T, peer *testpmd.Vswitch) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := peer.WaitLinkUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func makeMemif(t *testing.T, v *vpp.VPP, conn *vppapi.Conn, name, secret string) (socket, vppName string) {
 	t.Helper()
 	ctx := t.Context()
@@ -57,24 +92,10 @@ func makeMemif(t *testing.T, v *vpp.VPP, conn *vppapi.Conn, name, secret string)
 // sw_interface_set_rx_mode.
 func TestLinkWatcherAppliesRxModesOnlyWhereVPPDiffers(t *testing.T) {
 	v := vpp.Start(t)
-	conn, err := vppapi.Dial(t.Context(), v.APISocket, "links-test", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := dialVPP(t, v, "links-test")
 	const name, secret = "pod-memif", "s3cret"
 	socket, vppName := makeMemif(t, v, conn, name, secret)
-	peer, err := testpmd.StartVswitch(t.Context(), testpmd.VswitchConfig{Socket: socket, Secret: secret, Client: true,
-		LogPath: filepath.Join(t.TempDir(), "peer.log")})
-	if err != nil {
-		t.Fatalf("memif peer on %s: %v", socket, err)
-	}
-	t.Cleanup(func() { peer.Stop() })
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := peer.WaitLinkUp(ctx); err != nil {
-		t.Fatal(err)
-	}
+	waitLinkUp(t, startPodSide(t, socket, secret, ""))
 
 	modes := func(string) []*vpp_interfaces.Interface_RxMode {
 		return []*vpp_interfaces.Interface_RxMode{{DefaultMode: true, Mode: vpp_interfaces.Interface_RxMode_ADAPTIVE}}
