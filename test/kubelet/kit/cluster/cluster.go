@@ -81,6 +81,11 @@ type Options struct {
 	// then Nodes-1 added ones (AddNode, nodes.go), each Ready before Start
 	// returns.
 	Nodes int
+	// ControlPlaneOnly runs etcd, kube-apiserver, kube-controller-manager
+	// and kube-scheduler without a node: for what talks to the API server
+	// alone (Node objects a test creates itself stand for nodes). Nodes
+	// and the node's methods (HostPath, Ctr, NodeArgv...) do not apply.
+	ControlPlaneOnly bool
 }
 
 // Cluster is a running single-node cluster. Its methods may be called from
@@ -188,21 +193,14 @@ func (c *Cluster) watchSignals() {
 }
 
 func (c *Cluster) start(ctx context.Context) error {
-	steps := []struct {
-		what string
-		run  func(context.Context) error
-	}{
+	steps := []startStep{
 		{"certificates and kubeconfigs", c.writeConfig},
 		{"etcd " + version(c.opts.Peers.Etcd), c.startEtcd},
 		{"kube-apiserver " + version(c.opts.Peers.Kubernetes), c.startAPIServer},
 		{"kube-controller-manager and kube-scheduler", c.startControllers},
-		{"node mount namespace and cgroups", c.prepareNode},
-		{string(c.opts.Runtime) + " " + c.RuntimeVersion(), c.startContainerd},
-		{"pause image", c.importPause},
-		{"kubelet", c.startKubelet},
-		{"node " + NodeName + " Ready", c.WaitNodeReady},
-		{"node untainted, default service account", c.waitSchedulable},
-		{"added nodes", c.addNodes},
+	}
+	if !c.opts.ControlPlaneOnly {
+		steps = append(steps, c.nodeSteps()...)
 	}
 	for _, step := range steps {
 		begin := time.Now()
@@ -212,6 +210,25 @@ func (c *Cluster) start(ctx context.Context) error {
 		c.progress("cluster: %s (%.1fs)", step.what, time.Since(begin).Seconds())
 	}
 	return nil
+}
+
+// startStep is one step of Start.
+type startStep struct {
+	what string
+	run  func(context.Context) error
+}
+
+// nodeSteps start the first node and the added ones.
+func (c *Cluster) nodeSteps() []startStep {
+	return []startStep{
+		{"node mount namespace and cgroups", c.prepareNode},
+		{string(c.opts.Runtime) + " " + c.RuntimeVersion(), c.startContainerd},
+		{"pause image", c.importPause},
+		{"kubelet", c.startKubelet},
+		{"node " + NodeName + " Ready", c.WaitNodeReady},
+		{"node untainted, default service account", c.waitSchedulable},
+		{"added nodes", c.addNodes},
+	}
 }
 
 // Dir is the cluster's work dir: certificates, kubeconfigs, configs, logs
@@ -758,7 +775,10 @@ func (c *Cluster) stop() error {
 		c.cgroups.kill()
 	}
 	errs = append(errs, containerd.stop())
-	killShims(c.RuntimeSocket())
+	if c.ns != nil {
+		// Without the node's mount namespace, the socket is the host's.
+		killShims(c.RuntimeSocket())
+	}
 	for _, p := range control {
 		errs = append(errs, p.stop())
 	}

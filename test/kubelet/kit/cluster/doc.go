@@ -42,6 +42,11 @@
 // any node (AllNodes); Node.DialContext connects from inside an added
 // node. Stop stops the added nodes first.
 //
+// Options.ControlPlaneOnly runs the control plane alone (etcd,
+// kube-apiserver, kube-controller-manager with its garbage collector,
+// kube-scheduler), for suites that talk to the API server only and create
+// the Node objects they need themselves.
+//
 // Facts of these machines it handles: a negative oom_score_adj is
 // forbidden (containerd's CRI runs with restrict_oom_score_adj), and the
 // cgroup hierarchy is v1 hybrid (kubelet with failCgroupV1 false and the
