@@ -63,6 +63,7 @@ vpp_messages="
 	memif_dump memif_details
 	sw_interface_set_flags sw_interface_set_flags_reply
 	sw_interface_dump sw_interface_details
+	want_interface_events want_interface_events_reply sw_interface_event
 	sw_interface_tag_add_del sw_interface_tag_add_del_reply
 	hw_interface_set_mtu hw_interface_set_mtu_reply sw_interface_set_mtu sw_interface_set_mtu_reply
 	sw_interface_set_rx_mode sw_interface_set_rx_mode_reply

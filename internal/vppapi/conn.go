@@ -69,8 +69,10 @@ type Conn struct {
 
 	writeMu sync.Mutex
 
-	mu          sync.Mutex
-	pending     map[uint32]*call
+	mu      sync.Mutex
+	pending map[uint32]*call
+	// watchers handle the events of Watch, by message name.
+	watchers    map[string]func([]byte)
 	nextContext uint32
 	err         error
 	done        chan struct{}
@@ -89,7 +91,7 @@ func Dial(ctx context.Context, socket, clientName string, timeout time.Duration)
 		return nil, fmt.Errorf("connect to VPP API socket %s (is VPP running with socksvr there?): %w", socket, err)
 	}
 	c := &Conn{generation: connections.Add(1), socket: socket, netConn: netConn, timeout: timeout, pending: map[uint32]*call{},
-		done: make(chan struct{}), readerDone: make(chan struct{})}
+		watchers: map[string]func([]byte){}, done: make(chan struct{}), readerDone: make(chan struct{})}
 	err = c.handshake(ctx, clientName)
 	var mismatch *APIMismatchError
 	if err != nil && !errors.As(err, &mismatch) {
@@ -278,6 +280,11 @@ func (c *Conn) read() {
 		context := binary.BigEndian.Uint32(frame[at : at+4])
 		if name == "memclnt_keepalive" {
 			c.answerKeepalive(frame)
+			continue
+		}
+		// An event carries no context of a call.
+		if deliver := c.watcher(name); deliver != nil {
+			deliver(frame[2:])
 			continue
 		}
 		c.mu.Lock()

@@ -15,7 +15,10 @@
 // keepalives itself. The reader hands each message to the call of its
 // context, which most messages carry right after their ID and a few
 // (sw_interface_rx_placement_details) after the client's index: where is
-// learnt from each message's encoding.
+// learnt from each message's encoding. Events carry no context: Watch
+// hands each event of a kind to a function, and WatchInterfaceEvents
+// subscribes to VPP's interface events (want_interface_events) on a
+// connection; a subscription ends with its connection.
 //
 // Client keeps one connection: Run dials until VPP answers, reports each
 // connection and each loss, and dials again when VPP restarts. Calls made

@@ -56,6 +56,7 @@ var Messages = map[string]func() Message{
 	"sw_interface_add_del_address_reply":     func() Message { return new(SwInterfaceAddDelAddressReply) },
 	"sw_interface_details":                   func() Message { return new(SwInterfaceDetails) },
 	"sw_interface_dump":                      func() Message { return new(SwInterfaceDump) },
+	"sw_interface_event":                     func() Message { return new(SwInterfaceEvent) },
 	"sw_interface_get_table":                 func() Message { return new(SwInterfaceGetTable) },
 	"sw_interface_get_table_reply":           func() Message { return new(SwInterfaceGetTableReply) },
 	"sw_interface_rx_placement_details":      func() Message { return new(SwInterfaceRxPlacementDetails) },
@@ -78,6 +79,8 @@ var Messages = map[string]func() Message{
 	"sw_interface_set_unnumbered_reply":      func() Message { return new(SwInterfaceSetUnnumberedReply) },
 	"sw_interface_tag_add_del":               func() Message { return new(SwInterfaceTagAddDel) },
 	"sw_interface_tag_add_del_reply":         func() Message { return new(SwInterfaceTagAddDelReply) },
+	"want_interface_events":                  func() Message { return new(WantInterfaceEvents) },
+	"want_interface_events_reply":            func() Message { return new(WantInterfaceEventsReply) },
 }
 
 // BridgeDomainAddDelV2 is VPP's bridge_domain_add_del_v2 (module l2).
@@ -2048,6 +2051,42 @@ func (m *SwInterfaceDump) Unmarshal(b *Decoder) {
 	m.NameFilter = b.VarString()
 }
 
+// SwInterfaceEvent is VPP's sw_interface_event (module interface).
+type SwInterfaceEvent struct {
+	ClientIndex uint32
+	Pid         uint32
+	SwIfIndex   InterfaceIndex
+	Flags       IfStatusFlags
+	Deleted     bool
+}
+
+// MessageName implements Message.
+func (*SwInterfaceEvent) MessageName() string { return "sw_interface_event" }
+
+// CRC implements Message.
+func (*SwInterfaceEvent) CRC() string { return "0x2d3d95a7" }
+
+// SetClientIndex implements Request.
+func (m *SwInterfaceEvent) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// Marshal implements Message.
+func (m *SwInterfaceEvent) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Pid)
+	b.U32(uint32(m.SwIfIndex))
+	b.U32(uint32(m.Flags))
+	b.Bool(m.Deleted)
+}
+
+// Unmarshal implements Message.
+func (m *SwInterfaceEvent) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Pid = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.Flags = IfStatusFlags(b.U32())
+	m.Deleted = b.Bool()
+}
+
 // SwInterfaceGetTable is VPP's sw_interface_get_table (module interface).
 type SwInterfaceGetTable struct {
 	ClientIndex uint32
@@ -2891,6 +2930,78 @@ func (m *SwInterfaceTagAddDelReply) Marshal(b *Encoder) {
 
 // Unmarshal implements Message.
 func (m *SwInterfaceTagAddDelReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+}
+
+// WantInterfaceEvents is VPP's want_interface_events (module interface).
+type WantInterfaceEvents struct {
+	ClientIndex   uint32
+	Context       uint32
+	EnableDisable uint32
+	Pid           uint32
+}
+
+// MessageName implements Message.
+func (*WantInterfaceEvents) MessageName() string { return "want_interface_events" }
+
+// CRC implements Message.
+func (*WantInterfaceEvents) CRC() string { return "0x476f5a08" }
+
+// SetClientIndex implements Request.
+func (m *WantInterfaceEvents) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *WantInterfaceEvents) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *WantInterfaceEvents) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *WantInterfaceEvents) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(m.EnableDisable)
+	b.U32(m.Pid)
+}
+
+// Unmarshal implements Message.
+func (m *WantInterfaceEvents) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.EnableDisable = b.U32()
+	m.Pid = b.U32()
+}
+
+// WantInterfaceEventsReply is VPP's want_interface_events_reply (module interface).
+type WantInterfaceEventsReply struct {
+	Context uint32
+	Retval  int32
+}
+
+// MessageName implements Message.
+func (*WantInterfaceEventsReply) MessageName() string { return "want_interface_events_reply" }
+
+// CRC implements Message.
+func (*WantInterfaceEventsReply) CRC() string { return "0xe8d4e804" }
+
+// SetContext implements Message.
+func (m *WantInterfaceEventsReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *WantInterfaceEventsReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *WantInterfaceEventsReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *WantInterfaceEventsReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+}
+
+// Unmarshal implements Message.
+func (m *WantInterfaceEventsReply) Unmarshal(b *Decoder) {
 	m.Context = b.U32()
 	m.Retval = b.I32()
 }
