@@ -20,4 +20,7 @@ var (
 	// ErrBlockingFollowUp is returned by PushFollowUp for a blocking event:
 	// a handler waiting for it would wait on itself.
 	ErrBlockingFollowUp = errors.New("blocking event pushed from inside the event loop")
+	// ErrDroppedFollowUp is given to a follow-up that does not run because
+	// the event that pushed it failed or was reverted.
+	ErrDroppedFollowUp = errors.New("follow-up dropped: the event that pushed it failed")
 )

@@ -22,7 +22,9 @@ type EventOperations interface {
 	Transaction
 	// PushFollowUp queues an event that runs once the current one's
 	// transaction is committed, before anything queued then: right after
-	// the current event when it commits nothing. A blocking follow-up is
+	// the current event when it commits nothing. If the current event
+	// fails (any handler's error) or is reverted, its follow-ups are
+	// dropped, each told ErrDroppedFollowUp. A blocking follow-up is
 	// refused with ErrBlockingFollowUp: it would wait on the loop that
 	// runs it.
 	PushFollowUp(event Event) error

@@ -29,6 +29,9 @@ func (l *Loop) process(event controllerapi.Event) {
 	} else {
 		ran = l.update(event, &rec)
 	}
+	if ran.err != nil {
+		l.dropFollowUps(ran.txn, &rec)
+	}
 	var waiter *commitWaiter
 	if !isAdmission(event) {
 		waiter = &commitWaiter{event: event, outcome: ran.outcome, handlerErr: ran.err}
@@ -58,6 +61,24 @@ func (l *Loop) process(event controllerapi.Event) {
 		return
 	}
 	l.finish(event, ran.outcome, ran.err)
+}
+
+// dropFollowUps forgets the follow-ups a failed or reverted event pushed:
+// they were pushed for the change the event made, which did not happen as
+// the handler that pushed them saw it (a handler after it failed, the
+// vswitch side it counted on was not removed, or the handler reverted).
+// Each is told controllerapi.ErrDroppedFollowUp.
+func (l *Loop) dropFollowUps(txn *eventTxn, rec *controllerapi.EventRecord) {
+	if txn == nil || len(txn.followUps) == 0 {
+		return
+	}
+	names := make([]string, len(txn.followUps))
+	for i, followUp := range txn.followUps {
+		names[i] = followUp.String()
+		followUp.Done(fmt.Errorf("%s, pushed by event #%d %s: %w", followUp.GetName(), rec.SeqNum, rec.Name, controllerapi.ErrDroppedFollowUp))
+	}
+	l.deps.Log.Warnf("controller event #%d %s failed: its follow-ups %v are dropped", rec.SeqNum, rec.Description, names)
+	txn.followUps = nil
 }
 
 // finish counts event's outcome and tells its pusher.
