@@ -27,11 +27,15 @@
 // to memifs that are in no network, and are refused, with what to write
 // instead, when a default network would put every memif in one.
 //
+// Shares. node-prefix-length is the length of each node's share of an l3
+// subnet once a network spans nodes (NodePrefix: 0 is /26, IPv6 /122, or
+// the whole subnet if it is smaller); package shares claims the shares.
+//
 // Changes. Reconcile is the rule for a new file while pods use the
 // networks: a change that would pull a network from under live pods
-// (removed, type, subnet or id changed) is refused for that network, which
-// stays as it was, and applies once the pods are gone; every other change
-// applies at once.
+// (removed, type, subnet, id or node-prefix-length changed) is refused for
+// that network, which stays as it was, and applies once the pods are gone;
+// every other change applies at once.
 //
 // It lives under plugins/networks, the plugin that owns networks.conf
 // (-networks-config), as that plugin's plain core. It holds no state and

@@ -53,6 +53,16 @@ const (
 	MaxMTU = 9216
 	// MinMTUIPv6 is IPv6's minimum link MTU.
 	MinMTUIPv6 = 1280
+	// DefaultNodePrefixLength and DefaultNodePrefixLengthIPv6 are a node's
+	// share of an l3 subnet when node-prefix-length is 0: 64 addresses, as
+	// Calico's IPAM blocks, so a /24 serves 4 nodes and a /16 1024. A
+	// subnet smaller than that is one share: a single node's.
+	DefaultNodePrefixLength     = 26
+	DefaultNodePrefixLengthIPv6 = 122
+	// MaxNodePrefixLength and MaxNodePrefixLengthIPv6 are the smallest
+	// shares: room for the gateway and a pod in any share of the subnet.
+	MaxNodePrefixLength     = 30
+	MaxNodePrefixLengthIPv6 = 126
 )
 
 // Network is one entry of networks.conf.
@@ -72,6 +82,10 @@ type Network struct {
 	// RxMode is the default rx mode of the network's memifs; empty: the
 	// vswitch's.
 	RxMode RxMode `json:"rx-mode,omitempty"`
+	// NodePrefixLength is the prefix length of each node's share of an
+	// l3 network's subnet (a node hands out addresses from its share
+	// only); 0: NodePrefix's default.
+	NodePrefixLength int `json:"node-prefix-length,omitempty"`
 }
 
 // Config is networks.conf. The zero value declares no network.
@@ -106,6 +120,24 @@ func (c Config) Network(name string) (Network, bool) {
 func (n Network) Prefix() netip.Prefix {
 	prefix, _ := netip.ParsePrefix(n.Subnet)
 	return prefix
+}
+
+// NodePrefix is the prefix length of a node's share of the network's
+// subnet: NodePrefixLength when set, else the default for the subnet's
+// family, never shorter than the subnet. 0 for an l2 network. It is
+// meaningful only for a validated network.
+func (n Network) NodePrefix() int {
+	subnet := n.Prefix()
+	switch {
+	case n.Type != L3 || !subnet.IsValid():
+		return 0
+	case n.NodePrefixLength != 0:
+		return n.NodePrefixLength
+	case subnet.Addr().Is4():
+		return max(subnet.Bits(), DefaultNodePrefixLength)
+	default:
+		return max(subnet.Bits(), DefaultNodePrefixLengthIPv6)
+	}
 }
 
 // TableID is the network's VRF table (l3) or bridge domain (l2) ID: ID
@@ -160,10 +192,15 @@ func (n Network) problems() []string {
 	case L3:
 		if reason := checkSubnet(n.Subnet); reason != "" {
 			add("subnet %s", reason)
+		} else if reason := n.checkNodePrefix(); reason != "" {
+			add("node-prefix-length %s", reason)
 		}
 	case L2:
 		if n.Subnet != "" {
 			add("an l2 network has no subnet (the node's VPP holds no address in it): remove subnet %s, or make it type l3", quoted(n.Subnet))
+		}
+		if n.NodePrefixLength != 0 {
+			add("an l2 network has no subnet to share between nodes: remove node-prefix-length %d", n.NodePrefixLength)
 		}
 	default:
 		add("type must be l3 or l2, got %s", quoted(string(n.Type)))
@@ -223,6 +260,22 @@ func checkSubnet(subnet string) string {
 		return fmt.Sprintf("must have its host bits zero: write %s, got %s", prefix.Masked(), quoted(subnet))
 	case prefix.Addr().Is4() && prefix.Bits() > 30 || prefix.Addr().Is6() && prefix.Bits() > 126:
 		return fmt.Sprintf("%s is too small: it needs room for the gateway and a pod beside the network (and broadcast) address; the longest prefixes are /30 and /126", subnet)
+	}
+	return ""
+}
+
+// checkNodePrefix returns why the node-prefix-length of an l3 network with
+// a valid subnet is wrong, or "".
+func (n Network) checkNodePrefix() string {
+	if n.NodePrefixLength == 0 {
+		return ""
+	}
+	longest := MaxNodePrefixLength
+	if n.Prefix().Addr().Is6() {
+		longest = MaxNodePrefixLengthIPv6
+	}
+	if bits := n.Prefix().Bits(); n.NodePrefixLength < bits || n.NodePrefixLength > longest {
+		return fmt.Sprintf("must be from %d (subnet %s, one node's) to %d (room for the gateway and a pod in each node's share), or 0 for the default, got %d", bits, n.Subnet, longest, n.NodePrefixLength)
 	}
 	return ""
 }

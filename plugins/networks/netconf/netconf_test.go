@@ -61,6 +61,27 @@ func TestDerivedIDsAreStable(t *testing.T) {
 	}
 }
 
+func TestNodePrefix(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		network Network
+		want    int
+	}{
+		{"IPv4 default", Network{Type: L3, Subnet: "10.70.0.0/24"}, DefaultNodePrefixLength},
+		{"IPv6 default", Network{Type: L3, Subnet: "fd00:70::/64"}, DefaultNodePrefixLengthIPv6},
+		{"IPv4 subnet smaller than the default share", Network{Type: L3, Subnet: "10.70.0.0/28"}, 28},
+		{"IPv6 subnet smaller than the default share", Network{Type: L3, Subnet: "fd00:70::/124"}, 124},
+		{"set", Network{Type: L3, Subnet: "10.70.0.0/16", NodePrefixLength: 24}, 24},
+		{"l2", Network{Type: L2}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.network.NodePrefix(); got != tc.want {
+				t.Errorf("NodePrefix of %+v = %d, want %d", tc.network, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name, content string
@@ -96,6 +117,12 @@ func TestValidate(t *testing.T) {
 		{"IPv6 mtu", "networks: [{name: a, type: l3, subnet: 'fd00::/64', mtu: 1000}]\n", "networks", "mtu must be from 1280 to 9216"},
 		{"mtu too large", "networks: [{name: a, type: l2, mtu: 9217}]\n", "networks", "mtu must be from 576"},
 		{"rx mode", "networks: [{name: a, type: l2, rx-mode: fast}]\n", "networks", `rx-mode must be polling, interrupt, adaptive or empty, got "fast"`},
+		{"node prefix lengths", "networks: [{name: a, type: l3, subnet: 10.0.0.0/16, node-prefix-length: 24}, {name: b, type: l3, subnet: 10.1.0.0/24, node-prefix-length: 30}, {name: c, type: l3, subnet: 'fd00::/64', node-prefix-length: 126}, {name: d, type: l3, subnet: 10.2.0.0/24, node-prefix-length: 24}]\n", "", ""},
+		{"node prefix shorter than the subnet", "networks: [{name: a, type: l3, subnet: 10.0.0.0/24, node-prefix-length: 23}]\n", "networks", "node-prefix-length must be from 24 (subnet 10.0.0.0/24, one node's) to 30"},
+		{"node prefix too long", "networks: [{name: a, type: l3, subnet: 10.0.0.0/24, node-prefix-length: 31}]\n", "networks", "got 31"},
+		{"IPv6 node prefix too long", "networks: [{name: a, type: l3, subnet: 'fd00::/64', node-prefix-length: 127}]\n", "networks", "to 126 (room for the gateway"},
+		{"negative node prefix", "networks: [{name: a, type: l3, subnet: 10.0.0.0/24, node-prefix-length: -1}]\n", "networks", "got -1"},
+		{"node prefix of an l2 network", "networks: [{name: a, type: l2, node-prefix-length: 26}]\n", "networks", "remove node-prefix-length 26"},
 		{"unknown default", "networks: [{name: a, type: l2}]\ndefault-network: b\n", "default-network", `"b" is not a network of this file; the networks are a`},
 		{"default without networks", "default-network: b\n", "default-network", "the networks are none"},
 		{"long value cut", "networks: [{name: a, type: '" + strings.Repeat("x", 500) + "'}]\n", "networks", "... (500 bytes)"},

@@ -17,6 +17,9 @@ const (
 	ChangeType    Change = "type-changed"
 	ChangeSubnet  Change = "subnet-changed"
 	ChangeID      Change = "id-changed"
+	// ChangeNodePrefix is a new node-prefix-length: the node's share of
+	// the subnet would move.
+	ChangeNodePrefix Change = "node-prefix-changed"
 	// ChangeIDHeld is a new or changed network whose VRF table or bridge
 	// domain ID is held by a network kept for its pods.
 	ChangeIDHeld Change = "id-held"
@@ -58,7 +61,7 @@ func (r Refusal) Error() string {
 // and the network changes refused: a network that live pods use (podsOf:
 // network name to pod names; a network absent or with no pods is unused)
 // keeps its applied entry when desired removes it or changes its type,
-// subnet or ID. Every other change applies, the default network included
+// subnet, ID or node share length. Every other change applies, the default network included
 // (a memif keeps the network it was wired into). A new or changed network
 // whose ID a kept network holds is refused too. Both configs must be
 // valid; so is the result.
@@ -107,6 +110,8 @@ func pulling(old, new Network) (Change, string) {
 		return ChangeSubnet, fmt.Sprintf("changing its subnet from %s to %s", old.Subnet, new.Subnet)
 	case old.TableID() != new.TableID():
 		return ChangeID, fmt.Sprintf("changing its %s from %d to %d", old.Type.idName(), old.TableID(), new.TableID())
+	case old.NodePrefix() != new.NodePrefix():
+		return ChangeNodePrefix, fmt.Sprintf("changing its node-prefix-length from %d to %d", old.NodePrefix(), new.NodePrefix())
 	}
 	return "", ""
 }

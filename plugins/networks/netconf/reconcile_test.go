@@ -12,6 +12,8 @@ func TestReconcile(t *testing.T) {
 	redInterrupt := Network{Name: "red", Type: L3, Subnet: "10.70.0.0/24", RxMode: RxInterrupt}
 	redL2 := Network{Name: "red", Type: L2}
 	redRenumbered := Network{Name: "red", Type: L3, Subnet: "10.70.0.0/24", ID: 5}
+	redShared := Network{Name: "red", Type: L3, Subnet: "10.70.0.0/24", NodePrefixLength: 28}
+	redDefaultShare := Network{Name: "red", Type: L3, Subnet: "10.70.0.0/24", NodePrefixLength: DefaultNodePrefixLength}
 	lab := Network{Name: "lab", Type: L2}
 	blue := Network{Name: "blue", Type: L3, Subnet: "10.80.0.0/24"}
 	blueOnRedTable := Network{Name: "blue", Type: L3, Subnet: "10.80.0.0/24", ID: DeriveID("red")}
@@ -52,6 +54,15 @@ func TestReconcile(t *testing.T) {
 			desired: Config{Networks: []Network{redRenumbered}},
 			want:    Config{Networks: []Network{red}}, wantRefusals: []Change{ChangeID},
 			wantMessage: "changing its VRF table from 16023837 to 5"},
+		{name: "node share of a used network",
+			applied: Config{Networks: []Network{red}}, podsOf: redPods,
+			desired: Config{Networks: []Network{redShared}},
+			want:    Config{Networks: []Network{red}}, wantRefusals: []Change{ChangeNodePrefix},
+			wantMessage: "changing its node-prefix-length from 26 to 28"},
+		{name: "the default node share written out",
+			applied: Config{Networks: []Network{red}}, podsOf: redPods,
+			desired: Config{Networks: []Network{redDefaultShare}},
+			want:    Config{Networks: []Network{redDefaultShare}}},
 		{name: "removal of a used network",
 			applied: Config{Networks: []Network{red, lab}, DefaultNetwork: "red"}, podsOf: redPods,
 			desired: Config{Networks: []Network{lab}, DefaultNetwork: "lab"},
