@@ -269,8 +269,6 @@ func (p *Plugin) WriteMemifJSON(allocationID string, content []byte) error {
 // NetworksStatePath implements dmapi.NetworkRecorder.
 func (p *Plugin) NetworksStatePath() string { return p.dm.NetworksStatePath() }
 
-// PreparedClaims implements dmapi.PreparedClaimsSource: the DRA driver
-// checks them against the API server when it starts.
-func (p *Plugin) PreparedClaims(ctx context.Context) ([]dmapi.ClaimRef, error) {
-	return p.dm.PreparedClaims(ctx)
-}
+// ClaimPreparer is the device manager as the DRA driver's
+// dmapi.ClaimPreparer, over the plugin's event loop.
+func (p *Plugin) ClaimPreparer() dmapi.ClaimPreparer { return p.dm.ClaimPreparer(p.EventLoop) }

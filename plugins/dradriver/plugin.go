@@ -30,13 +30,13 @@ type Plugin struct {
 	driver   *kubeletdriver.Driver
 }
 
-// ClaimPoolSource gives the devices to publish and the claims the node
-// holds: the device manager. When it is also a dmapi.DeviceHealthSource,
-// the devices are tainted in the ResourceSlice while they are unhealthy
-// (kubeletdriver.VswitchUnreachableTaint).
+// ClaimPoolSource gives the devices to publish and prepares the claims
+// made of them: the device manager. When it is also a
+// dmapi.DeviceHealthSource, the devices are tainted in the ResourceSlice
+// while they are unhealthy (kubeletdriver.VswitchUnreachableTaint).
 type ClaimPoolSource interface {
 	ClaimPool() dmapi.ClaimPool
-	dmapi.PreparedClaimsSource
+	ClaimPreparer() dmapi.ClaimPreparer
 }
 
 // Deps are the plugin's dependencies; all are required.
@@ -86,8 +86,8 @@ func (p *Plugin) AfterInit() error {
 		DriverName: p.cfg.DriverName, NodeName: p.cfg.NodeName,
 		PluginDataDir: p.cfg.PluginDataDir, RegistrarDir: p.cfg.RegistrarDir, CDIDir: p.cfg.CDIDir,
 		SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
-		Health: health, Prepared: p.DeviceManager, PodUID: types.UID(os.Getenv(dmapi.PodUIDEnv)),
-	}, client, p.EventLoop, p.Log)
+		Health: health, Claims: p.DeviceManager.ClaimPreparer(), PodUID: types.UID(os.Getenv(dmapi.PodUIDEnv)),
+	}, client, p.Log)
 	if err != nil {
 		return fmt.Errorf("dradriver plugin: %w", err)
 	}

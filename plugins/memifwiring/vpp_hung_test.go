@@ -77,8 +77,8 @@ func (n *kubeletNode) startDRADriver(t testing.TB) (drapb.DRAPluginClient, *fake
 		DriverName: claims.DefaultDriverName, NodeName: draNodeName,
 		PluginDataDir: filepath.Join(n.dir, "dra"), RegistrarDir: filepath.Join(n.dir, "reg"), CDIDir: filepath.Join(n.dir, "cdi"),
 		SocketRoot: socketRoot, ContainerDir: "/run/vpp", Devices: allocation.ClaimDeviceIDs(2),
-		Prepared: n.devices,
-	}, apiServer, n.controller, testLogger{t})
+		Claims: n.devices.ClaimPreparer(n.controller),
+	}, apiServer, testLogger{t})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,66 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
+
+// ClaimPreparer returns the device manager as the DRA driver's
+// dmapi.ClaimPreparer: each call becomes a blocking event on loop
+// (PrepareClaim, UnprepareClaim, SyncClaims), and its answer is what the
+// event's handlers left in it.
+func (m *Manager) ClaimPreparer(loop controllerapi.EventLoop) dmapi.ClaimPreparer {
+	return claimPreparer{m: m, loop: loop}
+}
+
+// claimPreparer is the device manager with the event loop its claims'
+// events go through.
+type claimPreparer struct {
+	m    *Manager
+	loop controllerapi.EventLoop
+}
+
+// Prepare implements dmapi.ClaimPreparer.
+func (c claimPreparer) Prepare(ctx context.Context, claim dmapi.ClaimRef, pod podapi.Pod, requests []dmapi.ClaimRequest) ([]dmapi.PreparedRequest, error) {
+	event := dmapi.NewPrepareClaim(claim.UID, claim.Namespace, claim.Name, pod, requests)
+	if err := c.await(ctx, event, event.Result, "queue the claim for preparation (kubelet retries)"); err != nil {
+		return nil, err
+	}
+	return event.Prepared, nil
+}
+
+// Unprepare implements dmapi.ClaimPreparer.
+func (c claimPreparer) Unprepare(ctx context.Context, claim dmapi.ClaimRef) error {
+	event := dmapi.NewUnprepareClaim(claim.UID, claim.Namespace, claim.Name)
+	return c.await(ctx, event, event.Result, "queue the claim for release (kubelet retries)")
+}
+
+// Sync implements dmapi.ClaimPreparer.
+func (c claimPreparer) Sync(ctx context.Context, live map[string]dmapi.ClaimStatus, listedAt time.Time) ([]string, error) {
+	event := dmapi.NewSyncClaims(live, listedAt)
+	if err := c.await(ctx, event, event.Result, "queue the claims' sync"); err != nil {
+		return nil, err
+	}
+	return event.Released, nil
+}
+
+// PreparedClaims implements dmapi.ClaimPreparer.
+func (c claimPreparer) PreparedClaims(ctx context.Context) ([]dmapi.ClaimRef, error) {
+	return c.m.PreparedClaims(ctx)
+}
+
+// await pushes event and waits for its result; queueing names what a
+// refused push failed to do.
+func (c claimPreparer) await(ctx context.Context, event controllerapi.Event, result *controllerapi.Result, queueing string) error {
+	if err := c.loop.PushEvent(event); err != nil {
+		return fmt.Errorf("%s: %w", queueing, err)
+	}
+	return result.Wait(ctx)
+}
 
 // prepareClaim makes one allocation per request of the claim, bound to the
 // claim's pod, as allocate does for kubelet's Allocate. A claim already

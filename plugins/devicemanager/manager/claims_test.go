@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -264,14 +265,11 @@ func TestSyncClaimsAfterRestart(t *testing.T) {
 	second := startClaims(t, cfg)
 	loop = devicemanagertest.StartLoop(t, fakevswitch.Committer{}, second)
 	devicemanagertest.WaitForHistory(t, loop, 1)
-	sync := dmapi.NewSyncClaims(listed, listedAt)
-	if err := loop.PushEvent(sync); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := sync.Wait(ctx); err != nil {
-		t.Fatalf("SyncClaims: %v", err)
+	released, err := second.ClaimPreparer(loop).Sync(ctx, listed, listedAt)
+	if err != nil {
+		t.Fatalf("sync: %v", err)
 	}
 	var wantReleased []string
 	for _, tc := range cases {
@@ -280,8 +278,8 @@ func TestSyncClaimsAfterRestart(t *testing.T) {
 		}
 	}
 	slices.Sort(wantReleased)
-	if !slices.Equal(sync.Released, wantReleased) {
-		t.Errorf("released %v, want %v", sync.Released, wantReleased)
+	if !slices.Equal(released, wantReleased) {
+		t.Errorf("released %v, want %v", released, wantReleased)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -311,5 +309,81 @@ func TestSyncClaimsAfterRestart(t *testing.T) {
 	devicemanagertest.WaitForHistory(t, loop, 1)
 	if memif, err := third.GetPodMemifInfo(otherPod.ID); err != nil || memif.HostDir != dirs["claim-unbound"] {
 		t.Errorf("after another restart GetPodMemifInfo(%s) = %v, %v; want the learned binding from the checkpoint", otherPod.ID, memif, err)
+	}
+}
+
+// TestClaimPreparerAnswersWhatTheLoopDid: each call of the device manager
+// as the DRA driver's ClaimPreparer is answered once the event loop
+// processed it, with what its event made, and a call the loop refuses to
+// queue fails saying so.
+func TestClaimPreparerAnswersWhatTheLoopDid(t *testing.T) {
+	dm := startClaims(t, claimConfig(t))
+	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, dm)
+	claims := dm.ClaimPreparer(loop)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	claim := dmapi.ClaimRef{UID: "claim-1", Namespace: "ns", Name: "memif"}
+	net := dmapi.ClaimRequest{Name: "net", DeviceIDs: []string{"memif-dra-000"}}
+	var first []dmapi.PreparedRequest
+	steps := []struct {
+		name string
+		call func() error
+		want func(error) error
+	}{
+		{"prepare", func() (err error) {
+			first, err = claims.Prepare(ctx, claim, claimPod, []dmapi.ClaimRequest{net})
+			return err
+		}, func(err error) error {
+			if err != nil || len(first) != 1 || first[0].Request != "net" || first[0].Memif.Pod != claimPod.ID {
+				return fmt.Errorf("prepared %+v, %v; want request net bound to %s", first, err, claimPod)
+			}
+			return nil
+		}},
+		{"prepare again", func() error {
+			again, err := claims.Prepare(ctx, claim, claimPod, []dmapi.ClaimRequest{net})
+			if fmt.Sprint(again) != fmt.Sprint(first) {
+				return fmt.Errorf("prepared %+v again, want %+v", again, first)
+			}
+			return err
+		}, wantNil},
+		{"device held", func() error {
+			_, err := claims.Prepare(ctx, dmapi.ClaimRef{UID: "claim-2", Namespace: "ns", Name: "other"}, claimPod, []dmapi.ClaimRequest{net})
+			return err
+		}, wantIs(dmapi.ErrDeviceInUse)},
+		{"unprepare", func() error { return claims.Unprepare(ctx, claim) }, wantNil},
+		{"unprepare a claim holding none", func() error {
+			return claims.Unprepare(ctx, dmapi.ClaimRef{UID: "never", Namespace: "ns", Name: "never"})
+		}, wantNil},
+	}
+	for _, step := range steps {
+		if err := step.want(step.call()); err != nil {
+			t.Errorf("%s: %v", step.name, err)
+		}
+	}
+	poll.Until(t, 20*time.Second, "the unprepared claim released", func() error {
+		if list := dm.ListAllocations(); len(list) != 0 {
+			return fmt.Errorf("still held: %v", list)
+		}
+		return nil
+	})
+	loop.Close()
+	if _, err := claims.Prepare(ctx, claim, claimPod, []dmapi.ClaimRequest{net}); err == nil || !strings.Contains(err.Error(), "queue the claim for preparation") {
+		t.Errorf("prepare on a closed loop = %v, want it refused at the queue", err)
+	}
+}
+
+func wantNil(err error) error {
+	if err != nil {
+		return fmt.Errorf("got %w, want no error", err)
+	}
+	return nil
+}
+
+func wantIs(target error) func(error) error {
+	return func(err error) error {
+		if !errors.Is(err, target) {
+			return fmt.Errorf("got %v, want %v", err, target)
+		}
+		return nil
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // syncClaims tells the device manager which of its prepared claims the API
-// server still has and which pod each is reserved for (SyncClaims): a claim
+// server still has and which pod each is reserved for (Claims.Sync): a claim
 // deleted, or released by its pods, while the agent was down is released,
 // its CDI spec removed; a binding the checkpoint lacks is learned.
 //
@@ -26,7 +26,7 @@ import (
 func (d *Driver) syncClaims(ctx context.Context) error {
 	listedAt := time.Now()
 	live := map[string]dmapi.ClaimStatus{}
-	refs, err := d.cfg.Prepared.PreparedClaims(ctx)
+	refs, err := d.cfg.Claims.PreparedClaims(ctx)
 	if err != nil {
 		return err
 	}
@@ -50,21 +50,18 @@ func (d *Driver) syncClaims(ctx context.Context) error {
 	if len(nameless) > 0 {
 		d.log.Infof("kept %d prepared claims unchecked: the checkpoint, written by an older agent, holds no name to read them by; kubelet unprepares them when their pods go: %v", len(nameless), nameless)
 	}
-	event := dmapi.NewSyncClaims(live, listedAt)
-	if err := d.loop.PushEvent(event); err != nil {
-		return fmt.Errorf("queue the claims' sync: %w", err)
-	}
-	if err := event.Wait(ctx); err != nil {
+	released, err := d.cfg.Claims.Sync(ctx, live, listedAt)
+	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, uid := range event.Released {
+	for _, uid := range released {
 		if err := d.specs.RemoveSpec(claims.CDISpecName(uid)); err != nil {
 			errs = append(errs, fmt.Errorf("remove CDI spec of released claim %s from %s: %w", uid, d.cfg.CDIDir, err))
 		}
 	}
-	if len(event.Released) > 0 {
-		d.log.Infof("released %d claims the API server no longer reserves for a pod: %v", len(event.Released), event.Released)
+	if len(released) > 0 {
+		d.log.Infof("released %d claims the API server no longer reserves for a pod: %v", len(released), released)
 	}
 	return errors.Join(errs...)
 }

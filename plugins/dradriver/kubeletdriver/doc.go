@@ -5,28 +5,31 @@
 // node's memif devices with its resourceslice controller, and writes the
 // CDI spec of each prepared claim.
 //
+// The driver is an adapter over dmapi.ClaimPreparer, which the device
+// manager implements: it knows neither the event loop nor the events a
+// claim becomes (it imports no controller package; imports_test.go).
 // Preparing a claim refuses one shared by pods and decodes the claim's
 // MemifConfig for each request (a bad one is the prepare's error, which
-// kubelet shows in the pod's events), then pushes a blocking PrepareClaim
-// event into the controller event loop: the device manager makes the
-// allocations (directory, secret, checkpoint) exactly as for kubelet's
-// Allocate, and the memif wiring checks the configs against the node's
-// networks, fills in what each memif got, and refuses the claim, leaving
-// nothing allocated, when one does not fit. The driver then writes the
-// claim's CDI spec, mode 0600, in a CDI directory it creates root-only,
-// the way the runtime's CDI watch sees it (cdidir.go), and reads it back
-// before kubelet gets the device IDs. Unpreparing pushes UnprepareClaim
-// (the vswitch side goes first, then the directories) and removes the
-// spec. Both are idempotent: kubelet retries them, and calls them again
-// after its restart.
+// kubelet shows in the pod's events), then asks ClaimPreparer.Prepare:
+// the device manager makes the allocations (directory, secret,
+// checkpoint) exactly as for kubelet's Allocate, and the memif wiring
+// checks the configs against the node's networks, fills in what each memif
+// got, and refuses the claim, leaving nothing allocated, when one does not
+// fit. The driver then writes the claim's CDI spec, mode 0600, in a CDI
+// directory it creates root-only, the way the runtime's CDI watch sees it
+// (cdidir.go), and reads it back before kubelet gets the device IDs.
+// Unpreparing asks ClaimPreparer.Unprepare (the vswitch side goes first,
+// then the directories) and removes the spec. Both are idempotent: kubelet
+// retries them, and calls them again after its restart.
 // What a claim becomes is decided in the claims package; this package only
-// moves it between kubelet, the API server, the event loop and files.
+// moves it between kubelet, the API server, the device manager and files.
 //
-// At start, before serving kubelet, it lists the ResourceClaims and pushes
-// a SyncClaims event: a claim prepared before the agent stopped that was
-// deleted, or is reserved for no pod any more, is released and its CDI spec
-// removed; a claim whose binding the checkpoint lacks is bound to the pod
-// its status reserves it for.
+// At start, before serving kubelet, it reads the node's prepared claims
+// from the API server by name and hands their status to
+// ClaimPreparer.Sync: a claim prepared before the agent stopped that was
+// deleted, or is reserved for no pod any more, is released and its CDI
+// spec removed; a claim whose binding the checkpoint lacks is bound to
+// the pod its status reserves it for.
 //
 // Slices outlive a stop on purpose: the agent cannot tell a restart from a
 // removal, and a restart that deleted and recreated them would let the

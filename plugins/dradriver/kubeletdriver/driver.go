@@ -20,7 +20,6 @@ import (
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
-	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
 )
@@ -59,9 +58,9 @@ type Config struct {
 	// Health, when set, says whether the devices are healthy: while they
 	// are not, the ResourceSlice taints them (VswitchUnreachableTaint).
 	Health dmapi.DeviceHealthSource
-	// Prepared lists the claims the node holds, for the claims' sync at
-	// start; required.
-	Prepared dmapi.PreparedClaimsSource
+	// Claims makes and releases the claims' allocations (the device
+	// manager); required.
+	Claims dmapi.ClaimPreparer
 	// PodUID, when set, is the agent's own pod: the driver runs for
 	// rolling updates (kubeletplugin.RollingUpdate: its sockets are the
 	// pod's own, and two agents of a node may serve kubelet at once), and
@@ -89,7 +88,6 @@ const (
 type Driver struct {
 	cfg    Config
 	client kubernetes.Interface
-	loop   controllerapi.EventLoop
 	log    Logger
 	specs  *cdi.Cache
 
@@ -108,11 +106,11 @@ type Driver struct {
 
 var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
 
-// New returns a driver that prepares claims through loop and reads them
-// with client.
-func New(cfg Config, client kubernetes.Interface, loop controllerapi.EventLoop, log Logger) (*Driver, error) {
-	if cfg.Prepared == nil {
-		return nil, errors.New("DRA driver: Config.Prepared is required")
+// New returns a driver that prepares claims through cfg.Claims and reads
+// them with client.
+func New(cfg Config, client kubernetes.Interface, log Logger) (*Driver, error) {
+	if cfg.Claims == nil {
+		return nil, errors.New("DRA driver: Config.Claims is required")
 	}
 	if err := os.MkdirAll(cfg.CDIDir, cdiDirMode); err != nil {
 		return nil, fmt.Errorf("create CDI directory %s: %w", cfg.CDIDir, err)
@@ -121,7 +119,7 @@ func New(cfg Config, client kubernetes.Interface, loop controllerapi.EventLoop, 
 	if err != nil {
 		return nil, fmt.Errorf("open CDI directory %s: %w", cfg.CDIDir, err)
 	}
-	return &Driver{cfg: cfg, client: client, loop: loop, log: log, specs: specs}, nil
+	return &Driver{cfg: cfg, client: client, log: log, specs: specs}, nil
 }
 
 // Start checks the prepared claims against the API server (syncClaims; on
@@ -265,8 +263,8 @@ func (d *Driver) PluginSocket() string {
 	return d.cfg.PluginDataDir + "/dra.sock"
 }
 
-// PrepareResourceClaims implements kubeletplugin.DRAPlugin: one PrepareClaim
-// event per claim, then its CDI spec.
+// PrepareResourceClaims implements kubeletplugin.DRAPlugin: each claim
+// prepared by the device manager, then its CDI spec written.
 func (d *Driver) PrepareResourceClaims(ctx context.Context, list []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
 	results := make(map[types.UID]kubeletplugin.PrepareResult, len(list))
 	for _, claim := range list {
@@ -288,14 +286,12 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) 
 	if err != nil {
 		return nil, err
 	}
-	event := dmapi.NewPrepareClaim(string(claim.UID), claim.Namespace, claim.Name, claims.Pod(claim), requests)
-	if err := d.loop.PushEvent(event); err != nil {
-		return nil, fmt.Errorf("queue the claim for preparation (kubelet retries): %w", err)
-	}
-	if err := event.Wait(ctx); err != nil {
+	ref := dmapi.ClaimRef{UID: string(claim.UID), Namespace: claim.Namespace, Name: claim.Name}
+	prepared, err := d.cfg.Claims.Prepare(ctx, ref, claims.Pod(claim), requests)
+	if err != nil {
 		return nil, err
 	}
-	spec := claims.CDISpec(string(claim.UID), event.Prepared, d.cfg.ContainerDir)
+	spec := claims.CDISpec(string(claim.UID), prepared, d.cfg.ContainerDir)
 	if err := d.writeSpec(spec, claims.CDISpecName(string(claim.UID))); err != nil {
 		return nil, fmt.Errorf("write CDI spec of claim %s/%s to %s (the allocation stays; kubelet retries): %w", claim.Namespace, claim.Name, d.cfg.CDIDir, err)
 	}
@@ -311,8 +307,8 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) 
 	return devices, nil
 }
 
-// UnprepareResourceClaims implements kubeletplugin.DRAPlugin: one
-// UnprepareClaim event per claim, then its CDI spec goes.
+// UnprepareResourceClaims implements kubeletplugin.DRAPlugin: each claim
+// released by the device manager, then its CDI spec removed.
 func (d *Driver) UnprepareResourceClaims(ctx context.Context, list []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
 	results := make(map[types.UID]error, len(list))
 	for _, claim := range list {
@@ -326,11 +322,8 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, list []kubeletplug
 }
 
 func (d *Driver) unprepare(ctx context.Context, claim kubeletplugin.NamespacedObject) error {
-	event := dmapi.NewUnprepareClaim(string(claim.UID), claim.Namespace, claim.Name)
-	if err := d.loop.PushEvent(event); err != nil {
-		return fmt.Errorf("queue the claim for release (kubelet retries): %w", err)
-	}
-	if err := event.Wait(ctx); err != nil {
+	ref := dmapi.ClaimRef{UID: string(claim.UID), Namespace: claim.Namespace, Name: claim.Name}
+	if err := d.cfg.Claims.Unprepare(ctx, ref); err != nil {
 		return err
 	}
 	if err := d.specs.RemoveSpec(claims.CDISpecName(string(claim.UID))); err != nil {

@@ -83,7 +83,7 @@ func startNodeWith(t *testing.T, networksConf string) *node {
 			DriverName: claims.DefaultDriverName, NodeName: nodeName,
 			PluginDataDir: filepath.Join(dir, "plugins", claims.DefaultDriverName), RegistrarDir: filepath.Join(dir, "plugins_registry"),
 			CDIDir: filepath.Join(dir, "cdi"), SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
-			Prepared: dm,
+			Claims: dm.ClaimPreparer(loop),
 		},
 		registrarIn: filepath.Join(dir, "plugins_registry", claims.DefaultDriverName+"-reg.sock"),
 	}
@@ -95,7 +95,7 @@ func startNodeWith(t *testing.T, networksConf string) *node {
 // does when it starts, and a kubelet client of it; t's end stops them.
 func (n *node) startDriver(t *testing.T) {
 	t.Helper()
-	driver, err := kubeletdriver.New(n.cfg, n.apiServer, n.loop, devicemanagertest.Logger(t))
+	driver, err := kubeletdriver.New(n.cfg, n.apiServer, devicemanagertest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,10 +295,10 @@ func TestRestartSyncsClaimsWithTheAPIServer(t *testing.T) {
 
 // namelessClaims stands in for a device manager whose checkpoint, written
 // by an agent that kept no claim names, names none of its claims.
-type namelessClaims struct{ dmapi.PreparedClaimsSource }
+type namelessClaims struct{ dmapi.ClaimPreparer }
 
 func (s namelessClaims) PreparedClaims(ctx context.Context) ([]dmapi.ClaimRef, error) {
-	refs, err := s.PreparedClaimsSource.PreparedClaims(ctx)
+	refs, err := s.ClaimPreparer.PreparedClaims(ctx)
 	for i := range refs {
 		refs[i].Namespace, refs[i].Name = "", ""
 	}
@@ -319,7 +319,7 @@ func TestRestartKeepsClaimsItCannotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.apiServer.ClearActions()
-	n.cfg.Prepared = namelessClaims{n.dm}
+	n.cfg.Claims = namelessClaims{n.dm.ClaimPreparer(n.loop)}
 	n.startDriver(t)
 	if listedClaims(n.apiServer) {
 		t.Error("the driver listed ResourceClaims at start")

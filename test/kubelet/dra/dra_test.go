@@ -120,8 +120,8 @@ func startDriver(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, 
 		PluginDataDir: c.HostPath("/var/lib/kubelet/plugins/" + claims.DefaultDriverName),
 		RegistrarDir:  registrarDir,
 		CDIDir:        c.HostPath("/var/run/cdi"), SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
-		Interceptor: intercept, Prepared: a.dm,
-	}, client, a.loop, devicemanagertest.Logger(t))
+		Interceptor: intercept, Claims: a.dm.ClaimPreparer(a.loop),
+	}, client, devicemanagertest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
