@@ -8,6 +8,8 @@ import (
 
 	"github.com/ligato/cn-infra/config"
 	"github.com/namsral/flag"
+
+	"github.com/contivpp/memif-agent/internal/agentwiring"
 )
 
 // configDirUsage is -config-dir's help.
@@ -33,7 +35,7 @@ func checkConfigDir() error {
 	if !given {
 		return nil
 	}
-	dir := flagValue(config.DirFlag)
+	dir := agentwiring.FlagValue(config.DirFlag)
 	if dir == "" {
 		return fmt.Errorf("-config-dir is empty; name the directory of the config files, or leave -config-dir (and $CONFIG_DIR) out to run on the built-in defaults")
 	}

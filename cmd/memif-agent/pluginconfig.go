@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/ligato/cn-infra/config"
-	"github.com/namsral/flag"
 
+	"github.com/contivpp/memif-agent/internal/agentwiring"
 	"github.com/contivpp/memif-agent/internal/configfile"
 )
 
@@ -46,11 +46,11 @@ func forPlugin(name string, opts ...config.Option) config.PluginConfig {
 // GetConfigName implements config.PluginConfig: the path of the plugin's
 // config file, or "" when it has none and its defaults apply.
 func (c pluginConfig) GetConfigName() string {
-	file := flagValue(c.flagName)
+	file := agentwiring.FlagValue(c.flagName)
 	if file == "" {
 		return ""
 	}
-	return configPath(file, flagValue(config.DirFlag), file != c.defaultFile)
+	return configPath(file, agentwiring.FlagValue(config.DirFlag), file != c.defaultFile)
 }
 
 // LoadValue implements config.PluginConfig: it decodes the plugin's config
@@ -89,11 +89,4 @@ func configPath(file, dir string, named bool) string {
 		return ""
 	}
 	return path
-}
-
-func flagValue(name string) string {
-	if found := flag.CommandLine.Lookup(name); found != nil {
-		return found.Value.String()
-	}
-	return ""
 }

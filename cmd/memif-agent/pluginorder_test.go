@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/ligato/cn-infra/agent"
+
+	"github.com/contivpp/memif-agent/internal/agentwiring"
 )
 
 // pluginOrderEnv, set, makes the test binary print the order in which
@@ -24,9 +26,9 @@ const pluginOrderEnv = "MEMIF_AGENT_TEST_PLUGIN_ORDER"
 const pluginLinePrefix = "plugin "
 
 // printPluginOrder prints the agent's plugins in the order cn-infra's
-// dependency lookup makes from memifAgent, one per line.
+// dependency lookup makes from the agent's wiring, one per line.
 func printPluginOrder() int {
-	memifAgent := newMemifAgent()
+	memifAgent := agentwiring.New(forPlugin)
 	if err := parseCommandLine(nil); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

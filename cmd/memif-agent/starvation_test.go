@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/contivpp/memif-agent/internal/agentwiring"
 	"github.com/contivpp/memif-agent/test/kit/needs"
 	"github.com/contivpp/memif-agent/test/kit/otheruser"
 )
@@ -98,9 +99,9 @@ func TestProbesAnswerWhileALocalUserFillsTheHTTPPort(t *testing.T) {
 		t.Logf("%s: passed %d of %d while the attacker held the HTTP port; the slowest took %v (reported, not asserted)", p.name, passed[p.name], probeRounds, slowest[p.name].Round(time.Millisecond))
 	}
 	t.Logf("the attacker opened %s connections in all; the agent's descriptors: %d before, %d during", reopened, fdsBefore, fdsDuring)
-	// The HTTP server holds at most httpMaxConnections of them; a few more
+	// The HTTP server holds at most agentwiring.MaxHTTPConnections of them; a few more
 	// are the probes' and kubelet's.
-	if limit := fdsBefore + httpMaxConnections + 8; fdsDuring > limit {
+	if limit := fdsBefore + agentwiring.MaxHTTPConnections + 8; fdsDuring > limit {
 		t.Errorf("the agent held %d descriptors during the attack, %d before; want at most %d", fdsDuring, fdsBefore, limit)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package agentwiring
 
 import (
 	"context"
@@ -74,9 +74,9 @@ const (
 	httpWriteTimeout      = 2 * time.Minute
 	httpIdleTimeout       = 30 * time.Second
 	httpMaxHeaderBytes    = 16 << 10
-	// httpMaxConnections bounds the connections served at once; more
+	// MaxHTTPConnections bounds the connections served at once; more
 	// wait in the kernel's accept queue, costing the agent nothing.
-	httpMaxConnections = 64
+	MaxHTTPConnections = 64
 	// httpMaxResponseBytes bounds one response: a larger one (a
 	// scheduler dump or history over a long time) is cut off with an
 	// error rather than held in memory.
@@ -88,17 +88,17 @@ const (
 // answer 403: any local user can reach the loopback port.
 const allowChangesFlag = "http-allow-changes"
 
-// deferredHTTP is the agent's HTTP server: cn-infra's HTTP plugin reads
+// DeferredHTTP is the agent's HTTP server: cn-infra's HTTP plugin reads
 // its configuration (http.conf, -http-port); this type routes and serves.
 //
-// It starts at the end of the agent's start (servingStarter): cn-infra's
+// It starts at the end of the agent's start (ServingStarter): cn-infra's
 // Prometheus and log-manager plugins add their routes in AfterInit, and
 // the router must not change while it serves; started last, its probes
 // answer only once every plugin has started. It serves read-only
 // endpoints unless -http-allow-changes is set, bounds every response,
 // times out slow and idle clients, and serves at most
-// httpMaxConnections connections at once.
-type deferredHTTP struct {
+// MaxHTTPConnections connections at once.
+type DeferredHTTP struct {
 	server *rest.Plugin
 
 	router       *mux.Router
@@ -113,13 +113,13 @@ type deferredHTTP struct {
 	handedOver bool
 }
 
-var _ rest.HTTPHandlers = (*deferredHTTP)(nil)
+var _ rest.HTTPHandlers = (*DeferredHTTP)(nil)
 
 // String implements infra.Plugin.
-func (h *deferredHTTP) String() string { return h.server.String() }
+func (h *DeferredHTTP) String() string { return h.server.String() }
 
 // Init implements infra.Plugin: it loads the configuration.
-func (h *deferredHTTP) Init() error {
+func (h *DeferredHTTP) Init() error {
 	if err := h.server.Init(); err != nil {
 		return err
 	}
@@ -130,12 +130,12 @@ func (h *deferredHTTP) Init() error {
 	}
 	h.router = mux.NewRouter()
 	h.formatter = render.New(render.Options{IndentJSON: true})
-	h.allowChanges = flagValue(allowChangesFlag) == "true"
+	h.allowChanges = FlagValue(allowChangesFlag) == "true"
 	return nil
 }
 
 // Close implements infra.Plugin: it stops serving.
-func (h *deferredHTTP) Close() error {
+func (h *DeferredHTTP) Close() error {
 	h.servingMu.Lock()
 	defer h.servingMu.Unlock()
 	if h.serving == nil {
@@ -149,7 +149,7 @@ func (h *deferredHTTP) Close() error {
 
 // HandOver implements dmapi.HandoverParticipant: the agent replacing this
 // one listens on the same host port, so this one stops serving now.
-func (h *deferredHTTP) HandOver(context.Context, string) {
+func (h *DeferredHTTP) HandOver(context.Context, string) {
 	h.servingMu.Lock()
 	h.handedOver = true
 	h.servingMu.Unlock()
@@ -159,12 +159,12 @@ func (h *deferredHTTP) HandOver(context.Context, string) {
 }
 
 // SuccessorServing implements dmapi.HandoverParticipant.
-func (h *deferredHTTP) SuccessorServing() {}
+func (h *DeferredHTTP) SuccessorServing() {}
 
 // RegisterHTTPHandler implements rest.HTTPHandlers. A handler for any
 // method but GET and HEAD changes the agent: unless changes are allowed it
 // is replaced by a 403 saying how to allow them.
-func (h *deferredHTTP) RegisterHTTPHandler(path string, provider rest.HandlerProvider, methods ...string) *mux.Route {
+func (h *DeferredHTTP) RegisterHTTPHandler(path string, provider rest.HandlerProvider, methods ...string) *mux.Route {
 	handler := http.Handler(provider(h.formatter))
 	if !h.allowChanges && changes(methods) {
 		handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -185,13 +185,13 @@ func changes(methods []string) bool {
 
 // RegisterPermissionGroup implements rest.HTTPHandlers; without token
 // authentication there are no permission groups.
-func (h *deferredHTTP) RegisterPermissionGroup(...*access.PermissionGroup) {}
+func (h *DeferredHTTP) RegisterPermissionGroup(...*access.PermissionGroup) {}
 
 // GetPort implements rest.HTTPHandlers.
-func (h *deferredHTTP) GetPort() int { return h.server.GetPort() }
+func (h *DeferredHTTP) GetPort() int { return h.server.GetPort() }
 
 // serve starts serving on the configured endpoint.
-func (h *deferredHTTP) serve() error {
+func (h *DeferredHTTP) serve() error {
 	h.servingMu.Lock()
 	defer h.servingMu.Unlock()
 	if h.handedOver {
@@ -214,7 +214,7 @@ func (h *deferredHTTP) serve() error {
 		h.serving.MaxHeaderBytes = cfg.MaxHeaderBytes
 	}
 	h.served = make(chan struct{})
-	limited := netutil.LimitListener(listener, httpMaxConnections)
+	limited := netutil.LimitListener(listener, MaxHTTPConnections)
 	go func() {
 		defer close(h.served)
 		if cfg.UseHTTPS() {
@@ -260,22 +260,22 @@ func (w *boundedWriter) Write(data []byte) (int, error) {
 	return w.ResponseWriter.Write(data)
 }
 
-// servingStarter starts serving, the probe socket first, then the
+// ServingStarter starts serving, the probe socket first, then the
 // deferred HTTP server; it is the agent's last plugin, so its AfterInit
 // runs after every other plugin's.
-type servingStarter struct {
+type ServingStarter struct {
 	health *health.Plugin
-	http   *deferredHTTP
+	http   *DeferredHTTP
 }
 
 // String implements infra.Plugin.
-func (s *servingStarter) String() string { return "start-serving" }
+func (s *ServingStarter) String() string { return "start-serving" }
 
 // Init implements infra.Plugin.
-func (s *servingStarter) Init() error { return nil }
+func (s *ServingStarter) Init() error { return nil }
 
 // AfterInit starts serving.
-func (s *servingStarter) AfterInit() error {
+func (s *ServingStarter) AfterInit() error {
 	if err := s.health.ServeProbes(); err != nil {
 		return err
 	}
@@ -284,5 +284,5 @@ func (s *servingStarter) AfterInit() error {
 }
 
 // Close implements infra.Plugin; serving stops in the health plugin's
-// and deferredHTTP's Close.
-func (s *servingStarter) Close() error { return nil }
+// and DeferredHTTP's Close.
+func (s *ServingStarter) Close() error { return nil }
