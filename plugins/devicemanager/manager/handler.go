@@ -73,18 +73,14 @@ func (m *Manager) Revert(event controllerapi.Event) error {
 	ev.AllocationID, ev.Mounts = "", nil
 	clear(ev.Envs)
 	clear(ev.Annotations)
-	return errors.Join(m.removeDir(a), m.persist())
+	return errors.Join(m.removeDir(a), m.restoreTakenOver(ev), m.persist())
 }
 
 func (m *Manager) allocate(ev *dmapi.AllocateDevice, ops controllerapi.EventOperations) (string, error) {
-	if err := m.takeOver(ev, ops); err != nil {
-		return "", err
-	}
-	a, err := m.newAllocation(ev.ResourceName, ev.DeviceIDs)
+	a, err := m.takeOverAndAllocate(ev, ops)
 	if err != nil {
-		m.metrics.countError(errorKind(err))
 		if len(ev.TakenOver) > 0 {
-			err = errors.Join(err, m.persist())
+			err = errors.Join(err, m.restoreTakenOver(ev), m.persist())
 		}
 		return "", err
 	}
@@ -93,6 +89,19 @@ func (m *Manager) allocate(ev *dmapi.AllocateDevice, ops controllerapi.EventOper
 		return fmt.Sprintf("allocated %s, taking over %d allocations", a, len(ev.TakenOver)), nil
 	}
 	return fmt.Sprintf("allocated %s", a), nil
+}
+
+// takeOverAndAllocate releases the holders of ev's devices and makes the
+// new allocation.
+func (m *Manager) takeOverAndAllocate(ev *dmapi.AllocateDevice, ops controllerapi.EventOperations) (allocation.Allocation, error) {
+	if err := m.takeOver(ev, ops); err != nil {
+		return allocation.Allocation{}, err
+	}
+	a, err := m.newAllocation(ev.ResourceName, ev.DeviceIDs)
+	if err != nil {
+		m.metrics.countError(errorKind(err))
+	}
+	return a, err
 }
 
 // newAllocation makes the directory, records the allocation and persists

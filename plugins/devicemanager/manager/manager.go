@@ -74,6 +74,9 @@ type Manager struct {
 	unexplained map[string]string
 	// missing are the gone pods a kubelet-only listing missed once.
 	missing map[podapi.Pod]bool
+	// takenOver are the allocations the AllocateDevice being processed
+	// took over, which its revert restores.
+	takenOver takenOver
 
 	// networks are what the memif wiring resolved for each allocation's
 	// memifs (SetMemifNetworks), by allocation ID, behind networksMu:

@@ -108,13 +108,22 @@ func (m *Manager) prepareAllocate(ctx context.Context, ev *dmapi.AllocateDevice)
 	ev.Live = &live
 }
 
+// takenOver are the holders one AllocateDevice released.
+type takenOver struct {
+	event   *dmapi.AllocateDevice
+	holders []allocation.Allocation
+}
+
 // takeOver releases the allocations holding devices of ev that kubelet
 // hands out again. Their vswitch side is removed in ev's transaction (see
 // dmapi.AllocateDevice.TakenOver), their directories in follow-ups once it
 // is committed, and a gone holder pod's other allocations through a
-// DeletePod follow-up. A request with unknown or repeated device IDs is
-// left for newAllocation to refuse.
+// DeletePod follow-up. Should ev fail, restoreTakenOver puts the holders
+// back, and the loop drops those follow-ups: VPP still listens in the
+// directories. A request with unknown or repeated device IDs is left for
+// newAllocation to refuse.
 func (m *Manager) takeOver(ev *dmapi.AllocateDevice, ops controllerapi.EventOperations) error {
+	m.takenOver = takenOver{event: ev}
 	if ev.ResourceName != m.cfg.ResourceName || !errors.Is(m.state.CheckRequest(ev.DeviceIDs), dmapi.ErrDeviceInUse) {
 		return nil
 	}
@@ -124,6 +133,7 @@ func (m *Manager) takeOver(ev *dmapi.AllocateDevice, ops controllerapi.EventOper
 		if _, err := m.state.Remove(holder.ID); err != nil {
 			return err
 		}
+		m.takenOver.holders = append(m.takenOver.holders, holder)
 		ev.TakenOver = append(ev.TakenOver, holder.Info())
 		m.metrics.countTakeover(t.kind)
 		logf := m.log.Infof
@@ -144,4 +154,25 @@ func (m *Manager) takeOver(ev *dmapi.AllocateDevice, ops controllerapi.EventOper
 		}
 	}
 	return nil
+}
+
+// restoreTakenOver puts back the allocations ev took over, as they were:
+// ev failed, so kubelet admitted no container with their devices. The
+// caller persists the state.
+func (m *Manager) restoreTakenOver(ev *dmapi.AllocateDevice) error {
+	if m.takenOver.event != ev || len(m.takenOver.holders) == 0 {
+		return nil
+	}
+	holders := m.takenOver.holders
+	m.takenOver = takenOver{}
+	ev.TakenOver = nil
+	var errs []error
+	for _, holder := range holders {
+		if err := m.state.Add(holder); err != nil {
+			errs = append(errs, fmt.Errorf("restore %s, taken over by a failed Allocate of %v: %w", holder.ID, ev.DeviceIDs, err))
+			continue
+		}
+		m.log.Infof("restored %s: the Allocate of %v that took it over failed", holder, ev.DeviceIDs)
+	}
+	return errors.Join(errs...)
 }
