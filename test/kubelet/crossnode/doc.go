@@ -1,0 +1,17 @@
+// Package crossnode tests the building blocks of memif networks that span
+// nodes against a real control plane (cluster.Options.ControlPlaneOnly:
+// etcd, kube-apiserver and kube-controller-manager with its garbage
+// collector; the Node objects stand for nodes, created by the tests):
+//   - IPAM shares (plugins/networks/shares): nodes claiming at once get
+//     distinct shares and the last one finds the subnet exhausted; a
+//     restarted claimer gets its share back; a changed share length
+//     replaces the node's Lease; a deleted Node's share is freed by the
+//     garbage collector and claimed by the next node;
+//   - underlay addresses (plugins/networks/underlay): each node publishes
+//     its address as a Node annotation, and every watcher sees the others'
+//     addresses, their changes and a Node deleted.
+//
+// It needs root and the peers (make peers). Run from test/kubelet:
+//
+//	CI=true go test -race -count=1 ./crossnode
+package crossnode
