@@ -14,8 +14,10 @@ type Config struct {
 	VPPAPISocket string `json:"vpp-api-socket"`
 	// RequestTimeout bounds each call to VPP.
 	RequestTimeout configfile.Duration `json:"request-timeout"`
-	// LinkCheckPeriod is how often the memifs' link states are read from
-	// VPP to report links that come up or go down.
+	// LinkCheckPeriod is how often the memifs' counters are read from VPP,
+	// and, while links are down, why (VPP refuses a pod side with a wrong
+	// secret without an event). Links coming up and going down are VPP's
+	// interface events.
 	LinkCheckPeriod configfile.Duration `json:"link-check-period"`
 	// HealthCheckPeriod is how often VPP is asked for a control_ping. One
 	// left unanswered for request-timeout makes VPP unreachable: the

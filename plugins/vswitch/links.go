@@ -2,36 +2,45 @@ package vswitch
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/ligato/cn-infra/logging"
-	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
+	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
 )
 
-// linkWatcher reads the memifs' links and counters from VPP and logs each
-// change: a link that comes up, goes down, or is refused (a wrong secret
-// shows as VPP's "incorrect secret"). When a link comes up, or is up when
-// the watcher starts, it applies the model's rx modes to the queues VPP
-// holds in other modes (none after an agent restart). It keeps what it
-// read last for MemifLinks, and tells events of a wrong secret and of a
-// link refused or left by its pod side for longer than grace.
+// linkWatcher follows the memifs' links through VPP's interface events
+// and logs each change: a link that comes up, goes down, or is refused (a
+// wrong secret shows as VPP's "incorrect secret"). It tells the KV
+// scheduler each link's state (descriptor.LinkStates), so that the rx
+// modes, which wait for a link up, are written by the scheduler. It keeps
+// what it knows for MemifLinks, and tells events of a wrong secret and of
+// a link refused or left by its pod side for longer than grace.
+//
+// An event names an interface whose admin or link state changed, or that
+// was made or deleted: the watcher reads that interface alone. At each
+// connection it reads every memif once. VPP emits nothing when it refuses
+// a pod side, whose link never came up: each period, while links are
+// down, one show memif reads why, and one show interface the counters.
 type linkWatcher struct {
-	conn    descriptor.ConnFunc
-	rxModes func(name string) []*vpp_interfaces.Interface_RxMode
-	log     logging.Logger
+	conn   descriptor.ConnFunc
+	states *descriptor.LinkStates
+	names  descriptor.InterfaceIndex
+	log    logging.Logger
 	// events is told of wrong secrets and links down past grace; nil:
 	// nothing is told.
 	events vswitchapi.LinkEvents
 	grace  time.Duration
 	now    func() time.Time
+
+	// wake tells the watcher goroutine that events or a connection came.
+	wake chan struct{}
 
 	// known, downSince, troubleSince and warned are the watcher
 	// goroutine's own.
@@ -44,67 +53,191 @@ type linkWatcher struct {
 	warned map[string]bool
 
 	mu sync.Mutex
-	// last is what the last check read, for MemifLinks.
+	// changed are the interfaces VPP's events named since the watcher
+	// last read them.
+	changed map[vppmsg.InterfaceIndex]bool
+	// reread: every memif is to be read (a new connection, or a read
+	// that failed).
+	reread bool
+	// last is what the watcher knows, for MemifLinks.
 	last []vswitchapi.MemifLink
 }
 
-func newLinkWatcher(conn descriptor.ConnFunc, rxModes func(string) []*vpp_interfaces.Interface_RxMode, log logging.Logger) *linkWatcher {
-	return &linkWatcher{conn: conn, rxModes: rxModes, log: log, now: time.Now,
-		known: map[string]descriptor.Link{}, downSince: map[string]time.Time{}, troubleSince: map[string]time.Time{}, warned: map[string]bool{}}
+func newLinkWatcher(conn descriptor.ConnFunc, states *descriptor.LinkStates, names descriptor.InterfaceIndex, log logging.Logger) *linkWatcher {
+	return &linkWatcher{conn: conn, states: states, names: names, log: log, now: time.Now, wake: make(chan struct{}, 1),
+		known: map[string]descriptor.Link{}, downSince: map[string]time.Time{}, troubleSince: map[string]time.Time{}, warned: map[string]bool{},
+		changed: map[vppmsg.InterfaceIndex]bool{}}
+}
+
+// connected subscribes to conn's interface events and has every memif
+// read: VPP may have restarted, or links changed while the agent was not
+// connected.
+func (w *linkWatcher) connected(ctx context.Context, conn *vppapi.Conn) {
+	if err := vppapi.WatchInterfaceEvents(ctx, conn, w.interfaceEvent); err != nil {
+		w.log.Warnf("memif links: %v; links are read at each link-check-period until VPP reconnects", err)
+	}
+	w.mu.Lock()
+	w.reread = true
+	w.mu.Unlock()
+	w.signal()
+}
+
+// interfaceEvent runs on the connection's reader goroutine: it notes the
+// interface and returns.
+func (w *linkWatcher) interfaceEvent(event *vppmsg.SwInterfaceEvent) {
+	w.mu.Lock()
+	w.changed[event.SwIfIndex] = true
+	w.mu.Unlock()
+	w.signal()
+}
+
+func (w *linkWatcher) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (w *linkWatcher) run(ctx context.Context, period time.Duration) {
-	every(ctx, period, w.check)
+	ticker := time.NewTicker(period)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+			w.update(ctx)
+		case <-ticker.C:
+			w.check(ctx)
+		}
+	}
 }
 
-func (w *linkWatcher) check(ctx context.Context) {
+// update reads the links the events named, or every one after a
+// connection.
+func (w *linkWatcher) update(ctx context.Context) {
 	conn, err := w.conn()
-	if errors.Is(err, vppapi.ErrNotConnected) {
+	if err != nil {
 		w.setLast(nil)
 		return
 	}
-	links, err := descriptor.ReadLinks(ctx, conn)
+	w.mu.Lock()
+	changed, reread := w.changed, w.reread
+	w.changed, w.reread = map[vppmsg.InterfaceIndex]bool{}, false
+	w.mu.Unlock()
+	if reread {
+		err = w.readAll(ctx, conn)
+	} else {
+		err = w.read(ctx, conn, changed)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Debugf("read memif links: %v", err)
 		}
-		return
+		w.mu.Lock()
+		w.reread = true
+		w.mu.Unlock()
 	}
-	for name, link := range links {
-		before, seen := w.known[name]
-		if seen && before.Up == link.Up && before.DownReason == link.DownReason {
-			continue
-		}
-		w.logChange(ctx, conn, name, link)
-	}
-	w.known = links
-	w.setLast(w.track(links, w.readCounters(ctx, conn, links)))
+	w.setLast(w.track(nil))
 }
 
-func (w *linkWatcher) logChange(ctx context.Context, conn *vppapi.Conn, name string, link descriptor.Link) {
+func (w *linkWatcher) readAll(ctx context.Context, conn *vppapi.Conn) error {
+	links, err := descriptor.ReadLinks(ctx, conn)
+	if err != nil {
+		return err
+	}
+	for name := range w.known {
+		if _, ok := links[name]; !ok {
+			w.gone(name)
+		}
+	}
+	for _, link := range links {
+		w.saw(link)
+	}
+	return nil
+}
+
+func (w *linkWatcher) read(ctx context.Context, conn *vppapi.Conn, changed map[vppmsg.InterfaceIndex]bool) error {
+	for index := range changed {
+		link, found, err := descriptor.ReadLink(ctx, conn, index, w.names)
+		if err != nil {
+			return err
+		}
+		for name, known := range w.known {
+			if known.Index == index && (!found || name != link.Name) {
+				w.gone(name)
+			}
+		}
+		if found {
+			w.saw(link)
+		}
+	}
+	return nil
+}
+
+// saw records link as read, logging and telling the KV scheduler a change.
+func (w *linkWatcher) saw(link descriptor.Link) {
+	before, seen := w.known[link.Name]
+	w.known[link.Name] = link
+	if seen && before.Up == link.Up && before.DownReason == link.DownReason {
+		return
+	}
+	w.logChange(link)
+	if !seen || before.Up != link.Up {
+		if err := w.states.Set(link.Name, link.Up); err != nil {
+			w.log.Warnf("memif %s: %v", link.Name, err)
+		}
+	}
+}
+
+func (w *linkWatcher) gone(name string) {
+	delete(w.known, name)
+	if err := w.states.Forget(name); err != nil {
+		w.log.Warnf("memif %s: %v", name, err)
+	}
+}
+
+func (w *linkWatcher) logChange(link descriptor.Link) {
 	switch {
 	case link.Up:
-		w.log.Infof("memif %s (VPP %s) link up: the pod side connected on %s", name, link.VPPName, link.Socket)
-		set, err := descriptor.EnsureRxModes(ctx, conn, link.Index, w.rxModes(name))
-		if err != nil {
-			w.log.Warnf("memif %s (VPP %s): %v", name, link.VPPName, err)
-		} else if set {
-			w.log.Debugf("memif %s (VPP %s): rx modes applied to its queues", name, link.VPPName)
-		}
+		w.log.Infof("memif %s (VPP %s) link up: the pod side connected on %s", link.Name, link.VPPName, link.Socket)
 	case link.DownReason == vswitchapi.WrongSecret:
-		w.log.Warnf("memif %s (VPP %s) link down: VPP refused the pod side on %s: incorrect secret; the pod must use the MEMIF_SECRET of its current allocation (memifctl get)", name, link.VPPName, link.Socket)
+		w.log.Warnf("memif %s (VPP %s) link down: VPP refused the pod side on %s: incorrect secret; the pod must use the MEMIF_SECRET of its current allocation (memifctl get)", link.Name, link.VPPName, link.Socket)
 	case link.DownReason != "":
-		w.log.Warnf("memif %s (VPP %s) link down on %s: %s", name, link.VPPName, link.Socket, link.DownReason)
+		w.log.Warnf("memif %s (VPP %s) link down on %s: %s", link.Name, link.VPPName, link.Socket, link.DownReason)
 	default:
-		w.log.Infof("memif %s (VPP %s) link down: waiting for the pod side on %s", name, link.VPPName, link.Socket)
+		w.log.Infof("memif %s (VPP %s) link down: waiting for the pod side on %s", link.Name, link.VPPName, link.Socket)
 	}
+}
+
+// check is the periodic look: why the links down are (VPP refuses a pod
+// side without an event), the counters, and the grace of links down,
+// after what events named or a read that failed.
+func (w *linkWatcher) check(ctx context.Context) {
+	conn, err := w.conn()
+	if err != nil {
+		w.setLast(nil)
+		return
+	}
+	w.update(ctx)
+	links := maps.Clone(w.known)
+	if err := descriptor.ReadDownReasons(ctx, conn, links); err != nil {
+		if ctx.Err() == nil {
+			w.log.Debugf("read memif links: %v", err)
+		}
+	} else {
+		for _, link := range links {
+			w.saw(link)
+		}
+	}
+	w.setLast(w.track(w.readCounters(ctx, conn)))
 }
 
 // readCounters reads the links' counters; none when VPP does not answer
 // (the metrics then show the counters read before, not zeros).
-func (w *linkWatcher) readCounters(ctx context.Context, conn *vppapi.Conn, links map[string]descriptor.Link) map[string]descriptor.Counters {
-	names := make([]string, 0, len(links))
-	for _, link := range links {
+func (w *linkWatcher) readCounters(ctx context.Context, conn *vppapi.Conn) map[string]descriptor.Counters {
+	names := make([]string, 0, len(w.known))
+	for _, link := range w.known {
 		names = append(names, link.VPPName)
 	}
 	slices.Sort(names)
@@ -119,16 +252,17 @@ func (w *linkWatcher) readCounters(ctx context.Context, conn *vppapi.Conn, links
 }
 
 // track records since when each link is down and tells events what they
-// are owed, then returns the links as MemifLinks.
-func (w *linkWatcher) track(links map[string]descriptor.Link, counters map[string]descriptor.Counters) []vswitchapi.MemifLink {
+// are owed, then returns the links as MemifLinks, with counters where
+// given and those read before otherwise.
+func (w *linkWatcher) track(counters map[string]descriptor.Counters) []vswitchapi.MemifLink {
 	now := w.now()
 	previous := map[string]vswitchapi.MemifLink{}
 	for _, link := range w.lastLinks() {
 		previous[link.Name] = link
 	}
 	var result []vswitchapi.MemifLink
-	for _, name := range slices.Sorted(maps.Keys(links)) {
-		link := links[name]
+	for _, name := range slices.Sorted(maps.Keys(w.known)) {
+		link := w.known[name]
 		memif := vswitchapi.MemifLink{Name: name, VPPName: link.VPPName, Up: link.Up, DownReason: link.DownReason,
 			Counters: previous[name].Counters}
 		if c, ok := counters[link.VPPName]; ok {
@@ -145,7 +279,7 @@ func (w *linkWatcher) track(links map[string]descriptor.Link, counters map[strin
 		result = append(result, memif)
 	}
 	for name := range w.downSince {
-		if _, ok := links[name]; !ok {
+		if _, ok := w.known[name]; !ok {
 			w.forget(name)
 		}
 	}

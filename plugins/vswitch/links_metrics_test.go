@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/ligato/cn-infra/logging"
-	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
+	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
@@ -40,14 +41,43 @@ func (e *toldEvents) told() (wrongSecret, linkDown []string) {
 	return append([]string(nil), e.wrongSecret...), append([]string(nil), e.linkDown...)
 }
 
-// watcherOn returns a link watcher over a real VPP's connection, telling
-// events, on a clock the test moves.
-func watcherOn(t *testing.T, conn *vppapi.Conn, events vswitchapi.LinkEvents, clock *time.Time) *linkWatcher {
-	noModes := func(string) []*vpp_interfaces.Interface_RxMode { return nil }
-	w := newLinkWatcher(func() (*vppapi.Conn, error) { return conn, nil }, noModes, logging.ForPlugin("links-test"))
+// watcherOn returns a link watcher over a real VPP's connection,
+// subscribed to its interface events, telling events, on a clock the test
+// moves, and the link states it tells the KV scheduler.
+func watcherOn(t *testing.T, conn *vppapi.Conn, events vswitchapi.LinkEvents, clock *time.Time) (*linkWatcher, *pushedStates) {
+	connFunc := func() (*vppapi.Conn, error) { return conn, nil }
+	pushed := &pushedStates{}
+	w := newLinkWatcher(connFunc, descriptor.NewLinkStates(pushed.push), descriptor.NewInterfaces(connFunc).Index(), logging.ForPlugin("links-test"))
 	w.events, w.grace = events, 30*time.Second
 	w.now = func() time.Time { return *clock }
-	return w
+	w.connected(t.Context(), conn)
+	return w, pushed
+}
+
+// pushedStates records the link states told to the KV scheduler.
+type pushedStates struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (p *pushedStates) push(values ...kvs.KVWithMetadata) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, kv := range values {
+		if kv.Value != nil {
+			p.keys = append(p.keys, kv.Key)
+		}
+	}
+	return nil
+}
+
+func (p *pushedStates) last() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.keys) == 0 {
+		return ""
+	}
+	return p.keys[len(p.keys)-1]
 }
 
 func linkOf(w *linkWatcher, name string) (vswitchapi.MemifLink, error) {
@@ -73,7 +103,7 @@ func TestMemifCountersMoveWithTraffic(t *testing.T) {
 	waitLinkUp(t, startPodSide(t, socket, secret, "txonly"))
 	clock := time.Unix(1000, 0)
 	events := &toldEvents{}
-	w := watcherOn(t, conn, events, &clock)
+	w, _ := watcherOn(t, conn, events, &clock)
 	var first vswitchapi.MemifLink
 	poll.Until(t, time.Minute, "packets counted on "+vppName, func() error {
 		w.check(t.Context())
@@ -111,7 +141,7 @@ func TestWrongSecretAndLinkDownAreTold(t *testing.T) {
 	socket, _ := makeMemif(t, v, conn, name, "right-secret")
 	clock := time.Unix(1000, 0)
 	events := &toldEvents{}
-	w := watcherOn(t, conn, events, &clock)
+	w, _ := watcherOn(t, conn, events, &clock)
 	w.check(t.Context())
 	if link, err := linkOf(w, name); err != nil || link.Up || !link.DownSince.Equal(clock) {
 		t.Fatalf("link before any pod side: %+v, %v; want down since the first check", link, err)

@@ -2,17 +2,17 @@ package vswitch
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/ligato/cn-infra/logging"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
@@ -85,35 +85,44 @@ func makeMemif(t *testing.T, v *vpp.VPP, conn *vppapi.Conn, name, secret string)
 	return "", ""
 }
 
-// TestLinkWatcherAppliesRxModesOnlyWhereVPPDiffers runs the link watcher
-// over a memif whose pod side (testpmd) is connected: its first check
-// puts VPP's new queues in the model's mode; a watcher started afresh, as
-// after an agent restart, finds the link up in that mode and sends VPP no
-// sw_interface_set_rx_mode.
-func TestLinkWatcherAppliesRxModesOnlyWhereVPPDiffers(t *testing.T) {
+// TestLinkStateFromVPPEvents runs the link watcher with a period of an
+// hour, so that only VPP's interface events move it: a pod side (testpmd)
+// connecting brings the link up, and the KV scheduler is told so (the rx
+// modes wait for it); the pod side leaving brings it down, and the
+// scheduler is told that too.
+func TestLinkStateFromVPPEvents(t *testing.T) {
 	v := vpp.Start(t)
 	conn := dialVPP(t, v, "links-test")
 	const name, secret = "pod-memif", "s3cret"
-	socket, vppName := makeMemif(t, v, conn, name, secret)
-	waitLinkUp(t, startPodSide(t, socket, secret, ""))
-
-	modes := func(string) []*vpp_interfaces.Interface_RxMode {
-		return []*vpp_interfaces.Interface_RxMode{{DefaultMode: true, Mode: vpp_interfaces.Interface_RxMode_ADAPTIVE}}
-	}
-	connFunc := func() (*vppapi.Conn, error) { return conn, nil }
-	log := logging.ForPlugin("links-test")
-	newLinkWatcher(connFunc, modes, log).check(t.Context())
-	if got := v.RxModes(t, vppName); len(got) == 0 || slices.ContainsFunc(got, func(m string) bool { return m != "adaptive" }) {
-		t.Fatalf("VPP's queues of %s after the watcher saw the link up are %v, want all adaptive", vppName, got)
-	}
-
-	v.TraceAPI(t)
-	newLinkWatcher(connFunc, modes, log).check(t.Context())
-	traced := v.TracedAPI(t)
-	if slices.Contains(traced, "sw_interface_set_rx_mode") || !slices.Contains(traced, "sw_interface_rx_placement_dump") {
-		t.Errorf("a restarted watcher sent VPP %v, want its rx placement read and no sw_interface_set_rx_mode", traced)
-	}
-	if got := v.RxModes(t, vppName); slices.ContainsFunc(got, func(m string) bool { return m != "adaptive" }) {
-		t.Errorf("VPP's queues of %s after a restart are %v, want all adaptive", vppName, got)
+	socket, _ := makeMemif(t, v, conn, name, secret)
+	clock := time.Unix(1000, 0)
+	w, pushed := watcherOn(t, conn, nil, &clock)
+	go w.run(t.Context(), time.Hour)
+	var podSide *testpmd.Vswitch
+	for _, step := range []struct {
+		name string
+		do   func()
+		up   bool
+	}{
+		{"before the pod side", func() {}, false},
+		{"pod side connected", func() {
+			podSide = startPodSide(t, socket, secret, "")
+			waitLinkUp(t, podSide)
+		}, true},
+		{"pod side gone", func() { podSide.Stop() }, false},
+	} {
+		step.do()
+		poll.Until(t, time.Minute, name+" "+step.name, func() error {
+			link, err := linkOf(w, name)
+			switch {
+			case err != nil:
+				return err
+			case link.Up != step.up:
+				return fmt.Errorf("link %+v, want up %t", link, step.up)
+			case pushed.last() != vpp_interfaces.LinkStateKey(name, step.up):
+				return fmt.Errorf("the KV scheduler was last told %q", pushed.last())
+			}
+			return nil
+		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/infra"
-	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
@@ -86,14 +85,16 @@ func (p *Plugin) Init() error {
 		OnConnect:    p.connected,
 		OnDisconnect: p.disconnected,
 	})
-	p.links = newLinkWatcher(p.client.Conn, p.rxModes, p.Log)
-	p.links.events, p.links.grace = p.LinkEvents, p.config.LinkDownGrace.Duration()
 	interfaces := descriptor.NewInterfaces(p.client.Conn)
+	linkStates := interfaces.WithLinkStates(p.KVScheduler.PushSBNotification)
+	p.links = newLinkWatcher(p.client.Conn, linkStates, interfaces.Index(), p.Log)
+	p.links.events, p.links.grace = p.LinkEvents, p.config.LinkDownGrace.Duration()
 	bridgeDomains := descriptor.NewBridgeDomains(p.client.Conn, interfaces.Index())
 	xconnects := descriptor.NewXConnects(p.client.Conn, interfaces.Index())
 	routes := descriptor.NewRoutes(p.client.Conn, interfaces.Index())
 	vrfTables := descriptor.NewVrfTables(p.client.Conn)
-	for _, d := range []*kvs.KVDescriptor{interfaces.Descriptor(), vrfTables.Descriptor(), routes.Descriptor(),
+	for _, d := range []*kvs.KVDescriptor{interfaces.Descriptor(), linkStates.Descriptor(),
+		descriptor.NewRxModes(p.client.Conn, interfaces.Index()).Descriptor(), vrfTables.Descriptor(), routes.Descriptor(),
 		bridgeDomains.Descriptor(), bridgeDomains.InterfaceDescriptor(), xconnects.Descriptor()} {
 		if err := p.KVScheduler.RegisterKVDescriptor(d); err != nil {
 			return fmt.Errorf("vswitch plugin: register descriptor %s: %w", d.Name, err)
@@ -154,27 +155,13 @@ func (p *Plugin) MemifLinks() []vswitchapi.MemifLink {
 	return p.links.lastLinks()
 }
 
-// rxModes returns the rx modes the KV scheduler holds for interface name.
-func (p *Plugin) rxModes(name string) []*vpp_interfaces.Interface_RxMode {
-	values, err := p.KVScheduler.DumpValuesByDescriptor(descriptor.InterfaceDescriptorName, kvs.CachedView)
-	if err != nil {
-		p.Log.Warnf("read the rx modes of memif %s from the KV scheduler: %v", name, err)
-		return nil
-	}
-	for _, kv := range values {
-		if iface, ok := kv.Value.(*vpp_interfaces.Interface); ok && iface.Name == name {
-			return iface.RxModes
-		}
-	}
-	return nil
-}
-
 func (p *Plugin) connected(conn *vppapi.Conn) {
 	var version vppmsg.ShowVersionReply
 	if err := conn.Request(context.Background(), &vppmsg.ShowVersion{}, &version); err != nil {
 		p.Log.Warnf("connected to VPP at %s, but show_version failed: %v", p.config.VPPAPISocket, err)
 	}
 	p.Log.Infof("connected to VPP %s at %s; resyncing the vswitch side", version.Version, p.config.VPPAPISocket)
+	p.links.connected(context.Background(), conn)
 	p.reachable()
 	p.mu.Lock()
 	p.lastErr = ""

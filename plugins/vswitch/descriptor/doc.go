@@ -37,8 +37,8 @@
 // index): a delete then asks VPP by tag, the others fail until the
 // resync that follows every reconnection.
 //
-// In place: admin state, MTU, MAC address, addresses, unnumbered and rx
-// modes. Re-created: the type, everything of the memif link, and the VRF
+// In place: admin state, MTU, MAC address, addresses and unnumbered (rx
+// modes: RxModes). Re-created: the type, everything of the memif link, and the VRF
 // (VPP moves an interface between tables only while it has no address).
 //
 // Retrieve reads VPP back and reports only what is the agent's (package
@@ -55,11 +55,17 @@
 // reports the negotiated ring and buffer size), its queue counts, ring size
 // and buffer size. Rx modes apply per queue, and a master's queues exist
 // only while a pod side is connected (each new connection resets them to
-// VPP's default): Retrieve reports the queues' modes when VPP has queues
-// (a difference is updated in place) and the model's otherwise, and
-// EnsureRxModes applies them once a link comes up, writing only to a
-// memif whose queues VPP holds in other modes (an agent restart writes
-// nothing).
+// VPP's default): they are a value of their own, RxModes
+// (vpp_interfaces.RxModesKey, derived from the interface model), which
+// depends on the memif's link state (LinkStates: vpp_interfaces.
+// LinkStateKey values pushed from VPP's side by the vswitch's link
+// watcher, and read back by the interface Retrieve). The KV scheduler
+// writes the modes when a link comes up; Retrieve reports the queues'
+// modes when VPP has queues, and none otherwise, so an agent restart
+// writes nothing.
+//
+// Each descriptor's callbacks take its model's type (typed, a small
+// generic adapter over kvs.KVDescriptor), so none casts a proto.Message.
 //
 // Every call fails at once with vppapi.ErrNotConnected while VPP is away;
 // the agent's resync on reconnection makes VPP whole again.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/gogo/protobuf/proto"
 	"github.com/ligato/cn-infra/idxmap"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	vpp_l3 "github.com/ligato/vpp-agent/api/models/vpp/l3"
@@ -44,6 +43,8 @@ var errUnsupportedType = errors.New("only memif and loopback interfaces are supp
 type Interfaces struct {
 	conn  ConnFunc
 	names idxmap.NamedMappingRW
+	// links, when set, keeps the link states each Retrieve reads.
+	links *LinkStates
 }
 
 // NewInterfaces returns the descriptor; conn gives the VPP connection of
@@ -52,14 +53,23 @@ func NewInterfaces(conn ConnFunc) *Interfaces {
 	return &Interfaces{conn: conn, names: newInterfaceMap()}
 }
 
+// WithLinkStates returns the descriptor of the interfaces' link states,
+// which reads them in this descriptor's Retrieve; push is the KV
+// scheduler's PushSBNotification.
+func (d *Interfaces) WithLinkStates(push func(...kvs.KVWithMetadata) error) *LinkStates {
+	d.links = NewLinkStates(push)
+	return d.links
+}
+
 // Index reads the interfaces the scheduler holds, for the descriptors that
 // refer to them.
 func (d *Interfaces) Index() InterfaceIndex { return InterfaceIndex{names: d.names} }
 
 // Descriptor returns the KV scheduler descriptor.
 func (d *Interfaces) Descriptor() *kvs.KVDescriptor {
-	return withModel(vpp_interfaces.ModelInterface, &kvs.KVDescriptor{
+	return withModel(vpp_interfaces.ModelInterface, typed[*vpp_interfaces.Interface, *InterfaceMetadata]{
 		Name:               InterfaceDescriptorName,
+		ValueComparator:    sameInterface,
 		Validate:           validateInterface,
 		Create:             d.create,
 		Delete:             d.delete,
@@ -67,16 +77,16 @@ func (d *Interfaces) Descriptor() *kvs.KVDescriptor {
 		UpdateWithRecreate: updateWithRecreate,
 		Retrieve:           d.retrieve,
 		Dependencies:       interfaceDependencies,
+		DerivedValues:      func(_ string, iface *vpp_interfaces.Interface) []kvs.KeyValuePair { return rxModesOf(iface) },
 		WithMetadata:       true,
 		MetadataMapFactory: func() idxmap.NamedMappingRW { return d.names },
-	})
+	}.descriptor())
 }
 
 // interfaceDependencies: an interface in a VRF waits for both of the VRF's
 // tables (VPP binds it to the IPv4 and the IPv6 one), an unnumbered one
 // for the interface whose addresses it borrows.
-func interfaceDependencies(_ string, value proto.Message) []kvs.Dependency {
-	iface := value.(*vpp_interfaces.Interface)
+func interfaceDependencies(_ string, iface *vpp_interfaces.Interface) []kvs.Dependency {
 	var deps []kvs.Dependency
 	if iface.Vrf != 0 {
 		deps = append(deps,
@@ -89,8 +99,7 @@ func interfaceDependencies(_ string, value proto.Message) []kvs.Dependency {
 	return deps
 }
 
-func (d *Interfaces) create(_ string, value proto.Message) (kvs.Metadata, error) {
-	iface := value.(*vpp_interfaces.Interface)
+func (d *Interfaces) create(_ string, iface *vpp_interfaces.Interface) (*InterfaceMetadata, error) {
 	conn, err := d.conn()
 	if err != nil {
 		return nil, fmt.Errorf("create interface %s: %w", iface.Name, err)
@@ -207,8 +216,7 @@ func parseMAC(address string) (vppmsg.MACAddress, error) {
 }
 
 // delete removes the interface VPP holds under the metadata's index.
-func (d *Interfaces) delete(_ string, value proto.Message, metadata kvs.Metadata) error {
-	iface := value.(*vpp_interfaces.Interface)
+func (d *Interfaces) delete(_ string, iface *vpp_interfaces.Interface, metadata *InterfaceMetadata) error {
 	conn, err := d.conn()
 	if err != nil {
 		return fmt.Errorf("delete interface %s: %w", iface.Name, err)
@@ -248,9 +256,9 @@ func (d *Interfaces) remove(ctx context.Context, conn *vppapi.Conn, iface *vpp_i
 // scheduler's, unless it was made over an earlier connection (VPP may have
 // restarted and given its index to another interface), when VPP is asked
 // by the interface's tag. Nil: VPP has no such interface of the agent's.
-func (d *Interfaces) current(ctx context.Context, conn *vppapi.Conn, name string, metadata kvs.Metadata) (*InterfaceMetadata, error) {
-	if meta, ok := metadata.(*InterfaceMetadata); ok && meta.connection == conn.Generation() {
-		return meta, nil
+func (d *Interfaces) current(ctx context.Context, conn *vppapi.Conn, name string, metadata *InterfaceMetadata) (*InterfaceMetadata, error) {
+	if metadata != nil && metadata.connection == conn.Generation() {
+		return metadata, nil
 	}
 	state, err := readState(ctx, conn)
 	if err != nil {

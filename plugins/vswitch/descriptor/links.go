@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-
-	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+	"strings"
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
@@ -30,7 +29,8 @@ type Link struct {
 	DownReason string
 }
 
-// ReadLinks returns the link of every memif of the agent's, by name.
+// ReadLinks returns the link of every memif of the agent's, by name, with
+// the reason of each link down read in one show memif.
 func ReadLinks(ctx context.Context, conn *vppapi.Conn) (map[string]Link, error) {
 	state, err := readState(ctx, conn)
 	if err != nil {
@@ -46,27 +46,75 @@ func ReadLinks(ctx context.Context, conn *vppapi.Conn) (map[string]Link, error) 
 		if !ours {
 			continue
 		}
-		link := Link{Name: name, VPPName: details.InterfaceName, Index: index, Socket: state.sockets[memif.SocketID],
+		links[name] = Link{Name: name, VPPName: details.InterfaceName, Index: index, Socket: state.sockets[memif.SocketID],
 			Up: memif.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}
-		if !link.Up {
-			if link.DownReason, err = downReason(ctx, conn, link.VPPName); err != nil {
-				return nil, err
-			}
-		}
-		links[name] = link
+	}
+	if err := ReadDownReasons(ctx, conn, links); err != nil {
+		return nil, err
 	}
 	return links, nil
 }
 
-// downReason reads why VPP disconnected a memif's peer. The binary API
-// does not carry it; show memif does, as local-disc-reason (VPP refused
-// the peer) or remote-disc-reason (the peer left, saying why).
-func downReason(ctx context.Context, conn *vppapi.Conn, vppName string) (string, error) {
-	var reply vppmsg.CliInbandReply
-	if err := conn.Request(ctx, &vppmsg.CliInband{Cmd: "show memif " + vppName}, &reply); err != nil {
-		return "", fmt.Errorf("read why memif %s is down: %w", vppName, err)
+// memifDevType is how sw_interface_details names a memif's device.
+const memifDevType = "memif"
+
+// ReadLink returns the link of the memif of the agent's at index, read
+// from VPP with its reason when down; false when index is no such memif
+// (anymore). Its socket is the one names holds for it.
+func ReadLink(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, names InterfaceIndex) (Link, bool, error) {
+	found, err := vppapi.Dump[vppmsg.SwInterfaceDetails](ctx, conn, &vppmsg.SwInterfaceDump{SwIfIndex: index})
+	if err != nil {
+		return Link{}, false, fmt.Errorf("read the link of VPP interface %d: %w", index, err)
 	}
-	return parseDownReason(reply.Reply), nil
+	if len(found) != 1 || found[0].InterfaceDevType != memifDevType {
+		return Link{}, false, nil
+	}
+	name, ours := owner.Name(found[0].Tag)
+	if !ours {
+		return Link{}, false, nil
+	}
+	var socket string
+	if meta, known := names.Lookup(name); known {
+		socket = meta.socket
+	}
+	link := Link{Name: name, VPPName: found[0].InterfaceName, Index: index, Socket: socket,
+		Up: found[0].Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}
+	links := map[string]Link{name: link}
+	if err := ReadDownReasons(ctx, conn, links); err != nil {
+		return Link{}, false, err
+	}
+	return links[name], true, nil
+}
+
+// ReadDownReasons reads why VPP disconnected the pod side of each link
+// down in links, in one show memif, and sets its DownReason. The binary
+// API does not carry it, nor does any event: VPP refuses a pod side (a
+// wrong secret) before its link changes. show memif has it, as
+// local-disc-reason (VPP refused the peer) or remote-disc-reason (the
+// peer left, saying why).
+func ReadDownReasons(ctx context.Context, conn *vppapi.Conn, links map[string]Link) error {
+	var down []string
+	for _, link := range links {
+		if !link.Up {
+			down = append(down, link.VPPName)
+		}
+	}
+	if len(down) == 0 {
+		return nil
+	}
+	slices.Sort(down)
+	var reply vppmsg.CliInbandReply
+	if err := conn.Request(ctx, &vppmsg.CliInband{Cmd: "show memif " + strings.Join(down, " ")}, &reply); err != nil {
+		return fmt.Errorf("read why memifs %s are down: %w", strings.Join(down, " "), err)
+	}
+	reasons := parseDownReasons(reply.Reply)
+	for name, link := range links {
+		if !link.Up {
+			link.DownReason = reasons[link.VPPName]
+			links[name] = link
+		}
+	}
+	return nil
 }
 
 // discReason matches show memif's disconnect reasons. VPP prints the
@@ -74,52 +122,24 @@ func downReason(ctx context.Context, conn *vppapi.Conn, vppName string) (string,
 // stray byte; only printable text up to it is kept.
 var discReason = regexp.MustCompile(`(local|remote)-disc-reason "([[:print:]]*?)[^[:alnum:] ]?"`)
 
-func parseDownReason(show string) string {
-	match := discReason.FindStringSubmatch(show)
-	if match == nil {
-		return ""
-	}
-	if match[1] == "remote" {
-		return "the pod side said: " + match[2]
-	}
-	return match[2]
-}
-
-// EnsureRxModes applies a model's rx modes to a connected memif whose
-// queues VPP holds in other modes, and reports whether it wrote any. VPP
-// makes a memif master's queues when its peer connects, each in VPP's
-// default mode, so the modes are applied again after every connection; a
-// link that was up before the agent started keeps its modes, and an agent
-// restart changes nothing.
-func EnsureRxModes(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, modes []*vpp_interfaces.Interface_RxMode) (bool, error) {
-	if len(modes) == 0 {
-		return false, nil
-	}
-	queues, err := vppapi.Dump[vppmsg.SwInterfaceRxPlacementDetails](ctx, conn, &vppmsg.SwInterfaceRxPlacementDump{SwIfIndex: index})
-	if err != nil {
-		return false, fmt.Errorf("dump VPP rx placement: %w", err)
-	}
-	if !slices.ContainsFunc(queues, func(queue *vppmsg.SwInterfaceRxPlacementDetails) bool {
-		wanted := rxModeOf(modes, queue.QueueID)
-		return wanted != vpp_interfaces.Interface_RxMode_DEFAULT && wanted != vpp_interfaces.Interface_RxMode_Type(queue.Mode)
-	}) {
-		return false, nil
-	}
-	return true, SetRxModes(ctx, conn, index, modes)
-}
-
-// SetRxModes applies a model's rx modes to a connected memif's queues: a
-// default mode to all of them (queue_id_valid false), then each queue's
-// own.
-func SetRxModes(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, modes []*vpp_interfaces.Interface_RxMode) error {
-	for _, mode := range modes {
-		req := &vppmsg.SwInterfaceSetRxMode{SwIfIndex: index, Mode: vppmsg.RxMode(mode.Mode)}
-		if !mode.DefaultMode {
-			req.QueueIDValid, req.QueueID = true, mode.Queue
+// parseDownReasons reads each interface's disconnect reason from show
+// memif, whose section of an interface starts with "interface <name>".
+func parseDownReasons(show string) map[string]string {
+	reasons := map[string]string{}
+	var current string
+	for line := range strings.Lines(show) {
+		if name, ok := strings.CutPrefix(line, "interface "); ok {
+			current = strings.TrimSpace(name)
+			continue
 		}
-		if err := request(ctx, conn, req, &vppmsg.SwInterfaceSetRxModeReply{}); err != nil {
-			return fmt.Errorf("set rx mode %s: %w", mode.Mode, err)
+		match := discReason.FindStringSubmatch(line)
+		if _, seen := reasons[current]; match == nil || current == "" || seen {
+			continue
+		}
+		reasons[current] = match[2]
+		if match[1] == "remote" {
+			reasons[current] = "the pod side said: " + match[2]
 		}
 	}
-	return nil
+	return reasons
 }

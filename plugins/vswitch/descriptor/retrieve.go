@@ -21,7 +21,7 @@ const loopbackDevType = "Loopback"
 // model that made it, with its metadata. It reads VPP's interfaces, memifs, sockets and
 // unnumbered bindings once, and each interface's addresses, tables and
 // rx queues: a cost linear in the number of interfaces.
-func (d *Interfaces) retrieve(correlate []kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
+func (d *Interfaces) retrieve(correlate []typedKV[*vpp_interfaces.Interface, *InterfaceMetadata]) ([]typedKV[*vpp_interfaces.Interface, *InterfaceMetadata], error) {
 	conn, err := d.conn()
 	if err != nil {
 		return nil, fmt.Errorf("read interfaces from VPP: %w", err)
@@ -30,6 +30,9 @@ func (d *Interfaces) retrieve(correlate []kvs.KVWithMetadata) ([]kvs.KVWithMetad
 	state, err := readState(ctx, conn)
 	if err != nil {
 		return nil, err
+	}
+	if d.links != nil {
+		d.links.observe(state.interfaces)
 	}
 	unnumbered, err := vppapi.Dump[vppmsg.IPUnnumberedDetails](ctx, conn, &vppmsg.IPUnnumberedDump{SwIfIndex: allInterfaces})
 	if err != nil {
@@ -45,10 +48,9 @@ func (d *Interfaces) retrieve(correlate []kvs.KVWithMetadata) ([]kvs.KVWithMetad
 	}
 	wanted := map[string]*vpp_interfaces.Interface{}
 	for _, kv := range correlate {
-		iface := kv.Value.(*vpp_interfaces.Interface)
-		wanted[iface.Name] = iface
+		wanted[kv.Value.Name] = kv.Value
 	}
-	var values []kvs.KVWithMetadata
+	var values []typedKV[*vpp_interfaces.Interface, *InterfaceMetadata]
 	for index, details := range state.interfaces {
 		memif := state.memifs[index]
 		name, ours := owner.Name(details.Tag)
@@ -64,7 +66,7 @@ func (d *Interfaces) retrieve(correlate []kvs.KVWithMetadata) ([]kvs.KVWithMetad
 		if err := readL3(ctx, conn, index, iface, want); err != nil {
 			return nil, fmt.Errorf("read interface %s from VPP: %w", name, err)
 		}
-		values = append(values, kvs.KVWithMetadata{Key: vpp_interfaces.InterfaceKey(iface.Name), Value: iface,
+		values = append(values, typedKV[*vpp_interfaces.Interface, *InterfaceMetadata]{Key: vpp_interfaces.InterfaceKey(iface.Name), Value: iface,
 			Metadata: state.metadata(conn, index), Origin: kvs.FromNB})
 	}
 	return values, nil
@@ -137,11 +139,14 @@ func readVRF(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex
 // readRxModes returns want when every queue VPP has is in the mode want
 // gives it, and the queues' modes otherwise. A queue that want leaves at
 // DEFAULT (or does not name) may be in any mode. A memif master without a
-// peer has no queues: then want is all there is.
+// peer has no queues, and none: its rx modes (RxModes) wait for its link.
 func readRxModes(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, want []*vpp_interfaces.Interface_RxMode) ([]*vpp_interfaces.Interface_RxMode, error) {
 	queues, err := vppapi.Dump[vppmsg.SwInterfaceRxPlacementDetails](ctx, conn, &vppmsg.SwInterfaceRxPlacementDump{SwIfIndex: index})
 	if err != nil {
 		return nil, fmt.Errorf("dump VPP rx placement: %w", err)
+	}
+	if len(queues) == 0 {
+		return nil, nil
 	}
 	var actual []*vpp_interfaces.Interface_RxMode
 	matches := true

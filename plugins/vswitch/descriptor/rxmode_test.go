@@ -11,7 +11,6 @@ import (
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
-	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
@@ -33,36 +32,11 @@ func connectPeer(t *testing.T, socket, secret string) {
 	}
 }
 
-// ensureLinksRxModes is what the vswitch's link watcher does for each link
-// it finds up: apply the model's rx modes where VPP's queues differ.
-func ensureLinksRxModes(t *testing.T, a *agent, modes map[string][]*vpp_interfaces.Interface_RxMode) (set []string) {
-	t.Helper()
-	links, err := descriptor.ReadLinks(t.Context(), a.conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, link := range links {
-		if _, ours := modes[name]; !ours {
-			continue
-		}
-		if !link.Up {
-			t.Errorf("memif %s is down", name)
-			continue
-		}
-		wrote, err := descriptor.EnsureRxModes(t.Context(), a.conn, link.Index, modes[name])
-		if err != nil {
-			t.Fatalf("memif %s: %v", name, err)
-		}
-		if wrote {
-			set = append(set, name)
-		}
-	}
-	return set
-}
-
-// TestRxModesOfConnectedMemif changes the rx mode of a memif whose peer
-// is connected: VPP's queues take it, a restarted agent reads it back as
-// the model (no operation), and finds nothing to write to the live link.
+// TestRxModesOfConnectedMemif: a memif's rx modes wait for its link; once
+// its peer connects and the scheduler is told the link is up, VPP's
+// queues take them; a change is written to the live link; a restarted
+// agent reads them back as the model (no operation) and, told the link is
+// up, writes nothing.
 func TestRxModesOfConnectedMemif(t *testing.T) {
 	v := vpp.Start(t)
 	for _, c := range []struct {
@@ -88,9 +62,9 @@ func TestRxModesOfConnectedMemif(t *testing.T) {
 			first.commit(t, map[string]proto.Message{key: iface})
 			connectPeer(t, iface.GetMemif().SocketFilename, iface.GetMemif().Secret)
 
-			// The link came up: the watcher applies the model's modes.
-			if set := ensureLinksRxModes(t, first, map[string][]*vpp_interfaces.Interface_RxMode{name: iface.RxModes}); !slices.Equal(set, []string{name}) {
-				t.Errorf("on link up the rx modes were written to %v, want %s", set, name)
+			// The link came up: the scheduler applies the model's modes.
+			if links := first.setLinks(t); !links[name].Up {
+				t.Fatalf("memif %s is down", name)
 			}
 			vppName := readVPP(t, v)[name].details.InterfaceName
 			if modes := v.RxModes(t, vppName); len(modes) == 0 || slices.ContainsFunc(modes, func(m string) bool { return m != c.wantCreated }) {
@@ -108,13 +82,11 @@ func TestRxModesOfConnectedMemif(t *testing.T) {
 			}
 
 			// An agent restart: the resync reads the mode back as the
-			// model and the watcher, finding the link up, writes nothing.
+			// model and, told the link is up, writes nothing.
 			v.TraceAPI(t)
 			restarted := startAgent(t, v)
 			wantNoOps(t, "resync after the change and an agent restart", restarted.resync(t, map[string]proto.Message{key: changed}))
-			if set := ensureLinksRxModes(t, restarted, map[string][]*vpp_interfaces.Interface_RxMode{name: changed.RxModes}); len(set) != 0 {
-				t.Errorf("after an agent restart the rx modes were written to %v, want none", set)
-			}
+			restarted.setLinks(t)
 			if traced := v.TracedAPI(t); slices.Contains(traced, "sw_interface_set_rx_mode") || !slices.Contains(traced, "sw_interface_rx_placement_dump") {
 				t.Errorf("after an agent restart VPP received %v, want rx placement read and no sw_interface_set_rx_mode", traced)
 			}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
-	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
@@ -15,24 +14,39 @@ import (
 )
 
 // updateWithRecreate: VPP changes the admin state, MTU, MAC address,
-// addresses, unnumbered and rx modes of an interface in place. Everything
+// addresses and unnumbered of an interface in place (the rx modes are a
+// value of their own). Everything
 // else re-creates it: the type and the memif link (role, mode, ID, socket,
 // secret, queues, ring and buffer size are fixed at memif_create), and the
 // VRF (VPP moves an interface to another table only while it has no
 // address).
-func updateWithRecreate(_ string, oldValue, newValue proto.Message, _ kvs.Metadata) bool {
-	return !proto.Equal(fixedPart(oldValue), fixedPart(newValue))
+func updateWithRecreate(_ string, oldIface, iface *vpp_interfaces.Interface, _ *InterfaceMetadata) bool {
+	return !proto.Equal(fixedPart(oldIface), fixedPart(iface))
 }
 
-func fixedPart(value proto.Message) *vpp_interfaces.Interface {
+// sameInterface compares all but the rx modes, which the RxModes
+// descriptor compares and applies.
+func sameInterface(_ string, a, b *vpp_interfaces.Interface) bool {
+	return proto.Equal(withoutRxModes(a), withoutRxModes(b))
+}
+
+func withoutRxModes(iface *vpp_interfaces.Interface) *vpp_interfaces.Interface {
+	if len(iface.GetRxModes()) == 0 {
+		return iface
+	}
+	iface = proto.Clone(iface).(*vpp_interfaces.Interface)
+	iface.RxModes = nil
+	return iface
+}
+
+func fixedPart(value *vpp_interfaces.Interface) *vpp_interfaces.Interface {
 	iface := proto.Clone(value).(*vpp_interfaces.Interface)
 	iface.Enabled, iface.Mtu, iface.PhysAddress = false, 0, ""
 	iface.IpAddresses, iface.Unnumbered, iface.RxModes = nil, nil, nil
 	return iface
 }
 
-func (d *Interfaces) update(_ string, oldValue, newValue proto.Message, metadata kvs.Metadata) (kvs.Metadata, error) {
-	oldIface, iface := oldValue.(*vpp_interfaces.Interface), newValue.(*vpp_interfaces.Interface)
+func (d *Interfaces) update(_ string, oldIface, iface *vpp_interfaces.Interface, metadata *InterfaceMetadata) (*InterfaceMetadata, error) {
 	conn, err := d.conn()
 	if err != nil {
 		return nil, fmt.Errorf("update interface %s: %w", iface.Name, err)
@@ -52,7 +66,8 @@ func (d *Interfaces) update(_ string, oldValue, newValue proto.Message, metadata
 }
 
 // change applies what differs between old and iface in place, in the
-// order: addresses, unnumbered, MAC, MTU, admin state, rx modes.
+// order: addresses, unnumbered, MAC, MTU, admin state. The rx modes are a
+// value of their own (RxModes).
 func (d *Interfaces) change(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, old, iface *vpp_interfaces.Interface) error {
 	if err := changeAddresses(ctx, conn, index, old.IpAddresses, iface.IpAddresses); err != nil {
 		return err
@@ -75,10 +90,7 @@ func (d *Interfaces) change(ctx context.Context, conn *vppapi.Conn, index vppmsg
 	if err := setMTU(ctx, conn, index, iface); err != nil {
 		return err
 	}
-	if err := setAdminState(ctx, conn, index, iface.Enabled); err != nil {
-		return err
-	}
-	return applyRxModes(ctx, conn, index, iface.RxModes)
+	return setAdminState(ctx, conn, index, iface.Enabled)
 }
 
 // changeAddresses removes the addresses of old that want lacks, then adds
@@ -110,18 +122,4 @@ func changeAddresses(ctx context.Context, conn *vppapi.Conn, index vppmsg.Interf
 		}
 	}
 	return setAddresses(ctx, conn, index, added)
-}
-
-// applyRxModes sets rx modes on the queues VPP has now: a memif master's
-// queues exist only while its peer is connected (the link watcher applies
-// the modes when a link comes up).
-func applyRxModes(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, modes []*vpp_interfaces.Interface_RxMode) error {
-	if len(modes) == 0 {
-		return nil
-	}
-	queues, err := vppapi.Dump[vppmsg.SwInterfaceRxPlacementDetails](ctx, conn, &vppmsg.SwInterfaceRxPlacementDump{SwIfIndex: index})
-	if err != nil || len(queues) == 0 {
-		return err
-	}
-	return SetRxModes(ctx, conn, index, modes)
 }

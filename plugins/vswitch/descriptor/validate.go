@@ -3,7 +3,6 @@ package descriptor
 import (
 	"fmt"
 
-	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 
 	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
@@ -21,8 +20,7 @@ const (
 	MaxMemifBufferSize = 1<<16 - 1
 )
 
-func validateInterface(_ string, value proto.Message) error {
-	iface := value.(*vpp_interfaces.Interface)
+func validateInterface(_ string, iface *vpp_interfaces.Interface) error {
 	if iface.Name == "" || len(iface.Name) > owner.MaxNameLength {
 		return fmt.Errorf("interface name %q: want 1 to %d bytes (VPP's interface tag holds it after %q)", iface.Name, owner.MaxNameLength, owner.Prefix)
 	}
