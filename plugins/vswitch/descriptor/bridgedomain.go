@@ -54,7 +54,7 @@ func NewBridgeDomains(conn ConnFunc, interfaces InterfaceIndex) *BridgeDomains {
 
 // Descriptor returns the bridge domain descriptor.
 func (d *BridgeDomains) Descriptor() *kvs.KVDescriptor {
-	return withModel(vpp_l2.ModelBridgeDomain, &kvs.KVDescriptor{
+	return withModel(vpp_l2.ModelBridgeDomain, typed[*vpp_l2.BridgeDomain, *bridgeDomainMetadata]{
 		Name:            BridgeDomainDescriptorName,
 		ValueComparator: equalBridgeDomains,
 		Validate:        validateBridgeDomain,
@@ -62,22 +62,24 @@ func (d *BridgeDomains) Descriptor() *kvs.KVDescriptor {
 		Delete:          d.delete,
 		// Members are derived values: an update changes nothing in VPP
 		// and keeps the bridge domain's ID.
-		Update: func(_ string, _, _ proto.Message, metadata kvs.Metadata) (kvs.Metadata, error) { return metadata, nil },
-		UpdateWithRecreate: func(_ string, oldValue, newValue proto.Message, _ kvs.Metadata) bool {
-			return !sameSettings(oldValue, newValue)
+		Update: func(_ string, _, _ *vpp_l2.BridgeDomain, metadata *bridgeDomainMetadata) (*bridgeDomainMetadata, error) {
+			return metadata, nil
+		},
+		UpdateWithRecreate: func(_ string, old, new *vpp_l2.BridgeDomain, _ *bridgeDomainMetadata) bool {
+			return !sameSettings(old, new)
 		},
 		Retrieve:             d.retrieve,
 		DerivedValues:        bridgeDomainInterfaces,
 		RetrieveDependencies: []string{InterfaceDescriptorName},
 		WithMetadata:         true,
 		MetadataMapFactory:   func() idxmap.NamedMappingRW { return d.ids },
-	})
+	}.descriptor())
 }
 
 // InterfaceDescriptor returns the descriptor of a bridge domain's
 // interfaces, which are derived from the bridge domain model.
 func (d *BridgeDomains) InterfaceDescriptor() *kvs.KVDescriptor {
-	return &kvs.KVDescriptor{
+	return typed[*vpp_l2.BridgeDomain_Interface, kvs.Metadata]{
 		Name: BridgeDomainInterfaceDescriptorName,
 		KeySelector: func(key string) bool {
 			_, _, ok := vpp_l2.ParseBDInterfaceKey(key)
@@ -86,15 +88,14 @@ func (d *BridgeDomains) InterfaceDescriptor() *kvs.KVDescriptor {
 		ValueTypeName: proto.MessageName(&vpp_l2.BridgeDomain_Interface{}),
 		Create:        d.bind,
 		Delete:        d.unbind,
-		Dependencies: func(key string, _ proto.Message) []kvs.Dependency {
+		Dependencies: func(key string, _ *vpp_l2.BridgeDomain_Interface) []kvs.Dependency {
 			_, iface, _ := vpp_l2.ParseBDInterfaceKey(key)
 			return []kvs.Dependency{{Label: interfaceExists, Key: vpp_interfaces.InterfaceKey(iface)}}
 		},
-	}
+	}.descriptor()
 }
 
-func validateBridgeDomain(_ string, value proto.Message) error {
-	bd := value.(*vpp_l2.BridgeDomain)
+func validateBridgeDomain(_ string, bd *vpp_l2.BridgeDomain) error {
 	switch {
 	case bd.Name == "" || len(bd.Name) > owner.MaxNameLength:
 		return fmt.Errorf("bridge domain name %q: want 1 to %d bytes (VPP's bridge domain tag holds it after %q)", bd.Name, owner.MaxNameLength, owner.Prefix)
@@ -112,19 +113,19 @@ func validateBridgeDomain(_ string, value proto.Message) error {
 }
 
 // settings is a bridge domain without its interfaces.
-func settings(value proto.Message) *vpp_l2.BridgeDomain {
-	bd := proto.Clone(value).(*vpp_l2.BridgeDomain)
+func settings(bd *vpp_l2.BridgeDomain) *vpp_l2.BridgeDomain {
+	bd = proto.Clone(bd).(*vpp_l2.BridgeDomain)
 	bd.Interfaces = nil
 	return bd
 }
 
-func sameSettings(a, b proto.Message) bool { return proto.Equal(settings(a), settings(b)) }
+func sameSettings(a, b *vpp_l2.BridgeDomain) bool { return proto.Equal(settings(a), settings(b)) }
 
 // equalBridgeDomains ignores the order of the interfaces.
-func equalBridgeDomains(_ string, oldValue, newValue proto.Message) bool {
-	names := func(value proto.Message) []string {
+func equalBridgeDomains(_ string, oldValue, newValue *vpp_l2.BridgeDomain) bool {
+	names := func(bd *vpp_l2.BridgeDomain) []string {
 		var names []string
-		for _, iface := range value.(*vpp_l2.BridgeDomain).Interfaces {
+		for _, iface := range bd.Interfaces {
 			names = append(names, fmt.Sprintf("%s/%d", iface.Name, iface.SplitHorizonGroup))
 		}
 		slices.Sort(names)
@@ -133,8 +134,7 @@ func equalBridgeDomains(_ string, oldValue, newValue proto.Message) bool {
 	return sameSettings(oldValue, newValue) && slices.Equal(names(oldValue), names(newValue))
 }
 
-func bridgeDomainInterfaces(_ string, value proto.Message) []kvs.KeyValuePair {
-	bd := value.(*vpp_l2.BridgeDomain)
+func bridgeDomainInterfaces(_ string, bd *vpp_l2.BridgeDomain) []kvs.KeyValuePair {
 	var derived []kvs.KeyValuePair
 	for _, iface := range bd.Interfaces {
 		derived = append(derived, kvs.KeyValuePair{Key: vpp_l2.BDInterfaceKey(bd.Name, iface.Name), Value: iface})
@@ -142,8 +142,7 @@ func bridgeDomainInterfaces(_ string, value proto.Message) []kvs.KeyValuePair {
 	return derived
 }
 
-func (d *BridgeDomains) create(_ string, value proto.Message) (kvs.Metadata, error) {
-	bd := value.(*vpp_l2.BridgeDomain)
+func (d *BridgeDomains) create(_ string, bd *vpp_l2.BridgeDomain) (*bridgeDomainMetadata, error) {
 	conn, err := d.conn()
 	if err != nil {
 		return nil, fmt.Errorf("create bridge domain %s: %w", bd.Name, err)
@@ -158,8 +157,7 @@ func (d *BridgeDomains) create(_ string, value proto.Message) (kvs.Metadata, err
 	return &bridgeDomainMetadata{id: created.BdID, connection: conn.Generation()}, nil
 }
 
-func (d *BridgeDomains) delete(_ string, value proto.Message, metadata kvs.Metadata) error {
-	bd := value.(*vpp_l2.BridgeDomain)
+func (d *BridgeDomains) delete(_ string, bd *vpp_l2.BridgeDomain, metadata *bridgeDomainMetadata) error {
 	conn, err := d.conn()
 	var meta *bridgeDomainMetadata
 	if err == nil {
@@ -178,9 +176,9 @@ func (d *BridgeDomains) delete(_ string, value proto.Message, metadata kvs.Metad
 // the scheduler's, unless it was made over an earlier connection, when VPP
 // is asked by the bridge domain's tag. Nil: VPP has no such bridge domain
 // of the agent's.
-func (d *BridgeDomains) current(conn *vppapi.Conn, name string, metadata kvs.Metadata) (*bridgeDomainMetadata, error) {
-	if meta, ok := metadata.(*bridgeDomainMetadata); ok && meta.connection == conn.Generation() {
-		return meta, nil
+func (d *BridgeDomains) current(conn *vppapi.Conn, name string, metadata *bridgeDomainMetadata) (*bridgeDomainMetadata, error) {
+	if metadata != nil && metadata.connection == conn.Generation() {
+		return metadata, nil
 	}
 	domains, err := vppapi.Dump[vppmsg.BridgeDomainDetails](context.Background(), conn, &vppmsg.BridgeDomainDump{BdID: ^uint32(0), SwIfIndex: allInterfaces})
 	if err != nil {
@@ -196,7 +194,7 @@ func (d *BridgeDomains) current(conn *vppapi.Conn, name string, metadata kvs.Met
 
 // retrieve reports every bridge domain tagged as the agent's, with the
 // agent's interfaces in it.
-func (d *BridgeDomains) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
+func (d *BridgeDomains) retrieve([]typedKV[*vpp_l2.BridgeDomain, *bridgeDomainMetadata]) ([]typedKV[*vpp_l2.BridgeDomain, *bridgeDomainMetadata], error) {
 	conn, err := d.conn()
 	if err != nil {
 		return nil, fmt.Errorf("read bridge domains from VPP: %w", err)
@@ -206,7 +204,7 @@ func (d *BridgeDomains) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, er
 	if err != nil {
 		return nil, fmt.Errorf("dump VPP bridge domains: %w", err)
 	}
-	var values []kvs.KVWithMetadata
+	var values []typedKV[*vpp_l2.BridgeDomain, *bridgeDomainMetadata]
 	for _, domain := range domains {
 		name, ours := owner.Name(domain.BdTag)
 		if !ours {
@@ -219,7 +217,7 @@ func (d *BridgeDomains) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, er
 				bd.Interfaces = append(bd.Interfaces, &vpp_l2.BridgeDomain_Interface{Name: name, SplitHorizonGroup: uint32(member.Shg)})
 			}
 		}
-		values = append(values, kvs.KVWithMetadata{Key: vpp_l2.BridgeDomainKey(bd.Name), Value: bd,
+		values = append(values, typedKV[*vpp_l2.BridgeDomain, *bridgeDomainMetadata]{Key: vpp_l2.BridgeDomainKey(bd.Name), Value: bd,
 			Metadata: &bridgeDomainMetadata{id: domain.BdID, connection: conn.Generation()}, Origin: kvs.FromNB})
 	}
 	return values, nil
@@ -247,8 +245,7 @@ func (d *BridgeDomains) bindArgs(key string) (*vppapi.Conn, uint32, vppmsg.Inter
 	return conn, meta.id, iface.Index, nil
 }
 
-func (d *BridgeDomains) bind(key string, value proto.Message) (kvs.Metadata, error) {
-	iface := value.(*vpp_l2.BridgeDomain_Interface)
+func (d *BridgeDomains) bind(key string, iface *vpp_l2.BridgeDomain_Interface) (kvs.Metadata, error) {
 	conn, id, index, err := d.bindArgs(key)
 	if err == nil {
 		err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Bridge{RxSwIfIndex: index, BdID: id,
@@ -261,7 +258,7 @@ func (d *BridgeDomains) bind(key string, value proto.Message) (kvs.Metadata, err
 }
 
 // unbind takes the interface out of the bridge domain.
-func (d *BridgeDomains) unbind(key string, _ proto.Message, _ kvs.Metadata) error {
+func (d *BridgeDomains) unbind(key string, _ *vpp_l2.BridgeDomain_Interface, _ kvs.Metadata) error {
 	conn, _, index, err := d.bindArgs(key)
 	if err == nil {
 		err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Bridge{RxSwIfIndex: index, Enable: false}, &vppmsg.SwInterfaceSetL2BridgeReply{})

@@ -45,7 +45,7 @@ func NewRoutes(conn ConnFunc, interfaces InterfaceIndex) *Routes {
 
 // Descriptor returns the KV scheduler descriptor.
 func (d *Routes) Descriptor() *kvs.KVDescriptor {
-	return withModel(vpp_l3.ModelRoute, &kvs.KVDescriptor{
+	return withModel(vpp_l3.ModelRoute, typed[*vpp_l3.Route, kvs.Metadata]{
 		Name:                 RouteDescriptorName,
 		Validate:             validateRoute,
 		ValueComparator:      equalRoutes,
@@ -54,11 +54,10 @@ func (d *Routes) Descriptor() *kvs.KVDescriptor {
 		Retrieve:             d.retrieve,
 		Dependencies:         routeDependencies,
 		RetrieveDependencies: []string{InterfaceDescriptorName, VrfTableDescriptorName},
-	})
+	}.descriptor())
 }
 
-func validateRoute(_ string, value proto.Message) error {
-	route := value.(*vpp_l3.Route)
+func validateRoute(_ string, route *vpp_l3.Route) error {
 	dst, err := netip.ParsePrefix(route.DstNetwork)
 	switch {
 	case err != nil:
@@ -99,12 +98,11 @@ func canonicalRoute(route *vpp_l3.Route) *vpp_l3.Route {
 	return route
 }
 
-func equalRoutes(_ string, oldValue, newValue proto.Message) bool {
-	return proto.Equal(canonicalRoute(oldValue.(*vpp_l3.Route)), canonicalRoute(newValue.(*vpp_l3.Route)))
+func equalRoutes(_ string, oldRoute, route *vpp_l3.Route) bool {
+	return proto.Equal(canonicalRoute(oldRoute), canonicalRoute(route))
 }
 
-func routeDependencies(_ string, value proto.Message) []kvs.Dependency {
-	route := value.(*vpp_l3.Route)
+func routeDependencies(_ string, route *vpp_l3.Route) []kvs.Dependency {
 	deps := []kvs.Dependency{{Label: outgoingInterfaceExists, Key: vpp_interfaces.InterfaceKey(route.OutgoingInterface)}}
 	if route.VrfId != 0 {
 		protocol := vpp_l3.VrfTable_IPV4
@@ -116,15 +114,15 @@ func routeDependencies(_ string, value proto.Message) []kvs.Dependency {
 	return deps
 }
 
-func (d *Routes) create(_ string, value proto.Message) (kvs.Metadata, error) {
-	if err := d.addDel(value.(*vpp_l3.Route), true); err != nil {
+func (d *Routes) create(_ string, route *vpp_l3.Route) (kvs.Metadata, error) {
+	if err := d.addDel(route, true); err != nil {
 		return nil, err
 	}
 	return nil, nil
 }
 
-func (d *Routes) delete(_ string, value proto.Message, _ kvs.Metadata) error {
-	return d.addDel(value.(*vpp_l3.Route), false)
+func (d *Routes) delete(_ string, route *vpp_l3.Route, _ kvs.Metadata) error {
+	return d.addDel(route, false)
 }
 
 func (d *Routes) addDel(route *vpp_l3.Route, add bool) error {
@@ -168,7 +166,7 @@ func vppRoute(route *vpp_l3.Route, out vppmsg.InterfaceIndex) vppmsg.IPRouteV2 {
 // retrieve reports the API routes of table 0 and of the agent's tables
 // whose one path leaves through an interface of the agent's (one the
 // scheduler holds).
-func (d *Routes) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
+func (d *Routes) retrieve([]typedKV[*vpp_l3.Route, kvs.Metadata]) ([]typedKV[*vpp_l3.Route, kvs.Metadata], error) {
 	conn, err := d.conn()
 	if err != nil {
 		return nil, fmt.Errorf("read routes from VPP: %w", err)
@@ -179,7 +177,7 @@ func (d *Routes) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
 		return nil, err
 	}
 	tables = append(tables, &vpp_l3.VrfTable{Protocol: vpp_l3.VrfTable_IPV4}, &vpp_l3.VrfTable{Protocol: vpp_l3.VrfTable_IPV6})
-	var values []kvs.KVWithMetadata
+	var values []typedKV[*vpp_l3.Route, kvs.Metadata]
 	for _, table := range tables {
 		req := &vppmsg.IPRouteV2Dump{Src: fibSourceAPI, Table: vppmsg.IPTable{TableID: table.Id, IsIP6: table.Protocol == vpp_l3.VrfTable_IPV6}}
 		details, err := vppapi.Dump[vppmsg.IPRouteV2Details](ctx, conn, req)
@@ -188,7 +186,7 @@ func (d *Routes) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
 		}
 		for _, detail := range details {
 			if route := d.readBack(detail.Route); route != nil {
-				values = append(values, kvs.KVWithMetadata{Key: routeKey(route), Value: route, Origin: kvs.FromNB})
+				values = append(values, typedKV[*vpp_l3.Route, kvs.Metadata]{Key: routeKey(route), Value: route, Origin: kvs.FromNB})
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gogo/protobuf/proto"
 	vpp_l3 "github.com/ligato/vpp-agent/api/models/vpp/l3"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
@@ -33,17 +32,16 @@ func NewVrfTables(conn ConnFunc) *VrfTables {
 // changed label re-creates the table, after the interfaces and routes in
 // it (they depend on it).
 func (d *VrfTables) Descriptor() *kvs.KVDescriptor {
-	return withModel(vpp_l3.ModelVrfTable, &kvs.KVDescriptor{
+	return withModel(vpp_l3.ModelVrfTable, typed[*vpp_l3.VrfTable, kvs.Metadata]{
 		Name:     VrfTableDescriptorName,
 		Validate: validateVrfTable,
 		Create:   d.create,
 		Delete:   d.delete,
 		Retrieve: d.retrieve,
-	})
+	}.descriptor())
 }
 
-func validateVrfTable(_ string, value proto.Message) error {
-	table := value.(*vpp_l3.VrfTable)
+func validateVrfTable(_ string, table *vpp_l3.VrfTable) error {
 	switch {
 	case table.Id == 0 || table.Id == ^uint32(0):
 		return fmt.Errorf("VRF table ID %d: want 1 to %d (table 0 is VPP's own)", table.Id, ^uint32(0)-1)
@@ -57,8 +55,7 @@ func vppTable(table *vpp_l3.VrfTable) vppmsg.IPTable {
 	return vppmsg.IPTable{TableID: table.Id, IsIP6: table.Protocol == vpp_l3.VrfTable_IPV6, Name: owner.Tag(table.Label)}
 }
 
-func (d *VrfTables) create(_ string, value proto.Message) (kvs.Metadata, error) {
-	table := value.(*vpp_l3.VrfTable)
+func (d *VrfTables) create(_ string, table *vpp_l3.VrfTable) (kvs.Metadata, error) {
 	conn, err := d.conn()
 	if err == nil {
 		err = request(context.Background(), conn, &vppmsg.IPTableAddDel{IsAdd: true, Table: vppTable(table)}, &vppmsg.IPTableAddDelReply{})
@@ -69,8 +66,7 @@ func (d *VrfTables) create(_ string, value proto.Message) (kvs.Metadata, error) 
 	return nil, nil
 }
 
-func (d *VrfTables) delete(_ string, value proto.Message, _ kvs.Metadata) error {
-	table := value.(*vpp_l3.VrfTable)
+func (d *VrfTables) delete(_ string, table *vpp_l3.VrfTable, _ kvs.Metadata) error {
 	conn, err := d.conn()
 	if err == nil {
 		err = request(context.Background(), conn, &vppmsg.IPTableAddDel{Table: vppTable(table)}, &vppmsg.IPTableAddDelReply{})
@@ -81,7 +77,7 @@ func (d *VrfTables) delete(_ string, value proto.Message, _ kvs.Metadata) error 
 	return nil
 }
 
-func (d *VrfTables) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
+func (d *VrfTables) retrieve([]typedKV[*vpp_l3.VrfTable, kvs.Metadata]) ([]typedKV[*vpp_l3.VrfTable, kvs.Metadata], error) {
 	conn, err := d.conn()
 	if err != nil {
 		return nil, fmt.Errorf("read VRF tables from VPP: %w", err)
@@ -90,9 +86,9 @@ func (d *VrfTables) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error)
 	if err != nil {
 		return nil, err
 	}
-	values := make([]kvs.KVWithMetadata, 0, len(tables))
+	values := make([]typedKV[*vpp_l3.VrfTable, kvs.Metadata], 0, len(tables))
 	for _, table := range tables {
-		values = append(values, kvs.KVWithMetadata{Key: vpp_l3.VrfTableKey(table.Id, table.Protocol), Value: table, Origin: kvs.FromNB})
+		values = append(values, typedKV[*vpp_l3.VrfTable, kvs.Metadata]{Key: vpp_l3.VrfTableKey(table.Id, table.Protocol), Value: table, Origin: kvs.FromNB})
 	}
 	return values, nil
 }

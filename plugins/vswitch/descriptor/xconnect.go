@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	vpp_l2 "github.com/ligato/vpp-agent/api/models/vpp/l2"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
@@ -42,7 +41,7 @@ func NewXConnects(conn ConnFunc, interfaces InterfaceIndex) *XConnects {
 // either is deleted. Without an Update, a changed transmit interface is a
 // re-creation.
 func (d *XConnects) Descriptor() *kvs.KVDescriptor {
-	return withModel(vpp_l2.ModelXConnectPair, &kvs.KVDescriptor{
+	return withModel(vpp_l2.ModelXConnectPair, typed[*vpp_l2.XConnectPair, kvs.Metadata]{
 		Name:                 XConnectDescriptorName,
 		Validate:             validateXConnect,
 		Create:               d.create,
@@ -50,11 +49,10 @@ func (d *XConnects) Descriptor() *kvs.KVDescriptor {
 		Retrieve:             d.retrieve,
 		Dependencies:         xconnectDependencies,
 		RetrieveDependencies: []string{InterfaceDescriptorName},
-	})
+	}.descriptor())
 }
 
-func validateXConnect(_ string, value proto.Message) error {
-	xc := value.(*vpp_l2.XConnectPair)
+func validateXConnect(_ string, xc *vpp_l2.XConnectPair) error {
 	switch {
 	case xc.ReceiveInterface == "" || xc.TransmitInterface == "":
 		return fmt.Errorf("cross-connect %q -> %q: want both interfaces named", xc.ReceiveInterface, xc.TransmitInterface)
@@ -64,16 +62,14 @@ func validateXConnect(_ string, value proto.Message) error {
 	return nil
 }
 
-func xconnectDependencies(_ string, value proto.Message) []kvs.Dependency {
-	xc := value.(*vpp_l2.XConnectPair)
+func xconnectDependencies(_ string, xc *vpp_l2.XConnectPair) []kvs.Dependency {
 	return []kvs.Dependency{
 		{Label: receiveInterfaceExists, Key: vpp_interfaces.InterfaceKey(xc.ReceiveInterface)},
 		{Label: transmitInterfaceExists, Key: vpp_interfaces.InterfaceKey(xc.TransmitInterface)},
 	}
 }
 
-func (d *XConnects) create(_ string, value proto.Message) (kvs.Metadata, error) {
-	xc := value.(*vpp_l2.XConnectPair)
+func (d *XConnects) create(_ string, xc *vpp_l2.XConnectPair) (kvs.Metadata, error) {
 	conn, rx, tx, err := d.pair(xc)
 	if err == nil {
 		err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Xconnect{RxSwIfIndex: rx, TxSwIfIndex: tx, Enable: true},
@@ -88,8 +84,7 @@ func (d *XConnects) create(_ string, value proto.Message) (kvs.Metadata, error) 
 // delete puts the receive interface back in L3 mode, unless VPP no longer
 // cross-connects it to the transmit interface (something else, such as a
 // bridge domain, holds it now).
-func (d *XConnects) delete(_ string, value proto.Message, _ kvs.Metadata) error {
-	xc := value.(*vpp_l2.XConnectPair)
+func (d *XConnects) delete(_ string, xc *vpp_l2.XConnectPair, _ kvs.Metadata) error {
 	ctx := context.Background()
 	conn, rx, tx, err := d.pair(xc)
 	var current map[vppmsg.InterfaceIndex]vppmsg.InterfaceIndex
@@ -125,7 +120,7 @@ func (d *XConnects) pair(xc *vpp_l2.XConnectPair) (*vppapi.Conn, vppmsg.Interfac
 
 // retrieve reports every cross-connect between two of the agent's
 // interfaces.
-func (d *XConnects) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
+func (d *XConnects) retrieve([]typedKV[*vpp_l2.XConnectPair, kvs.Metadata]) ([]typedKV[*vpp_l2.XConnectPair, kvs.Metadata], error) {
 	conn, err := d.conn()
 	if err != nil {
 		return nil, fmt.Errorf("read cross-connects from VPP: %w", err)
@@ -135,14 +130,14 @@ func (d *XConnects) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error)
 	if err != nil {
 		return nil, err
 	}
-	var values []kvs.KVWithMetadata
+	var values []typedKV[*vpp_l2.XConnectPair, kvs.Metadata]
 	for rxIndex, txIndex := range xconnects {
 		rx, rxFound := d.interfaces.Name(rxIndex)
 		tx, txFound := d.interfaces.Name(txIndex)
 		if !rxFound || !txFound {
 			continue
 		}
-		values = append(values, kvs.KVWithMetadata{Key: vpp_l2.XConnectKey(rx),
+		values = append(values, typedKV[*vpp_l2.XConnectPair, kvs.Metadata]{Key: vpp_l2.XConnectKey(rx),
 			Value: &vpp_l2.XConnectPair{ReceiveInterface: rx, TransmitInterface: tx}, Origin: kvs.FromNB})
 	}
 	return values, nil
