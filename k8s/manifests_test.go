@@ -14,14 +14,12 @@ import (
 	"time"
 
 	"github.com/ligato/cn-infra/agent"
-	"github.com/ligato/cn-infra/logging/logmanager"
-	"github.com/ligato/cn-infra/rpc/rest"
-	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/contivpp/memif-agent/internal/agentwiring"
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -170,7 +168,7 @@ func TestDaemonSetHostPaths(t *testing.T) {
 	m := loadManifests(t)
 	container := agentContainer(t, m)
 	mounts := mountsOf(container)
-	dmConfig := deviceManagerConfig(t, m)
+	dmConfig := shippedConfig[dmconfig.Config](t, m, devicemanager.PluginName)
 	hostPaths := map[string]string{}
 	for _, volume := range m.daemonSet.Spec.Template.Spec.Volumes {
 		if volume.HostPath == nil {
@@ -199,8 +197,8 @@ func TestDaemonSetHostPaths(t *testing.T) {
 		{"pod-resources directory", "/var/lib/kubelet/pod-resources"},
 		{"memif socket root", dmConfig.SocketRoot},
 		{"checkpoint directory", filepath.Dir(dmConfig.CheckpointPath)},
-		{"node API socket directory", filepath.Dir(nodeAPIConfig(t, m).SocketPath)},
-		{"pod-resources socket directory", filepath.Dir(podManagerConfig(t, m).PodResourcesSocket)},
+		{"node API socket directory", filepath.Dir(shippedConfig[nodeapi.Config](t, m, nodeapi.PluginName).SocketPath)},
+		{"pod-resources socket directory", filepath.Dir(shippedConfig[podmanager.Config](t, m, podmanager.PluginName).PodResourcesSocket)},
 	}
 	for _, tc := range samePath {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,7 +212,7 @@ func TestDaemonSetHostPaths(t *testing.T) {
 		})
 	}
 	t.Run("docker socket", func(t *testing.T) {
-		dockerHost := podManagerConfig(t, m).DockerEndpoint
+		dockerHost := shippedConfig[podmanager.Config](t, m, podmanager.PluginName).DockerEndpoint
 		if dockerHost == "" {
 			dockerHost = envValue(container, "DOCKER_HOST")
 		}
@@ -237,39 +235,28 @@ func envValue(c corev1.Container, name string) string {
 	return ""
 }
 
-func deviceManagerConfig(t *testing.T, m *manifests) dmconfig.Config {
+// shippedConfig is the ConfigMap's config file of the plugin called name,
+// decoded as the agent decodes it: strictly, over the plugin's defaults
+// (agentwiring.PluginConfigs), and validated.
+func shippedConfig[T any](t *testing.T, m *manifests, name string) T {
 	t.Helper()
-	content, found := m.configMap.Data["devicemanager.conf"]
+	file, found := agentwiring.LookupPluginConfig(name)
 	if !found {
-		t.Fatal("configmap has no devicemanager.conf")
+		t.Fatalf("the agent reads no config of a plugin called %s", name)
 	}
-	cfg, err := dmconfig.Parse([]byte(content))
-	if err != nil {
-		t.Fatalf("configmap's devicemanager.conf: %v", err)
-	}
-	return cfg
-}
-
-func nodeAPIConfig(t *testing.T, m *manifests) nodeapi.Config {
-	t.Helper()
-	content, found := m.configMap.Data["nodeapi.conf"]
+	content, found := m.configMap.Data[name+".conf"]
 	if !found {
-		t.Fatal("configmap has no nodeapi.conf")
+		t.Fatalf("configmap has no %s.conf", name)
 	}
-	var cfg nodeapi.Config
-	if err := yaml.UnmarshalStrict([]byte(content), &cfg); err != nil {
-		t.Fatalf("configmap's nodeapi.conf: %v", err)
+	cfg := file.New()
+	if err := configfile.Decode([]byte(content), cfg); err != nil {
+		t.Fatalf("configmap's %s.conf: %v", name, err)
 	}
-	return cfg
-}
-
-func podManagerConfig(t *testing.T, m *manifests) podmanager.Config {
-	t.Helper()
-	cfg, err := podmanager.ParseConfig([]byte(m.configMap.Data["podmanager.conf"]))
-	if err != nil {
-		t.Fatalf("configmap's podmanager.conf: %v", err)
+	typed, ok := cfg.(*T)
+	if !ok {
+		t.Fatalf("%s.conf decodes into %T, not %T", name, cfg, typed)
 	}
-	return cfg
+	return *typed
 }
 
 // probeCommandTimeout is how long memif-agent probe waits by default; a
@@ -283,7 +270,7 @@ const probeCommandTimeout = 2 * time.Second
 func TestDaemonSetProbes(t *testing.T) {
 	m := loadManifests(t)
 	container := agentContainer(t, m)
-	socket := healthConfig(t, m).ProbeSocket
+	socket := shippedConfig[health.Config](t, m, health.PluginName).ProbeSocket
 	cases := []struct {
 		name  string
 		probe *corev1.Probe
@@ -332,19 +319,6 @@ func TestDaemonSetProbes(t *testing.T) {
 			}
 		})
 	}
-}
-
-func healthConfig(t *testing.T, m *manifests) health.Config {
-	t.Helper()
-	content, found := m.configMap.Data["health.conf"]
-	if !found {
-		t.Fatal("configmap has no health.conf")
-	}
-	cfg := health.DefaultConfig()
-	if err := configfile.Decode([]byte(content), &cfg); err != nil {
-		t.Fatalf("configmap's health.conf: %v", err)
-	}
-	return cfg
 }
 
 // TestHTTPServerListensOnLoopback: with hostNetwork, any other address of
@@ -417,15 +391,6 @@ func labelsMatch(selector, labels map[string]string) bool {
 	return true
 }
 
-// frameworkConfigs are the config files of the framework plugins that
-// cmd/memif-agent configures, beside its own plugins' (plugins/*/*.conf),
-// each with the type the agent decodes it into.
-var frameworkConfigs = map[string]func() any{
-	"http.conf":        func() any { return &rest.Config{} },
-	"logs.conf":        func() any { return &logmanager.Config{} },
-	"kvscheduler.conf": func() any { return &kvscheduler.Config{} },
-}
-
 func TestConfigMapHasEveryPluginConfig(t *testing.T) {
 	m := loadManifests(t)
 	examples, err := filepath.Glob("../plugins/*/*.conf")
@@ -443,13 +408,16 @@ func TestConfigMapHasEveryPluginConfig(t *testing.T) {
 			}
 		})
 	}
-	for name, newConfig := range frameworkConfigs {
-		t.Run(name, func(t *testing.T) {
+	// Every file the agent reads, the framework's included, is shipped
+	// and decodes strictly into the type the agent reads it as.
+	for _, file := range agentwiring.PluginConfigs {
+		name := file.Name + ".conf"
+		t.Run(name+" decodes", func(t *testing.T) {
 			content, found := m.configMap.Data[name]
 			if !found {
 				t.Fatalf("the ConfigMap has no %s", name)
 			}
-			if err := configfile.Decode([]byte(content), newConfig()); err != nil {
+			if err := configfile.Decode([]byte(content), file.New()); err != nil {
 				t.Errorf("configmap's %s: %v", name, err)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/ligato/cn-infra/agent"
@@ -78,7 +79,7 @@ func parseCommandLine(args []string) error {
 }
 
 func printUsage() {
-	fmt.Fprint(os.Stderr, `memif-agent gives Kubernetes pods memif interfaces to a userspace vswitch.
+	fmt.Fprintf(os.Stderr, `memif-agent gives Kubernetes pods memif interfaces to a userspace vswitch.
 
 It registers the extended resource contivpp.io/memif with kubelet, answers
 Allocate with a per-pod socket directory and secret, tracks which pod holds
@@ -92,12 +93,24 @@ stops the agent; with no -config-dir, every plugin runs on its built-in
 defaults. Each flag can also be set with the environment variable named in
 its description.
 
+Config files: %s.
+
 Usage: memif-agent [flags]
        memif-agent probe [-socket PATH] liveness|readiness  (kubelet's exec probes)
        memif-agent scrape [-timeout D] http://ADDRESS:PORT/metrics  (print an agent's metrics)
        memif-agent --version  (the version, git commit and VPP release it speaks)
 
 Flags:
-`)
+`, configFiles())
 	flag.CommandLine.PrintDefaults()
+}
+
+// configFiles names every plugin's config file, as the agent's wiring
+// lists them.
+func configFiles() string {
+	names := make([]string, 0, len(agentwiring.PluginConfigs))
+	for _, file := range agentwiring.PluginConfigs {
+		names = append(names, file.Name+".conf")
+	}
+	return strings.Join(names, ", ")
 }

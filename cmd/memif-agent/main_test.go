@@ -393,7 +393,7 @@ func TestCommandLineHelpAndBadFlags(t *testing.T) {
 		wantCode int
 		wantOut  []string
 	}{
-		{"--help", []string{"--help"}, 0, []string{"Usage: memif-agent [flags]", "-config-dir", "-devicemanager-config"}},
+		{"--help", []string{"--help"}, 0, []string{"Usage: memif-agent [flags]", "-config-dir", "-devicemanager-config", "Config files: http.conf, logs.conf,"}},
 		{"-h", []string{"-h"}, 0, []string{"Usage: memif-agent [flags]"}},
 		{"unknown flag", []string{"-no-such-flag"}, 2, []string{"flag provided but not defined: -no-such-flag", "Usage: memif-agent [flags]"}},
 	} {
