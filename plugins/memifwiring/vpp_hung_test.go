@@ -159,8 +159,11 @@ func startKubeletNode(t testing.TB, v *vpp.VPP, vswitchConf string) *kubeletNode
 	t.Cleanup(registry.Stop)
 	server, err := deviceplugin.New(deviceplugin.Config{
 		ResourceName: dmapi.DefaultResourceName, PluginDir: pluginDir, PluginSocket: "memif.sock", KubeletSocket: "kubelet.sock",
-		Devices: allocation.DeviceIDs(8), Health: devices,
-	}, a.controller, testLogger{t}, deviceplugin.Hooks{})
+		Devices: allocation.DeviceIDs(8), Health: func() (bool, <-chan struct{}) {
+			health, changed := devices.DeviceHealth()
+			return health.Healthy, changed
+		},
+	}, a.devices.Allocator(a.controller), testLogger{t}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,16 @@
 // re-registering whenever kubelet restarts.
 //
 // It owns the socket, the registration and the device list it advertises.
-// It holds no allocation state: Allocate turns each container request into a
-// blocking AllocateDevice event, pushes it into the controller event loop
-// and answers with what the handlers filled in, or with a gRPC error whose
-// code says what kind of failure it was. A call no allocation could grant
-// whole (more container requests than devices, one device in two
-// container requests) is refused before any event is pushed; the
-// allocations of a call that fails or that kubelet stops waiting for are
-// handed back in one Hooks.Abandoned call. It imports no plugin framework,
-// so tests and the kubelet end-to-end harness start it with New.
+// It holds no allocation state and knows no event loop: it is a gRPC
+// adapter over an Allocator (allocator.go), which the device manager
+// implements, asked once per container request; a failure becomes a gRPC
+// error whose code says what kind of failure it was (WithCode). A call no
+// allocation could grant whole (more container requests than devices,
+// one device in two container requests) is refused before the Allocator
+// is asked; the allocations of a call that fails after some were answered
+// are handed back in one Abandon call. It imports neither the controller
+// nor the device manager (imports_test.go), so tests and the kubelet
+// end-to-end harness start it with New over any Allocator.
 //
 // Lifecycle: Start creates the plugin directory if needed, serves, registers
 // and watches the directory with fsnotify. kubelet wipes the directory when

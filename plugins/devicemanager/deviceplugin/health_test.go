@@ -7,7 +7,6 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/contivpp/memif-agent/plugins/devicemanager/devicehealth"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 )
 
@@ -38,8 +37,11 @@ func TestListAndWatchFollowsVswitchHealth(t *testing.T) {
 	go watcher.Run(t.Context())
 	registry := startRegistry(t, dir)
 	cfg := testConfig(dir)
-	cfg.Health = watcher
-	startServerWith(t, cfg, startLoop(t), deviceplugin.Hooks{})
+	cfg.Health = func() (bool, <-chan struct{}) {
+		health, changed := watcher.DeviceHealth()
+		return health.Healthy, changed
+	}
+	startServerWith(t, cfg, &fakeAllocator{}, nil)
 	r := nextRegistration(t, registry)
 	devices, _ := nextDevices(t, r)
 	for _, step := range steps {

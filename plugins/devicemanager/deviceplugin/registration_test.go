@@ -34,7 +34,7 @@ func TestRegistrationReachesNoNewerKubelet(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "kubelet.sock")
 			old := deadSocket(t, path)
-			server, err := deviceplugin.New(testConfig(dir), startLoop(t), testLogger{t}, deviceplugin.Hooks{})
+			server, err := deviceplugin.New(testConfig(dir), &fakeAllocator{}, testLogger{t}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,12 +85,10 @@ func TestKubeletFollowingIsItsAnswer(t *testing.T) {
 		case <-time.After(2 * waitLimit):
 		}
 	}})
-	counter := &registrationCounter{}
-	hooks := counter.hooks()
-	failures := countFailures(t, &hooks)
+	counter := newRegistrationCounter(t)
 	cfg := testConfig(dir)
 	cfg.RegisterTimeout = 100 * waitLimit // the answer never comes: only ListAndWatch tells
-	server := startServerWith(t, cfg, startLoop(t), hooks)
+	server := startServerWith(t, cfg, &fakeAllocator{}, counter)
 
 	if devices, _ := nextDevices(t, nextRegistration(t, registry)); len(devices) != 4 {
 		t.Errorf("device list = %v, want 4 devices", devices)
@@ -106,7 +104,7 @@ func TestKubeletFollowingIsItsAnswer(t *testing.T) {
 	if calls := registry.Calls(); calls != 1 {
 		t.Errorf("kubelet got %d Register calls, want 1", calls)
 	}
-	if n := failures.Load(); n != 0 {
+	if n := counter.failures.Load(); n != 0 {
 		t.Errorf("%d registrations failed, want none", n)
 	}
 	if first, more := counter.counts(); first != 1 || more != 0 {
@@ -134,10 +132,8 @@ func deadSocket(t *testing.T, path string) unixsocket.ID {
 func TestSocketAttributeChangesAreNoNewSockets(t *testing.T) {
 	dir := t.TempDir()
 	registry := startRegistry(t, dir)
-	counter := &registrationCounter{}
-	hooks := counter.hooks()
-	failures := countFailures(t, &hooks)
-	server := startServer(t, dir, startLoop(t), hooks)
+	counter := newRegistrationCounter(t)
+	server := startServer(t, dir, &fakeAllocator{}, counter)
 	nextDevices(t, nextRegistration(t, registry))
 	counter.waitTotal(t, 1)
 
@@ -156,7 +152,7 @@ func TestSocketAttributeChangesAreNoNewSockets(t *testing.T) {
 	if calls := registry.Calls(); calls != 1 {
 		t.Errorf("kubelet got %d Register calls, want 1: a change of mode is no new socket", calls)
 	}
-	if first, more := counter.counts(); first != 1 || more != 0 || failures.Load() != 0 {
-		t.Errorf("the plugin saw %d first, %d further and %d failed registrations, want 1, 0 and 0", first, more, failures.Load())
+	if first, more := counter.counts(); first != 1 || more != 0 || counter.failures.Load() != 0 {
+		t.Errorf("the plugin saw %d first, %d further and %d failed registrations, want 1, 0 and 0", first, more, counter.failures.Load())
 	}
 }

@@ -2,7 +2,6 @@ package deviceplugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,9 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
-
-	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
-	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
 
 // pluginOptions: no PreStartContainer (the directory is ready at Allocate)
@@ -36,13 +32,13 @@ func (s *Server) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*plu
 // asks for one, and the scheduler sees the node's allocatable count drop;
 // running pods keep theirs.
 func (s *Server) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
-	health, changed := s.health()
+	healthy, changed := s.health()
 	for {
-		if err := stream.Send(s.deviceList(health.Healthy)); err != nil {
+		if err := stream.Send(s.deviceList(healthy)); err != nil {
 			return fmt.Errorf("send device list to kubelet: %w", err)
 		}
-		sent := health.Healthy
-		for health.Healthy == sent {
+		sent := healthy
+		for healthy == sent {
 			select {
 			case <-stream.Context().Done():
 				return nil
@@ -50,18 +46,18 @@ func (s *Server) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStreamingSer
 				return nil
 			case <-changed:
 			}
-			health, changed = s.health()
+			healthy, changed = s.health()
 		}
 	}
 }
 
-// health returns the devices' health and a channel closed at its next
-// change; without a source, healthy for ever.
-func (s *Server) health() (dmapi.DeviceHealth, <-chan struct{}) {
+// health returns whether the devices are healthy and a channel closed at
+// its next change; without a source, healthy for ever.
+func (s *Server) health() (bool, <-chan struct{}) {
 	if s.cfg.Health == nil {
-		return dmapi.DeviceHealth{Healthy: true}, nil
+		return true, nil
 	}
-	return s.cfg.Health.DeviceHealth()
+	return s.cfg.Health()
 }
 
 // deviceList is every device, healthy or not.
@@ -83,9 +79,9 @@ func (s *Server) PreStartContainer(context.Context, *pluginapi.PreStartContainer
 	return &pluginapi.PreStartContainerResponse{}, nil
 }
 
-// Allocate answers every container request through the event loop. If one
+// Allocate answers every container request through the Allocator. If one
 // fails, or kubelet stops waiting, the call fails and the allocations
-// already made for it are reported Abandoned, all in one call, so that
+// already answered for it are abandoned, all in one Abandon call, so that
 // nothing is held for a container that will never get it.
 func (s *Server) Allocate(ctx context.Context, request *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
 	s.forward.inUse.RLock()
@@ -96,9 +92,7 @@ func (s *Server) Allocate(ctx context.Context, request *pluginapi.AllocateReques
 	defer s.forward.inUse.RUnlock()
 	start := time.Now()
 	response, err := s.allocate(ctx, request)
-	if s.hooks.Allocated != nil {
-		s.hooks.Allocated(time.Since(start), err)
-	}
+	s.observer.Answered(time.Since(start), err)
 	if err != nil {
 		s.log.Warnf("kubelet's Allocate failed (%s): %s", status.Code(err), status.Convert(err).Message())
 	}
@@ -109,26 +103,32 @@ func (s *Server) allocate(ctx context.Context, request *pluginapi.AllocateReques
 	if err := s.checkRequest(request); err != nil {
 		return nil, err
 	}
-	response := &pluginapi.AllocateResponse{}
+	requests := request.GetContainerRequests()
+	response := &pluginapi.AllocateResponse{ContainerResponses: make([]*pluginapi.ContainerAllocateResponse, 0, len(requests))}
 	var made []string
-	for i, containerRequest := range request.GetContainerRequests() {
-		event, pending, err := s.allocateContainer(ctx, containerRequest.GetDevicesIds())
-		if event != nil && event.AllocationID != "" {
-			made = append(made, event.AllocationID)
-		}
-		var containerResponse *pluginapi.ContainerAllocateResponse
-		if err == nil {
-			containerResponse, err = toContainerResponse(event)
-		}
+	for i, containerRequest := range requests {
+		answer, err := s.allocateContainer(ctx, containerRequest.GetDevicesIds())
 		if err != nil {
-			err = status.Errorf(statusCode(err), "allocate %s for container request %d of %d (devices %s): %v",
-				s.cfg.ResourceName, i+1, len(request.GetContainerRequests()), listIDs(containerRequest.GetDevicesIds()), err)
-			s.rollBack(made, pending, err.Error())
+			err = status.Errorf(Code(err), "allocate %s for container request %d of %d (devices %s): %v",
+				s.cfg.ResourceName, i+1, len(requests), listIDs(containerRequest.GetDevicesIds()), err)
+			if len(made) > 0 {
+				s.allocator.Abandon(made, err.Error())
+			}
 			return nil, err
 		}
-		response.ContainerResponses = append(response.ContainerResponses, containerResponse)
+		made = append(made, answer.AllocationID)
+		response.ContainerResponses = append(response.ContainerResponses, toContainerResponse(answer))
 	}
 	return response, nil
+}
+
+// allocateContainer asks the Allocator for one container request, unless
+// kubelet stopped waiting for the call already.
+func (s *Server) allocateContainer(ctx context.Context, deviceIDs []string) (Answer, error) {
+	if err := ctx.Err(); err != nil {
+		return Answer{}, err
+	}
+	return s.allocator.Allocate(ctx, deviceIDs)
 }
 
 // maxDeviceIDLength bounds a device ID from kubelet before it is in any
@@ -202,96 +202,13 @@ func listIDs(ids []string) string {
 	return fmt.Sprintf("%v ... and %d more", ids[:maxListedIDs], len(ids)-maxListedIDs)
 }
 
-// errNotAllocated: the event loop processed the event but no handler made
-// an allocation, so there is nothing to hand to the container.
-var errNotAllocated = errors.New("no handler made the allocation: the device manager is not among the event loop's handlers")
-
-// allocateContainer pushes the event of one container request and waits
-// for it, and returns it once processed, failed or not. An event kubelet
-// stopped waiting for is returned as pending instead: the event loop may
-// still be processing it, and make its allocation later.
-func (s *Server) allocateContainer(ctx context.Context, deviceIDs []string) (processed, pending *dmapi.AllocateDevice, err error) {
-	// kubelet stopped waiting: push nothing more for this call.
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+func toContainerResponse(answer Answer) *pluginapi.ContainerAllocateResponse {
+	response := &pluginapi.ContainerAllocateResponse{
+		Envs: answer.Envs, Annotations: answer.Annotations,
+		Mounts: make([]*pluginapi.Mount, len(answer.Mounts)),
 	}
-	event := dmapi.NewAllocateDevice(s.cfg.ResourceName, deviceIDs)
-	if s.hooks.Prepare != nil {
-		s.hooks.Prepare(ctx, event)
+	for i, mount := range answer.Mounts {
+		response.Mounts[i] = &pluginapi.Mount{HostPath: mount.HostPath, ContainerPath: mount.ContainerPath, ReadOnly: mount.ReadOnly}
 	}
-	if err := s.loop.PushEvent(event); err != nil {
-		return nil, nil, fmt.Errorf("queue the allocation: %w", err)
-	}
-	if err := event.Wait(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil, event, err
-		}
-		return event, nil, err
-	}
-	return event, nil, nil
-}
-
-func toContainerResponse(event *dmapi.AllocateDevice) (*pluginapi.ContainerAllocateResponse, error) {
-	if event.AllocationID == "" || len(event.Mounts) == 0 || len(event.Envs) == 0 {
-		return nil, errNotAllocated
-	}
-	containerResponse := &pluginapi.ContainerAllocateResponse{Envs: event.Envs, Annotations: event.Annotations}
-	for _, mount := range event.Mounts {
-		containerResponse.Mounts = append(containerResponse.Mounts, &pluginapi.Mount{
-			HostPath: mount.HostPath, ContainerPath: mount.ContainerPath, ReadOnly: mount.ReadOnly,
-		})
-	}
-	return containerResponse, nil
-}
-
-// rollBack reports the allocations made for a failed call Abandoned, in one
-// call, so that their release is one event however many there are. When
-// kubelet stopped waiting for an event still in flight, it first waits,
-// until Stop, for that event, so that its allocation, if made, goes with
-// the others.
-func (s *Server) rollBack(made []string, late *dmapi.AllocateDevice, reason string) {
-	if s.hooks.Abandoned == nil {
-		return
-	}
-	if late == nil {
-		s.abandon(made, reason)
-		return
-	}
-	s.lateMu.Lock()
-	defer s.lateMu.Unlock()
-	if s.lifetime.Err() != nil {
-		s.abandon(made, reason)
-		return
-	}
-	s.pendingLate.Add(1)
-	go func() {
-		defer s.pendingLate.Done()
-		if late.Wait(s.lifetime) == nil && late.AllocationID != "" {
-			made = append(made, late.AllocationID)
-		}
-		s.abandon(made, reason)
-	}()
-}
-
-func (s *Server) abandon(allocationIDs []string, reason string) {
-	if len(allocationIDs) > 0 {
-		s.hooks.Abandoned(allocationIDs, reason)
-	}
-}
-
-// statusCode maps an allocation failure to the gRPC code kubelet sees.
-func statusCode(err error) codes.Code {
-	switch {
-	case errors.Is(err, dmapi.ErrInvalidRequest):
-		return codes.InvalidArgument
-	case errors.Is(err, dmapi.ErrDeviceInUse):
-		return codes.FailedPrecondition
-	case errors.Is(err, controllerapi.ErrEventQueueFull), errors.Is(err, controllerapi.ErrClosedEventLoop):
-		return codes.Unavailable
-	case errors.Is(err, context.DeadlineExceeded):
-		return codes.DeadlineExceeded
-	case errors.Is(err, context.Canceled):
-		return codes.Canceled
-	}
-	return codes.Internal
+	return response
 }

@@ -14,9 +14,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"google.golang.org/grpc"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
-
-	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
-	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
 
 // Config says where the server lives and what it advertises.
@@ -30,8 +27,9 @@ type Config struct {
 	KubeletSocket string
 	// Devices are the device IDs advertised.
 	Devices []string
-	// Health says whether the devices are healthy; nil: always.
-	Health dmapi.DeviceHealthSource
+	// Health says whether the devices are healthy, and returns a channel
+	// closed at the next change; nil: healthy for ever.
+	Health func() (healthy bool, changed <-chan struct{})
 	// RegisterTimeout bounds one Register call; default 5s.
 	RegisterTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait between failed
@@ -51,59 +49,30 @@ type Logger interface {
 	Errorf(format string, args ...interface{})
 }
 
-// Hooks are called on notable outcomes; any may be nil. They are called
-// from the server's goroutines and must not block.
-type Hooks struct {
-	// Abandoned is called, once per failed call, with the IDs of the
-	// allocations made for it but never handed to kubelet: a later
-	// container request of the same call failed, or kubelet stopped
-	// waiting. The owner of the state releases them.
-	Abandoned func(allocationIDs []string, reason string)
-	// Registered is called after each successful registration; again is
-	// false for the first one.
-	Registered func(again bool)
-	// RegistrationFailed is called after each failed attempt.
-	RegistrationFailed func(err error)
-	// Allocated is called after each Allocate call with its latency and
-	// error (nil on success).
-	Allocated func(latency time.Duration, err error)
-	// Prepare is called with each container request's event before it is
-	// pushed, off the event loop: it may ask peers over the network for
-	// what the handlers need (the event loop does no network I/O) and
-	// record the answer in the event. ctx is kubelet's call.
-	Prepare func(ctx context.Context, event *dmapi.AllocateDevice)
-}
-
 // Server is the device plugin. Create it with New.
 type Server struct {
 	pluginapi.UnimplementedDevicePluginServer
 
-	cfg   Config
-	loop  controllerapi.EventLoop
-	log   Logger
-	hooks Hooks
+	cfg       Config
+	allocator Allocator
+	log       Logger
+	observer  Observer
 
 	runMu   sync.Mutex // guards cancel and done against Start/Stop races
 	cancel  context.CancelFunc
 	done    chan struct{}
 	stopped chan struct{} // closed by Stop: ListAndWatch streams return
 
-	// lifetime ends at Stop; late allocations are awaited within it by
-	// goroutines counted in pendingLate.
-	lateMu      sync.Mutex // orders pendingLate.Add before Stop's Wait
-	lifetime    context.Context
-	endLifetime context.CancelFunc
-	pendingLate sync.WaitGroup
-
 	// forward sends Allocate to the replacing agent after HandOver.
 	forward forwarding
 }
 
-// New checks cfg and returns a server that has not started.
-func New(cfg Config, loop controllerapi.EventLoop, log Logger, hooks Hooks) (*Server, error) {
+// New checks cfg and returns a server that has not started; kubelet's
+// Allocate calls go to allocator. observer may be nil.
+func New(cfg Config, allocator Allocator, log Logger, observer Observer) (*Server, error) {
 	switch {
-	case loop == nil:
-		return nil, errors.New("create device plugin server: no event loop given")
+	case allocator == nil:
+		return nil, errors.New("create device plugin server: no allocator given")
 	case log == nil:
 		return nil, errors.New("create device plugin server: no logger given")
 	case cfg.ResourceName == "" || cfg.PluginDir == "" || cfg.PluginSocket == "" || cfg.KubeletSocket == "":
@@ -113,12 +82,10 @@ func New(cfg Config, loop controllerapi.EventLoop, log Logger, hooks Hooks) (*Se
 	cfg.RegisterTimeout = cmp(cfg.RegisterTimeout, 5*time.Second)
 	cfg.MinBackoff = cmp(cfg.MinBackoff, 100*time.Millisecond)
 	cfg.MaxBackoff = max(cmp(cfg.MaxBackoff, 5*time.Second), cfg.MinBackoff)
-	lifetime, endLifetime := context.WithCancel(context.Background())
-	return &Server{
-		cfg: cfg, loop: loop, log: log, hooks: hooks,
-		lifetime: lifetime, endLifetime: endLifetime,
-		stopped: make(chan struct{}),
-	}, nil
+	if observer == nil {
+		observer = ignored{}
+	}
+	return &Server{cfg: cfg, allocator: allocator, log: log, observer: observer, stopped: make(chan struct{})}, nil
 }
 
 func cmp(value, fallback time.Duration) time.Duration {
@@ -172,10 +139,6 @@ func (s *Server) Stop() {
 	close(s.stopped)
 	s.cancel()
 	<-s.done
-	s.lateMu.Lock()
-	s.endLifetime()
-	s.lateMu.Unlock()
-	s.pendingLate.Wait()
 	s.forward.close()
 }
 

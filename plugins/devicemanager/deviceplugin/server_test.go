@@ -17,11 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
-	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
@@ -35,33 +32,33 @@ func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a..
 func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
 func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
 
-func startLoop(t *testing.T, handlers ...controllerapi.EventHandler) *eventloop.Loop {
-	t.Helper()
-	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: handlers, Committer: fakevswitch.Committer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop.Start()
-	t.Cleanup(func() { loop.Close() })
-	return loop
-}
-
+// registrationCounter is the server's Observer in the tests: it counts
+// the registrations, and logs and counts every failed one.
 type registrationCounter struct {
+	t           *testing.T
 	mu          sync.Mutex
 	first, more int
+	failures    atomic.Int32
 }
 
-func (c *registrationCounter) hooks() deviceplugin.Hooks {
-	return deviceplugin.Hooks{Registered: func(again bool) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if again {
-			c.more++
-		} else {
-			c.first++
-		}
-	}}
+func newRegistrationCounter(t *testing.T) *registrationCounter { return &registrationCounter{t: t} }
+
+func (c *registrationCounter) Registered(again bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if again {
+		c.more++
+	} else {
+		c.first++
+	}
 }
+
+func (c *registrationCounter) RegistrationFailed(err error) {
+	c.failures.Add(1)
+	c.t.Logf("registration failed: %v", err)
+}
+
+func (c *registrationCounter) Answered(time.Duration, error) {}
 
 // waitTotal waits until the plugin has seen total successful registrations:
 // the registry sees a registration just before the plugin gets the answer.
@@ -75,25 +72,15 @@ func (c *registrationCounter) waitTotal(t *testing.T, total int) {
 	})
 }
 
-// countFailures makes hooks count and log every failed registration.
-func countFailures(t *testing.T, hooks *deviceplugin.Hooks) *atomic.Int32 {
-	failures := &atomic.Int32{}
-	hooks.RegistrationFailed = func(err error) {
-		failures.Add(1)
-		t.Logf("registration failed: %v", err)
-	}
-	return failures
-}
-
 func (c *registrationCounter) counts() (int, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.first, c.more
 }
 
-func startServer(t *testing.T, dir string, loop controllerapi.EventLoop, hooks deviceplugin.Hooks) *deviceplugin.Server {
+func startServer(t *testing.T, dir string, allocator deviceplugin.Allocator, observer deviceplugin.Observer) *deviceplugin.Server {
 	t.Helper()
-	return startServerWith(t, testConfig(dir), loop, hooks)
+	return startServerWith(t, testConfig(dir), allocator, observer)
 }
 
 func testConfig(dir string) deviceplugin.Config {
@@ -103,9 +90,9 @@ func testConfig(dir string) deviceplugin.Config {
 	}
 }
 
-func startServerWith(t *testing.T, cfg deviceplugin.Config, loop controllerapi.EventLoop, hooks deviceplugin.Hooks) *deviceplugin.Server {
+func startServerWith(t *testing.T, cfg deviceplugin.Config, allocator deviceplugin.Allocator, observer deviceplugin.Observer) *deviceplugin.Server {
 	t.Helper()
-	server, err := deviceplugin.New(cfg, loop, testLogger{t}, hooks)
+	server, err := deviceplugin.New(cfg, allocator, testLogger{t}, observer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +138,7 @@ func nextDevices(t *testing.T, r fakekubelet.Registration) ([]*pluginapi.Device,
 func TestRegistersAndAdvertisesDevices(t *testing.T) {
 	dir := t.TempDir()
 	registry := startRegistry(t, dir)
-	server := startServer(t, dir, startLoop(t), deviceplugin.Hooks{})
+	server := startServer(t, dir, &fakeAllocator{}, nil)
 
 	r := nextRegistration(t, registry)
 	if r.Request.ResourceName != "contivpp.io/memif" || r.Request.Endpoint != "memif.sock" || r.Request.Version != pluginapi.Version {
@@ -180,7 +167,7 @@ func TestRegistersAndAdvertisesDevices(t *testing.T) {
 
 func TestRegistersWhenKubeletAppears(t *testing.T) {
 	dir := t.TempDir()
-	startServer(t, dir, startLoop(t), deviceplugin.Hooks{})
+	startServer(t, dir, &fakeAllocator{}, nil)
 	registry := startRegistry(t, dir)
 	r := nextRegistration(t, registry)
 	if r.Request.ResourceName != "contivpp.io/memif" {
@@ -214,8 +201,8 @@ func TestReRegistersAfterKubeletRestarts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			registry := startRegistry(t, dir)
-			counter := &registrationCounter{}
-			server := startServer(t, dir, startLoop(t), counter.hooks())
+			counter := newRegistrationCounter(t)
+			server := startServer(t, dir, &fakeAllocator{}, counter)
 			old := nextRegistration(t, registry)
 			nextDevices(t, old)
 			counter.waitTotal(t, 1)
@@ -286,8 +273,8 @@ func TestOurSocketRemovedWhileRegistering(t *testing.T) {
 			}
 			cfg := testConfig(dir)
 			cfg.RegisterTimeout = 100 * waitLimit
-			counter := &registrationCounter{}
-			startServerWith(t, cfg, startLoop(t), counter.hooks())
+			counter := newRegistrationCounter(t)
+			startServerWith(t, cfg, &fakeAllocator{}, counter)
 			if tc.restart {
 				nextDevices(t, nextRegistration(t, registry))
 				counter.waitTotal(t, 1)
@@ -321,16 +308,14 @@ func TestOurSocketRemovedWhileRegistering(t *testing.T) {
 // events of a kubelet restart, left capacity away for seconds).
 func TestRegistersWhenKubeletSocketIsBoundBeforeListening(t *testing.T) {
 	dir := t.TempDir()
-	counter := &registrationCounter{}
-	hooks := counter.hooks()
-	failures := countFailures(t, &hooks)
+	counter := newRegistrationCounter(t)
 	socket := boundSocket(t, filepath.Join(dir, "kubelet.sock"))
 	defer socket.Close()
 	fd := int(socket.Fd())
-	startServer(t, dir, startLoop(t), hooks)
+	startServer(t, dir, &fakeAllocator{}, counter)
 	// Give the plugin time to try the bound socket; this bounds the wait
 	// only: on a slow machine the test may check less, never fail wrongly.
-	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline) && failures.Load() == 0; {
+	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline) && counter.failures.Load() == 0; {
 		time.Sleep(time.Millisecond)
 	}
 	if err := syscall.Listen(fd, 16); err != nil {
@@ -345,7 +330,7 @@ func TestRegistersWhenKubeletSocketIsBoundBeforeListening(t *testing.T) {
 
 	nextDevices(t, nextRegistration(t, registry))
 	counter.waitTotal(t, 1)
-	if n := failures.Load(); n != 0 {
+	if n := counter.failures.Load(); n != 0 {
 		t.Errorf("%d registrations failed while kubelet's socket was bound but not listening, want none", n)
 	}
 }
@@ -376,69 +361,16 @@ func startRegistryWith(t *testing.T, dir string, opts fakekubelet.Options) *fake
 	return registry
 }
 
-func TestAllocateFailures(t *testing.T) {
-	cases := []struct {
-		name     string
-		loop     func(t *testing.T) controllerapi.EventLoop
-		request  *pluginapi.AllocateRequest
-		wantCode codes.Code
-		wantMsg  string
-	}{
-		{"no container request", func(t *testing.T) controllerapi.EventLoop { return startLoop(t) },
-			&pluginapi.AllocateRequest{}, codes.InvalidArgument, "holds no container request"},
-		{"more container requests than devices", func(t *testing.T) controllerapi.EventLoop { return startLoop(t) },
-			&pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{
-				{DevicesIds: []string{"memif-000"}}, {DevicesIds: []string{"memif-001"}}, {DevicesIds: []string{"memif-002"}},
-				{DevicesIds: []string{"memif-003"}}, {DevicesIds: []string{"memif-004"}},
-			}},
-			codes.InvalidArgument, "holds 5 container requests, more than the 4 devices of this plugin"},
-		{"one device in two container requests", func(t *testing.T) controllerapi.EventLoop { return startLoop(t) },
-			&pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{
-				{DevicesIds: []string{"memif-002"}}, {DevicesIds: []string{"memif-001", "memif-002"}},
-			}},
-			codes.InvalidArgument, `device "memif-002" is in container requests 1 and 2 of 2`},
-		{"no handler allocates", func(t *testing.T) controllerapi.EventLoop { return startLoop(t) },
-			&pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{"memif-000"}}}},
-			codes.Internal, "no handler made the allocation"},
-		{"event loop closed", func(t *testing.T) controllerapi.EventLoop {
-			loop := startLoop(t)
-			loop.Close()
-			return loop
-		}, &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{"memif-000"}}}},
-			codes.Unavailable, "event loop is closed"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			registry := startRegistry(t, dir)
-			startServer(t, dir, tc.loop(t), deviceplugin.Hooks{})
-			r := nextRegistration(t, registry)
-			response, err := r.Client.Allocate(context.Background(), tc.request)
-			if status.Code(err) != tc.wantCode || response != nil {
-				t.Fatalf("Allocate = %v, %v; want code %s", response, err, tc.wantCode)
-			}
-			if msg := status.Convert(err).Message(); !contains(msg, tc.wantMsg) {
-				t.Errorf("Allocate message = %q, want %q", msg, tc.wantMsg)
-			}
-		})
-	}
-}
-
-func contains(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
-}
-
 // TestStopLeavesNoGoroutines: after Stop, and kubelet's side gone, every
 // goroutine the server started (serving, supervision, ListAndWatch) ended.
 func TestStopLeavesNoGoroutines(t *testing.T) {
 	dir := t.TempDir()
-	loop := startLoop(t)
 	before := runtime.NumGoroutine()
 	registry, err := fakekubelet.Start(dir, "kubelet.sock")
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := startServer(t, dir, loop, deviceplugin.Hooks{})
+	server := startServer(t, dir, &fakeAllocator{}, nil)
 	r := nextRegistration(t, registry)
 	nextDevices(t, r)
 	if err := os.Remove(filepath.Join(dir, "memif.sock")); err != nil {

@@ -320,9 +320,7 @@ func (sup *supervisor) succeeded(done registration) {
 	sup.registrations++
 	sup.backoff = 0
 	sup.s.log.Infof("registered %s (%d devices) with kubelet at %s", sup.s.cfg.ResourceName, len(sup.s.cfg.Devices), sup.s.kubeletSocketPath())
-	if sup.s.hooks.Registered != nil {
-		sup.s.hooks.Registered(again)
-	}
+	sup.s.observer.Registered(again)
 }
 
 // retryLater arms the retry timer without backing off further.
@@ -334,9 +332,7 @@ func (sup *supervisor) retryLater(err error) {
 func (sup *supervisor) failed(err error) {
 	sup.backoff = min(max(sup.backoff*2, sup.s.cfg.MinBackoff), sup.s.cfg.MaxBackoff)
 	sup.s.log.Debugf("device plugin registration failed, retrying in %s: %v", sup.backoff, err)
-	if sup.s.hooks.RegistrationFailed != nil {
-		sup.s.hooks.RegistrationFailed(err)
-	}
+	sup.s.observer.RegistrationFailed(err)
 	sup.retry.Reset(sup.backoff)
 }
 

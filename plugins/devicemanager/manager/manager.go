@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -150,53 +149,6 @@ func (m *Manager) Start(loop controllerapi.EventLoop) error {
 	}
 	m.started = true
 	m.startReconciling(loop)
-	return nil
-}
-
-// serveKubelet serves the device plugin, unless device-plugin is off.
-func (m *Manager) serveKubelet(loop controllerapi.EventLoop) error {
-	if !m.cfg.DevicePlugin {
-		m.log.Infof("device plugin off (device-plugin: false): not registering %s with kubelet", m.cfg.ResourceName)
-		return nil
-	}
-	hooks := m.metrics.hooks()
-	hooks.Prepare = m.prepareAllocate
-	kubeletSocket := filepath.Join(m.cfg.PluginDir, m.cfg.KubeletSocket)
-	registered, registrationFailed := hooks.Registered, hooks.RegistrationFailed
-	hooks.Registered = func(again bool) {
-		m.readiness.registeredAt(kubeletSocket)
-		if registered != nil {
-			registered(again)
-		}
-	}
-	hooks.RegistrationFailed = func(err error) {
-		m.readiness.registrationFailed(kubeletSocket, err)
-		if registrationFailed != nil {
-			registrationFailed(err)
-		}
-	}
-	hooks.Abandoned = func(allocationIDs []string, reason string) {
-		release := &ReleaseAbandoned{AllocationIDs: allocationIDs, Reason: reason}
-		if err := loop.PushEvent(release); err != nil {
-			m.log.Warnf("%s: released later, at collection: %v", release, err)
-		}
-	}
-	server, err := deviceplugin.New(deviceplugin.Config{
-		ResourceName:  m.cfg.ResourceName,
-		PluginDir:     m.cfg.PluginDir,
-		PluginSocket:  m.cfg.PluginSocket,
-		KubeletSocket: m.cfg.KubeletSocket,
-		Devices:       m.state.Devices(),
-		Interceptor:   m.opts.DevicePluginInterceptor,
-		Health:        m.opts.DeviceHealth,
-	}, loop, m.log, hooks)
-	if err != nil {
-		return err
-	}
-	if err := server.Start(); err != nil {
-		return err
-	}
-	m.server = server
 	return nil
 }
 

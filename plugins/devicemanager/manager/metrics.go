@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 )
 
 // metrics of the device manager; every method is safe on a nil *metrics
@@ -86,25 +85,24 @@ func (m *metrics) countTakeover(kind string) {
 	}
 }
 
-// hooks feeds the device plugin server's outcomes into the metrics.
-func (m *metrics) hooks() deviceplugin.Hooks {
+func (m *metrics) countRegistration(again bool) {
 	if m == nil {
-		return deviceplugin.Hooks{}
+		return
 	}
-	return deviceplugin.Hooks{
-		Registered: func(again bool) {
-			m.registrations.Inc()
-			if again {
-				m.reRegistrations.Inc()
-			}
-		},
-		RegistrationFailed: func(err error) { m.countError(registrationErrorKind(err)) },
-		Allocated: func(latency time.Duration, err error) {
-			m.allocateLatency.Observe(latency.Seconds())
-			if err != nil {
-				m.countError("allocate-rpc")
-			}
-		},
+	m.registrations.Inc()
+	if again {
+		m.reRegistrations.Inc()
+	}
+}
+
+// observeAllocate records one of kubelet's Allocate calls.
+func (m *metrics) observeAllocate(latency time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	m.allocateLatency.Observe(latency.Seconds())
+	if err != nil {
+		m.errors.WithLabelValues("allocate-rpc").Inc()
 	}
 }
 
