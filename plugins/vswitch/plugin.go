@@ -44,6 +44,8 @@ type Plugin struct {
 	config Config
 	client *vppapi.Client
 	links  *linkWatcher
+	// linkStates tells the KV scheduler the memifs' link states.
+	linkStates *descriptor.LinkStates
 	// reachability is whether VPP answers, for the device manager.
 	reachability vswitchapi.ReachabilityCell
 
@@ -86,14 +88,14 @@ func (p *Plugin) Init() error {
 		OnDisconnect: p.disconnected,
 	})
 	interfaces := descriptor.NewInterfaces(p.client.Conn)
-	linkStates := interfaces.WithLinkStates(p.KVScheduler.PushSBNotification)
-	p.links = newLinkWatcher(p.client.Conn, linkStates, interfaces.Index(), p.Log)
+	p.linkStates = interfaces.WithLinkStates(p.KVScheduler.PushSBNotification)
+	p.links = newLinkWatcher(p.client.Conn, p.linkStates, interfaces.Index(), p.Log)
 	p.links.events, p.links.grace = p.LinkEvents, p.config.LinkDownGrace.Duration()
 	bridgeDomains := descriptor.NewBridgeDomains(p.client.Conn, interfaces.Index())
 	xconnects := descriptor.NewXConnects(p.client.Conn, interfaces.Index())
 	routes := descriptor.NewRoutes(p.client.Conn, interfaces.Index())
 	vrfTables := descriptor.NewVrfTables(p.client.Conn)
-	for _, d := range []*kvs.KVDescriptor{interfaces.Descriptor(), linkStates.Descriptor(),
+	for _, d := range []*kvs.KVDescriptor{interfaces.Descriptor(), p.linkStates.Descriptor(),
 		descriptor.NewRxModes(p.client.Conn, interfaces.Index()).Descriptor(), vrfTables.Descriptor(), routes.Descriptor(),
 		bridgeDomains.Descriptor(), bridgeDomains.InterfaceDescriptor(), xconnects.Descriptor()} {
 		if err := p.KVScheduler.RegisterKVDescriptor(d); err != nil {
@@ -161,6 +163,7 @@ func (p *Plugin) connected(conn *vppapi.Conn) {
 		p.Log.Warnf("connected to VPP at %s, but show_version failed: %v", p.config.VPPAPISocket, err)
 	}
 	p.Log.Infof("connected to VPP %s at %s; resyncing the vswitch side", version.Version, p.config.VPPAPISocket)
+	p.linkStates.Reconnected()
 	p.links.connected(context.Background(), conn)
 	p.reachable()
 	p.mu.Lock()

@@ -28,6 +28,9 @@ type LinkStates struct {
 	mu sync.Mutex
 	// up is the link state last pushed or retrieved, by interface name.
 	up map[string]bool
+	// awaitingRetrieve: VPP (re)connected and the resync that follows has
+	// not read the link states yet; it will, so nothing is pushed.
+	awaitingRetrieve bool
 	// retrieved is what the interface descriptor's last Retrieve read.
 	retrieved map[string]bool
 }
@@ -55,7 +58,7 @@ func (d *LinkStates) Descriptor() *kvs.KVDescriptor {
 func (d *LinkStates) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.up = d.retrieved
+	d.up, d.awaitingRetrieve = d.retrieved, false
 	values := make([]kvs.KVWithMetadata, 0, len(d.up))
 	for name, up := range d.up {
 		values = append(values, linkStateValue(name, up))
@@ -77,6 +80,15 @@ func (d *LinkStates) observe(details map[vppmsg.InterfaceIndex]*vppmsg.SwInterfa
 	d.retrieved = retrieved
 }
 
+// Reconnected notes that VPP (re)connected: until the resync that
+// follows reads the link states back, Set and Forget tell the scheduler
+// nothing, so that a resync that finds VPP as it was records no change.
+func (d *LinkStates) Reconnected() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.awaitingRetrieve = true
+}
+
 // Set tells the KV scheduler that interface name's link is up or down,
 // when that changed.
 func (d *LinkStates) Set(name string, up bool) error {
@@ -91,6 +103,9 @@ func (d *LinkStates) Set(name string, up bool) error {
 		changes = append(changes, kvs.KVWithMetadata{Key: vpp_interfaces.LinkStateKey(name, was)})
 	}
 	d.up[name] = up
+	if d.awaitingRetrieve {
+		return nil
+	}
 	return d.pushed(name, changes)
 }
 
@@ -103,6 +118,9 @@ func (d *LinkStates) Forget(name string) error {
 		return nil
 	}
 	delete(d.up, name)
+	if d.awaitingRetrieve {
+		return nil
+	}
 	return d.pushed(name, []kvs.KVWithMetadata{{Key: vpp_interfaces.LinkStateKey(name, was)}})
 }
 
