@@ -101,6 +101,17 @@ func (p *Plugin) AfterInit() error {
 	return nil
 }
 
+// clientQPS and clientBurst bound the driver's requests to the API server,
+// as kubelet's own defaults (kube-api-qps, kube-api-burst) bound kubelet's.
+// kubeletplugin reads each claim kubelet prepares with this client, before
+// it answers kubelet, and the pod events are posted with it: client-go's
+// defaults (5 per second, bursts of 10) would hold a burst of pods'
+// preparations back by a fifth of a second each past the tenth.
+const (
+	clientQPS   = 50
+	clientBurst = 100
+)
+
 func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
 	var restConfig *rest.Config
 	var err error
@@ -114,6 +125,7 @@ func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dradriver plugin: API server client (kubeconfig %q; empty means in-cluster): %w", p.cfg.Kubeconfig, err)
 	}
+	restConfig.QPS, restConfig.Burst = clientQPS, clientBurst
 	client, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
 		return nil, fmt.Errorf("dradriver plugin: API server client: %w", err)
