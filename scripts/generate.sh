@@ -82,7 +82,10 @@ vpp_messages="
 	ip_unnumbered_dump ip_unnumbered_details
 	sw_interface_rx_placement_dump sw_interface_rx_placement_details
 	ip_table_add_del ip_table_add_del_reply ip_table_dump ip_table_details
-	ip_route_add_del_v2 ip_route_add_del_v2_reply ip_route_v2_dump ip_route_v2_details"
+	ip_route_add_del_v2 ip_route_add_del_v2_reply ip_route_v2_dump ip_route_v2_details
+	af_packet_create_v3 af_packet_create_v3_reply af_packet_delete af_packet_delete_reply
+	af_packet_dump af_packet_details
+	vxlan_add_del_tunnel_v3 vxlan_add_del_tunnel_v3_reply vxlan_tunnel_v2_dump vxlan_tunnel_v2_details"
 vppmsg=internal/vppapi/vppmsg
 # The VPP build the .api.json files were copied from (apijson/README.md):
 # the client names it when a VPP's CRCs differ, and memif-agent --version

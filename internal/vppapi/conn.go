@@ -32,6 +32,10 @@ const maxFrameSize = 16 << 20
 // ErrNotConnected is returned by calls while no connection to VPP is up.
 var ErrNotConnected = errors.New("not connected to VPP")
 
+// ErrNoPlugin is a request's error when VPP does not load the optional
+// plugin (vppmsg.OptionalPlugins) that defines it.
+var ErrNoPlugin = errors.New("VPP does not load the plugin")
+
 // VPPError is a reply whose retval is not zero.
 type VPPError struct {
 	Message string
@@ -195,6 +199,8 @@ func (c *Conn) learn(table map[string]tableEntry) error {
 		want := newMessage().CRC()
 		got, ok := table[name]
 		switch {
+		case !ok && vppmsg.PluginOf(name) != "":
+			// Requests that need it fail with ErrNoPlugin.
 		case !ok:
 			mismatch.Missing = append(mismatch.Missing, name)
 		case got.crc != want:
@@ -371,6 +377,9 @@ func (c *Conn) endCall(cl *call) {
 
 func (c *Conn) send(cl *call, req vppmsg.Request) error {
 	id, ok := c.ids[req.MessageName()]
+	if plugin := vppmsg.PluginOf(req.MessageName()); !ok && plugin != "" {
+		return fmt.Errorf("send %s: %w %s (add plugin %s_plugin.so { enable } to VPP's startup.conf)", req.MessageName(), ErrNoPlugin, plugin, plugin)
+	}
 	if !ok {
 		return fmt.Errorf("send %s: not a message of package vppmsg", req.MessageName())
 	}

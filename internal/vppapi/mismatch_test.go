@@ -171,10 +171,32 @@ func TestDialAcceptsTheTableItWasGeneratedFrom(t *testing.T) {
 	conn.Close()
 }
 
+// TestDialAcceptsAVPPWithoutOptionalPlugins: a VPP that lacks an optional
+// plugin's messages is spoken to, and only a request of that plugin fails,
+// naming it.
+func TestDialAcceptsAVPPWithoutOptionalPlugins(t *testing.T) {
+	table := generatedTable()
+	for name := range table {
+		if vppmsg.PluginOf(name) != "" {
+			delete(table, name)
+		}
+	}
+	conn, err := Dial(t.Context(), serveFakeVPPTable(t, table), "vppapi-test", 0)
+	if err != nil {
+		t.Fatalf("Dial to a VPP without %v: %v", vppmsg.OptionalPlugins, err)
+	}
+	defer conn.Close()
+	var reply vppmsg.AfPacketDeleteReply
+	err = conn.Request(t.Context(), &vppmsg.AfPacketDelete{HostIfName: "veth0"}, &reply)
+	if !errors.Is(err, ErrNoPlugin) || !strings.Contains(err.Error(), "af_packet_plugin.so") {
+		t.Fatalf("af_packet_delete without the plugin = %v, want ErrNoPlugin naming af_packet_plugin.so", err)
+	}
+}
+
 // TestMessagesMatchTheRealVPP: the VPP the tests run speaks every message
 // of vppmsg as generated.
 func TestMessagesMatchTheRealVPP(t *testing.T) {
-	v := vpp.Start(t)
+	v := vpp.Start(t, vpp.Plugins(vppmsg.OptionalPlugins...))
 	conn := dial(t, v)
 	for name := range vppmsg.Messages {
 		if _, known := conn.ids[name]; !known {

@@ -8,6 +8,12 @@ const VPPRelease = "v26.10-rc0-374-gb575ec2c56d"
 
 // Messages are the generated messages, by name.
 var Messages = map[string]func() Message{
+	"af_packet_create_v3":                    func() Message { return new(AfPacketCreateV3) },
+	"af_packet_create_v3_reply":              func() Message { return new(AfPacketCreateV3Reply) },
+	"af_packet_delete":                       func() Message { return new(AfPacketDelete) },
+	"af_packet_delete_reply":                 func() Message { return new(AfPacketDeleteReply) },
+	"af_packet_details":                      func() Message { return new(AfPacketDetails) },
+	"af_packet_dump":                         func() Message { return new(AfPacketDump) },
 	"bridge_domain_add_del_v2":               func() Message { return new(BridgeDomainAddDelV2) },
 	"bridge_domain_add_del_v2_reply":         func() Message { return new(BridgeDomainAddDelV2Reply) },
 	"bridge_domain_details":                  func() Message { return new(BridgeDomainDetails) },
@@ -79,8 +85,253 @@ var Messages = map[string]func() Message{
 	"sw_interface_set_unnumbered_reply":      func() Message { return new(SwInterfaceSetUnnumberedReply) },
 	"sw_interface_tag_add_del":               func() Message { return new(SwInterfaceTagAddDel) },
 	"sw_interface_tag_add_del_reply":         func() Message { return new(SwInterfaceTagAddDelReply) },
+	"vxlan_add_del_tunnel_v3":                func() Message { return new(VxlanAddDelTunnelV3) },
+	"vxlan_add_del_tunnel_v3_reply":          func() Message { return new(VxlanAddDelTunnelV3Reply) },
+	"vxlan_tunnel_v2_details":                func() Message { return new(VxlanTunnelV2Details) },
+	"vxlan_tunnel_v2_dump":                   func() Message { return new(VxlanTunnelV2Dump) },
 	"want_interface_events":                  func() Message { return new(WantInterfaceEvents) },
 	"want_interface_events_reply":            func() Message { return new(WantInterfaceEventsReply) },
+}
+
+// AfPacketCreateV3 is VPP's af_packet_create_v3 (module af_packet).
+type AfPacketCreateV3 struct {
+	ClientIndex      uint32
+	Context          uint32
+	Mode             AfPacketMode
+	HwAddr           MACAddress
+	UseRandomHwAddr  bool
+	HostIfName       string
+	RxFrameSize      uint32
+	TxFrameSize      uint32
+	RxFramesPerBlock uint32
+	TxFramesPerBlock uint32
+	Flags            AfPacketFlags
+	NumRxQueues      uint16
+	NumTxQueues      uint16
+}
+
+// MessageName implements Message.
+func (*AfPacketCreateV3) MessageName() string { return "af_packet_create_v3" }
+
+// CRC implements Message.
+func (*AfPacketCreateV3) CRC() string { return "0xb3a809d4" }
+
+// SetClientIndex implements Request.
+func (m *AfPacketCreateV3) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *AfPacketCreateV3) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *AfPacketCreateV3) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *AfPacketCreateV3) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.Mode))
+	for i := range m.HwAddr {
+		b.U8(m.HwAddr[i])
+	}
+	b.Bool(m.UseRandomHwAddr)
+	b.String(m.HostIfName, 64)
+	b.U32(m.RxFrameSize)
+	b.U32(m.TxFrameSize)
+	b.U32(m.RxFramesPerBlock)
+	b.U32(m.TxFramesPerBlock)
+	b.U32(uint32(m.Flags))
+	b.U16(m.NumRxQueues)
+	b.U16(m.NumTxQueues)
+}
+
+// Unmarshal implements Message.
+func (m *AfPacketCreateV3) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.Mode = AfPacketMode(b.U32())
+	for i := range m.HwAddr {
+		m.HwAddr[i] = b.U8()
+	}
+	m.UseRandomHwAddr = b.Bool()
+	m.HostIfName = b.String(64)
+	m.RxFrameSize = b.U32()
+	m.TxFrameSize = b.U32()
+	m.RxFramesPerBlock = b.U32()
+	m.TxFramesPerBlock = b.U32()
+	m.Flags = AfPacketFlags(b.U32())
+	m.NumRxQueues = b.U16()
+	m.NumTxQueues = b.U16()
+}
+
+// AfPacketCreateV3Reply is VPP's af_packet_create_v3_reply (module af_packet).
+type AfPacketCreateV3Reply struct {
+	Context   uint32
+	Retval    int32
+	SwIfIndex InterfaceIndex
+}
+
+// MessageName implements Message.
+func (*AfPacketCreateV3Reply) MessageName() string { return "af_packet_create_v3_reply" }
+
+// CRC implements Message.
+func (*AfPacketCreateV3Reply) CRC() string { return "0x5383d31f" }
+
+// SetContext implements Message.
+func (m *AfPacketCreateV3Reply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *AfPacketCreateV3Reply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *AfPacketCreateV3Reply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *AfPacketCreateV3Reply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+	b.U32(uint32(m.SwIfIndex))
+}
+
+// Unmarshal implements Message.
+func (m *AfPacketCreateV3Reply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+}
+
+// AfPacketDelete is VPP's af_packet_delete (module af_packet).
+type AfPacketDelete struct {
+	ClientIndex uint32
+	Context     uint32
+	HostIfName  string
+}
+
+// MessageName implements Message.
+func (*AfPacketDelete) MessageName() string { return "af_packet_delete" }
+
+// CRC implements Message.
+func (*AfPacketDelete) CRC() string { return "0x863fa648" }
+
+// SetClientIndex implements Request.
+func (m *AfPacketDelete) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *AfPacketDelete) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *AfPacketDelete) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *AfPacketDelete) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.String(m.HostIfName, 64)
+}
+
+// Unmarshal implements Message.
+func (m *AfPacketDelete) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.HostIfName = b.String(64)
+}
+
+// AfPacketDeleteReply is VPP's af_packet_delete_reply (module af_packet).
+type AfPacketDeleteReply struct {
+	Context uint32
+	Retval  int32
+}
+
+// MessageName implements Message.
+func (*AfPacketDeleteReply) MessageName() string { return "af_packet_delete_reply" }
+
+// CRC implements Message.
+func (*AfPacketDeleteReply) CRC() string { return "0xe8d4e804" }
+
+// SetContext implements Message.
+func (m *AfPacketDeleteReply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *AfPacketDeleteReply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *AfPacketDeleteReply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *AfPacketDeleteReply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+}
+
+// Unmarshal implements Message.
+func (m *AfPacketDeleteReply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+}
+
+// AfPacketDetails is VPP's af_packet_details (module af_packet).
+type AfPacketDetails struct {
+	Context    uint32
+	SwIfIndex  InterfaceIndex
+	HostIfName string
+}
+
+// MessageName implements Message.
+func (*AfPacketDetails) MessageName() string { return "af_packet_details" }
+
+// CRC implements Message.
+func (*AfPacketDetails) CRC() string { return "0x58c7c042" }
+
+// SetContext implements Message.
+func (m *AfPacketDetails) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *AfPacketDetails) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *AfPacketDetails) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	b.String(m.HostIfName, 64)
+}
+
+// Unmarshal implements Message.
+func (m *AfPacketDetails) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.HostIfName = b.String(64)
+}
+
+// AfPacketDump is VPP's af_packet_dump (module af_packet).
+type AfPacketDump struct {
+	ClientIndex uint32
+	Context     uint32
+}
+
+// MessageName implements Message.
+func (*AfPacketDump) MessageName() string { return "af_packet_dump" }
+
+// CRC implements Message.
+func (*AfPacketDump) CRC() string { return "0x51077d14" }
+
+// SetClientIndex implements Request.
+func (m *AfPacketDump) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *AfPacketDump) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *AfPacketDump) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *AfPacketDump) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+}
+
+// Unmarshal implements Message.
+func (m *AfPacketDump) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
 }
 
 // BridgeDomainAddDelV2 is VPP's bridge_domain_add_del_v2 (module l2).
@@ -2934,6 +3185,201 @@ func (m *SwInterfaceTagAddDelReply) Unmarshal(b *Decoder) {
 	m.Retval = b.I32()
 }
 
+// VxlanAddDelTunnelV3 is VPP's vxlan_add_del_tunnel_v3 (module vxlan).
+type VxlanAddDelTunnelV3 struct {
+	ClientIndex    uint32
+	Context        uint32
+	IsAdd          bool
+	Instance       uint32
+	SrcAddress     Address
+	DstAddress     Address
+	SrcPort        uint16
+	DstPort        uint16
+	McastSwIfIndex InterfaceIndex
+	EncapVrfID     uint32
+	DecapNextIndex uint32
+	Vni            uint32
+	IsL3           bool
+}
+
+// MessageName implements Message.
+func (*VxlanAddDelTunnelV3) MessageName() string { return "vxlan_add_del_tunnel_v3" }
+
+// CRC implements Message.
+func (*VxlanAddDelTunnelV3) CRC() string { return "0x0072b037" }
+
+// SetClientIndex implements Request.
+func (m *VxlanAddDelTunnelV3) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *VxlanAddDelTunnelV3) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *VxlanAddDelTunnelV3) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *VxlanAddDelTunnelV3) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.Bool(m.IsAdd)
+	b.U32(m.Instance)
+	m.SrcAddress.Marshal(b)
+	m.DstAddress.Marshal(b)
+	b.U16(m.SrcPort)
+	b.U16(m.DstPort)
+	b.U32(uint32(m.McastSwIfIndex))
+	b.U32(m.EncapVrfID)
+	b.U32(m.DecapNextIndex)
+	b.U32(m.Vni)
+	b.Bool(m.IsL3)
+}
+
+// Unmarshal implements Message.
+func (m *VxlanAddDelTunnelV3) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.IsAdd = b.Bool()
+	m.Instance = b.U32()
+	m.SrcAddress.Unmarshal(b)
+	m.DstAddress.Unmarshal(b)
+	m.SrcPort = b.U16()
+	m.DstPort = b.U16()
+	m.McastSwIfIndex = InterfaceIndex(b.U32())
+	m.EncapVrfID = b.U32()
+	m.DecapNextIndex = b.U32()
+	m.Vni = b.U32()
+	m.IsL3 = b.Bool()
+}
+
+// VxlanAddDelTunnelV3Reply is VPP's vxlan_add_del_tunnel_v3_reply (module vxlan).
+type VxlanAddDelTunnelV3Reply struct {
+	Context   uint32
+	Retval    int32
+	SwIfIndex InterfaceIndex
+}
+
+// MessageName implements Message.
+func (*VxlanAddDelTunnelV3Reply) MessageName() string { return "vxlan_add_del_tunnel_v3_reply" }
+
+// CRC implements Message.
+func (*VxlanAddDelTunnelV3Reply) CRC() string { return "0x5383d31f" }
+
+// SetContext implements Message.
+func (m *VxlanAddDelTunnelV3Reply) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *VxlanAddDelTunnelV3Reply) GetContext() uint32 { return m.Context }
+
+// GetRetval implements Reply.
+func (m *VxlanAddDelTunnelV3Reply) GetRetval() int32 { return m.Retval }
+
+// Marshal implements Message.
+func (m *VxlanAddDelTunnelV3Reply) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.I32(m.Retval)
+	b.U32(uint32(m.SwIfIndex))
+}
+
+// Unmarshal implements Message.
+func (m *VxlanAddDelTunnelV3Reply) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.Retval = b.I32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+}
+
+// VxlanTunnelV2Details is VPP's vxlan_tunnel_v2_details (module vxlan).
+type VxlanTunnelV2Details struct {
+	Context        uint32
+	SwIfIndex      InterfaceIndex
+	Instance       uint32
+	SrcAddress     Address
+	DstAddress     Address
+	SrcPort        uint16
+	DstPort        uint16
+	McastSwIfIndex InterfaceIndex
+	EncapVrfID     uint32
+	DecapNextIndex uint32
+	Vni            uint32
+}
+
+// MessageName implements Message.
+func (*VxlanTunnelV2Details) MessageName() string { return "vxlan_tunnel_v2_details" }
+
+// CRC implements Message.
+func (*VxlanTunnelV2Details) CRC() string { return "0xd3bdd4d9" }
+
+// SetContext implements Message.
+func (m *VxlanTunnelV2Details) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *VxlanTunnelV2Details) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *VxlanTunnelV2Details) Marshal(b *Encoder) {
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+	b.U32(m.Instance)
+	m.SrcAddress.Marshal(b)
+	m.DstAddress.Marshal(b)
+	b.U16(m.SrcPort)
+	b.U16(m.DstPort)
+	b.U32(uint32(m.McastSwIfIndex))
+	b.U32(m.EncapVrfID)
+	b.U32(m.DecapNextIndex)
+	b.U32(m.Vni)
+}
+
+// Unmarshal implements Message.
+func (m *VxlanTunnelV2Details) Unmarshal(b *Decoder) {
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+	m.Instance = b.U32()
+	m.SrcAddress.Unmarshal(b)
+	m.DstAddress.Unmarshal(b)
+	m.SrcPort = b.U16()
+	m.DstPort = b.U16()
+	m.McastSwIfIndex = InterfaceIndex(b.U32())
+	m.EncapVrfID = b.U32()
+	m.DecapNextIndex = b.U32()
+	m.Vni = b.U32()
+}
+
+// VxlanTunnelV2Dump is VPP's vxlan_tunnel_v2_dump (module vxlan).
+type VxlanTunnelV2Dump struct {
+	ClientIndex uint32
+	Context     uint32
+	SwIfIndex   InterfaceIndex
+}
+
+// MessageName implements Message.
+func (*VxlanTunnelV2Dump) MessageName() string { return "vxlan_tunnel_v2_dump" }
+
+// CRC implements Message.
+func (*VxlanTunnelV2Dump) CRC() string { return "0xf9e6675e" }
+
+// SetClientIndex implements Request.
+func (m *VxlanTunnelV2Dump) SetClientIndex(index uint32) { m.ClientIndex = index }
+
+// SetContext implements Message.
+func (m *VxlanTunnelV2Dump) SetContext(context uint32) { m.Context = context }
+
+// GetContext implements Message.
+func (m *VxlanTunnelV2Dump) GetContext() uint32 { return m.Context }
+
+// Marshal implements Message.
+func (m *VxlanTunnelV2Dump) Marshal(b *Encoder) {
+	b.U32(m.ClientIndex)
+	b.U32(m.Context)
+	b.U32(uint32(m.SwIfIndex))
+}
+
+// Unmarshal implements Message.
+func (m *VxlanTunnelV2Dump) Unmarshal(b *Decoder) {
+	m.ClientIndex = b.U32()
+	m.Context = b.U32()
+	m.SwIfIndex = InterfaceIndex(b.U32())
+}
+
 // WantInterfaceEvents is VPP's want_interface_events (module interface).
 type WantInterfaceEvents struct {
 	ClientIndex   uint32
@@ -3006,6 +3452,26 @@ func (m *WantInterfaceEventsReply) Unmarshal(b *Decoder) {
 	m.Retval = b.I32()
 }
 
+// AfPacketMode is VPP's enum af_packet_mode.
+type AfPacketMode uint32
+
+const (
+	AfPacketAPIModeEthernet AfPacketMode = 1
+	AfPacketAPIModeIP       AfPacketMode = 2
+)
+
+// MACAddress is VPP's mac_address.
+type MACAddress [6]uint8
+
+// AfPacketFlags is VPP's enum af_packet_flags.
+type AfPacketFlags uint32
+
+const (
+	AfPacketAPIFlagQdiscBypass AfPacketFlags = 1
+	AfPacketAPIFlagCksumGso    AfPacketFlags = 2
+	AfPacketAPIFlagVersion2    AfPacketFlags = 8
+)
+
 // InterfaceIndex is VPP's interface_index.
 type InterfaceIndex uint32
 
@@ -3029,9 +3495,6 @@ func (m *BridgeDomainSwIf) Unmarshal(b *Decoder) {
 	m.SwIfIndex = InterfaceIndex(b.U32())
 	m.Shg = b.U8()
 }
-
-// MACAddress is VPP's mac_address.
-type MACAddress [6]uint8
 
 // AddressWithPrefix is VPP's address_with_prefix.
 type AddressWithPrefix = Prefix
@@ -3190,6 +3653,24 @@ const (
 	L2APIPortTypeUuFwd  L2PortType = 2
 )
 
+// Address is VPP's type address.
+type Address struct {
+	Af AddressFamily
+	Un AddressUnion
+}
+
+// Marshal implements Message.
+func (m *Address) Marshal(b *Encoder) {
+	b.U8(uint8(m.Af))
+	m.Un.Marshal(b)
+}
+
+// Unmarshal implements Message.
+func (m *Address) Unmarshal(b *Decoder) {
+	m.Af = AddressFamily(b.U8())
+	m.Un.Unmarshal(b)
+}
+
 // Prefix is VPP's type prefix.
 type Prefix struct {
 	Address Address
@@ -3257,22 +3738,29 @@ func (m *FibPath) Unmarshal(b *Decoder) {
 	}
 }
 
-// Address is VPP's type address.
-type Address struct {
-	Af AddressFamily
-	Un AddressUnion
+// AddressFamily is VPP's enum address_family.
+type AddressFamily uint8
+
+const (
+	AddressIP4 AddressFamily = 0
+	AddressIP6 AddressFamily = 1
+)
+
+// AddressUnion is VPP's union address_union: the bytes of its largest member.
+type AddressUnion [16]uint8
+
+// Marshal writes the union's bytes.
+func (m *AddressUnion) Marshal(b *Encoder) {
+	for i := range m {
+		b.U8(m[i])
+	}
 }
 
-// Marshal implements Message.
-func (m *Address) Marshal(b *Encoder) {
-	b.U8(uint8(m.Af))
-	m.Un.Marshal(b)
-}
-
-// Unmarshal implements Message.
-func (m *Address) Unmarshal(b *Decoder) {
-	m.Af = AddressFamily(b.U8())
-	m.Un.Unmarshal(b)
+// Unmarshal reads the union's bytes.
+func (m *AddressUnion) Unmarshal(b *Decoder) {
+	for i := range m {
+		m[i] = b.U8()
+	}
 }
 
 // FibPathType is VPP's enum fib_path_type.
@@ -3359,29 +3847,4 @@ func (m *FibMplsLabel) Unmarshal(b *Decoder) {
 	m.Label = b.U32()
 	m.Ttl = b.U8()
 	m.Exp = b.U8()
-}
-
-// AddressFamily is VPP's enum address_family.
-type AddressFamily uint8
-
-const (
-	AddressIP4 AddressFamily = 0
-	AddressIP6 AddressFamily = 1
-)
-
-// AddressUnion is VPP's union address_union: the bytes of its largest member.
-type AddressUnion [16]uint8
-
-// Marshal writes the union's bytes.
-func (m *AddressUnion) Marshal(b *Encoder) {
-	for i := range m {
-		b.U8(m[i])
-	}
-}
-
-// Unmarshal reads the union's bytes.
-func (m *AddressUnion) Unmarshal(b *Decoder) {
-	for i := range m {
-		m[i] = b.U8()
-	}
 }
