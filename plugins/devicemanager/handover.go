@@ -154,3 +154,17 @@ func (p *Plugin) SuccessorGone() {
 		p.Log.Errorf("stop this agent: %v", err)
 	}
 }
+
+// ReleaseNodeLock drops the node lock, after Close. The agent's process
+// exiting drops it for the agent; an agent run in a test's process
+// (internal/inprocess) drops it so that the next one on its paths starts.
+// A lock already handed over is no error.
+func (p *Plugin) ReleaseNodeLock() error {
+	if p.nodeLock == nil {
+		return nil
+	}
+	if err := p.nodeLock.Release(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("release the node lock %s: %w", p.lockPath, err)
+	}
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -188,4 +189,35 @@ func WipeDir(pluginDir string) error {
 		}
 	}
 	return nil
+}
+
+// StartForAgent serves the registration socket kubelet.sock in pluginDir,
+// made if missing, for an agent that is to register any number of times
+// while nobody reads Registrations: they are drained. It stops when tb's
+// test ends.
+func StartForAgent(tb testing.TB, pluginDir string) {
+	tb.Helper()
+	if err := os.MkdirAll(pluginDir, 0o750); err != nil {
+		tb.Fatalf("create the device plugin directory: %v", err)
+	}
+	registry, err := Start(pluginDir, "kubelet.sock")
+	if err != nil {
+		tb.Fatalf("fake kubelet registration server: %v", err)
+	}
+	stop, drained := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			select {
+			case <-registry.Registrations():
+			case <-stop:
+				return
+			}
+		}
+	}()
+	tb.Cleanup(func() {
+		close(stop)
+		<-drained
+		registry.Stop()
+	})
 }

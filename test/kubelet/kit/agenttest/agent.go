@@ -115,31 +115,7 @@ func New(tb testing.TB, setup Setup) *Agent {
 func (a *Agent) standIns(tb testing.TB, dir string, setup *Setup) {
 	tb.Helper()
 	if setup.PluginDir == "" {
-		if err := os.MkdirAll(a.PluginDir, 0o750); err != nil {
-			tb.Fatalf("create plugin directory: %v", err)
-		}
-		registry, err := fakekubelet.Start(a.PluginDir, "kubelet.sock")
-		if err != nil {
-			tb.Fatalf("fake kubelet registration server: %v", err)
-		}
-		// Registrations are drained, so that any number of agent
-		// restarts register.
-		stop, drained := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(drained)
-			for {
-				select {
-				case <-registry.Registrations():
-				case <-stop:
-					return
-				}
-			}
-		}()
-		tb.Cleanup(func() {
-			close(stop)
-			<-drained
-			registry.Stop()
-		})
+		fakekubelet.StartForAgent(tb, a.PluginDir)
 	}
 	if setup.PodResourcesSocket == "" && setup.DockerEndpoint == "" {
 		setup.PodResourcesSocket = filepath.Join(dir, "pod-resources.sock")

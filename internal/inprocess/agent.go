@@ -1,0 +1,323 @@
+package inprocess
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ligato/cn-infra/agent"
+	"github.com/ligato/cn-infra/infra"
+	"github.com/ligato/cn-infra/rpc/rest"
+	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
+	"github.com/namsral/flag"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/contivpp/memif-agent/internal/agentwiring"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	"github.com/contivpp/memif-agent/plugins/devicemanager"
+	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/health"
+	metricsplugin "github.com/contivpp/memif-agent/plugins/metrics"
+	"github.com/contivpp/memif-agent/plugins/metrics/listener"
+	"github.com/contivpp/memif-agent/plugins/nodeapi"
+	"github.com/contivpp/memif-agent/plugins/podmanager"
+	"github.com/contivpp/memif-agent/plugins/vswitch"
+	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
+	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
+	"github.com/contivpp/memif-agent/test/kit/loopback"
+)
+
+// Options are what a test chooses about its agent; the zero value is an
+// agent on the defaults, with every path in a fresh directory, registered
+// with a fake kubelet registration server, the fake pod-resources API
+// (listing no pod) as its only pod source, and no VPP.
+type Options struct {
+	// Dir holds the agent's config files, state and sockets; "": a fresh
+	// temporary directory. Two agents on one Dir are one agent restarted.
+	Dir string
+	// Configs are plugins' configs by plugin name
+	// (agentwiring.PluginConfigs), each of the type that table gives the
+	// plugin (or a pointer to one), written as the agent's <name>.conf. A
+	// config given is used whole: the paths in it are the test's.
+	Configs map[string]any
+	// VswitchStandIn are KV descriptors registered with the KV scheduler
+	// before the startup resync, standing in for VPP: with them, and no
+	// vpp-api-socket in vswitch.conf, they hold the vswitch side.
+	VswitchStandIn []*kvs.KVDescriptor
+	// Wiring are options of the agent's wiring; WithMetrics is always
+	// set, to Agent.Metrics.
+	Wiring []agentwiring.Option
+}
+
+// Agent is one agent running in the test's process.
+type Agent struct {
+	// Agent is its plugins.
+	*agentwiring.Agent
+	// Dir holds its config files (ConfigDir), state and sockets.
+	Dir       string
+	ConfigDir string
+	// Metrics is the registry of the agent's metrics.
+	Metrics *prometheus.Registry
+	// PodResources is the fake pod-resources API the agent lists pods
+	// from; nil when the test configured the pod manager.
+	PodResources *fakepodresources.Server
+	// HTTPAddr and MetricsAddr are where the agent's HTTP server and
+	// metrics listener serve, when the harness configured them.
+	HTTPAddr, MetricsAddr string
+
+	tb testing.TB
+	// plugins are in start order; initialized counts those whose Init
+	// ran, and so must be closed.
+	plugins     []infra.Plugin
+	initialized int
+	stopOnce    sync.Once
+}
+
+// Start starts an agent as opts say, and returns once its startup resync
+// ran; the agent is stopped when the test ends, unless Stop stopped it
+// before. A plugin failing to start fails the test,
+// once the plugins started are stopped.
+func Start(tb testing.TB, opts Options) *Agent {
+	tb.Helper()
+	a := &Agent{Dir: opts.Dir, Metrics: prometheus.NewRegistry(), tb: tb}
+	if a.Dir == "" {
+		// Short: unix socket paths must fit in 108 bytes.
+		dir, err := os.MkdirTemp("", "ip")
+		if err != nil {
+			tb.Fatalf("create the agent's directory: %v", err)
+		}
+		tb.Cleanup(func() { os.RemoveAll(dir) })
+		a.Dir = dir
+	}
+	a.ConfigDir = filepath.Join(a.Dir, "config")
+	a.writeConfigs(tb, opts.Configs)
+	a.Agent = agentwiring.New(agentwiring.DirConfigs(a.ConfigDir), append(slices.Clone(opts.Wiring), agentwiring.WithMetrics(a.Metrics))...)
+	a.plugins = startOrder(a.Agent)
+	tb.Cleanup(a.Stop)
+	if err := a.start(opts.VswitchStandIn); err != nil {
+		a.Stop()
+		tb.Fatalf("start the agent in %s: %v", a.Dir, err)
+	}
+	a.Resync(tb)
+	return a
+}
+
+// Resync runs a full resync on the agent's loop and returns once it
+// ran: every event pushed before it has been processed, the startup
+// resync included.
+func (a *Agent) Resync(tb testing.TB) {
+	tb.Helper()
+	event := eventloop.NewResyncEvent("TestResync")
+	if err := a.Controller.PushEvent(event); err != nil {
+		tb.Fatalf("push %s: %v", event, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resyncLimit)
+	defer cancel()
+	if err := event.Wait(ctx); err != nil {
+		tb.Fatalf("%s: %v", event, err)
+	}
+}
+
+// resyncLimit bounds the wait for a resync; it is a failure deadline,
+// not an asserted duration.
+const resyncLimit = time.Minute
+
+// startOrder is the order cn-infra starts the plugins of wired in.
+func startOrder(wired *agentwiring.Agent) []infra.Plugin {
+	// cn-infra parses the command line when it has not been parsed: a
+	// test binary's flags are not the agent's.
+	parseOnce.Do(func() {
+		if !flag.Parsed() {
+			_ = flag.CommandLine.Parse(nil)
+		}
+	})
+	return agent.NewAgent(agent.AllPlugins(wired)).Options().Plugins
+}
+
+var parseOnce sync.Once
+
+// start runs every Init, registers standIn, then runs every AfterInit, as
+// cn-infra does.
+func (a *Agent) start(standIn []*kvs.KVDescriptor) error {
+	for _, plugin := range a.plugins {
+		a.initialized++
+		if err := plugin.Init(); err != nil {
+			return fmt.Errorf("%s Init: %w", plugin, err)
+		}
+	}
+	for _, descriptor := range standIn {
+		if err := a.KVScheduler.RegisterKVDescriptor(descriptor); err != nil {
+			return fmt.Errorf("register the stand-in descriptor %s: %w", descriptor.Name, err)
+		}
+	}
+	for _, plugin := range a.plugins {
+		if after, ok := plugin.(infra.PostInit); ok {
+			if err := after.AfterInit(); err != nil {
+				return fmt.Errorf("%s AfterInit: %w", plugin, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Stop closes the plugins in the reverse of their start order, as
+// cn-infra does, then drops the node lock, as the agent's process exiting
+// does; later calls do nothing.
+func (a *Agent) Stop() {
+	a.stopOnce.Do(func() {
+		for i := a.initialized - 1; i >= 0; i-- {
+			if err := a.plugins[i].Close(); err != nil {
+				a.tb.Errorf("close %s: %v", a.plugins[i], err)
+			}
+		}
+		if err := a.DeviceManager.ReleaseNodeLock(); err != nil {
+			a.tb.Errorf("%v", err)
+		}
+	})
+}
+
+// writeConfigs writes every plugin's config file: the test's, or the
+// harness's (harnessConfigs).
+func (a *Agent) writeConfigs(tb testing.TB, given map[string]any) {
+	tb.Helper()
+	if err := os.MkdirAll(a.ConfigDir, 0o700); err != nil {
+		tb.Fatalf("create the agent's config directory: %v", err)
+	}
+	for name, cfg := range given {
+		file, found := agentwiring.LookupPluginConfig(name)
+		if !found {
+			tb.Fatalf("Options.Configs names %q: the agent has no such plugin config (agentwiring.PluginConfigs)", name)
+		}
+		if want := reflect.TypeOf(file.New()); reflect.TypeOf(cfg) != want && reflect.TypeOf(cfg) != want.Elem() {
+			tb.Fatalf("Options.Configs[%q] is a %T; want a %s", name, cfg, want.Elem())
+		}
+	}
+	configs := a.harnessConfigs(tb, given)
+	for name, cfg := range given {
+		configs[name] = cfg
+	}
+	for name, cfg := range configs {
+		content, err := json.Marshal(cfg)
+		if err != nil {
+			tb.Fatalf("encode %s.conf: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(a.ConfigDir, name+".conf"), content, 0o600); err != nil {
+			tb.Fatalf("write %s.conf: %v", name, err)
+		}
+	}
+}
+
+// harnessConfigs are the configs of the plugins that given leaves out and
+// that would otherwise reach outside the agent's directory: the node's
+// paths, the default ports, VPP's socket. The stand-ins they name are
+// started.
+func (a *Agent) harnessConfigs(tb testing.TB, given map[string]any) map[string]any {
+	tb.Helper()
+	configs := map[string]any{}
+	if _, ok := given[devicemanager.PluginName]; !ok {
+		cfg := dmconfig.Default()
+		cfg.PluginDir = filepath.Join(a.Dir, "device-plugins")
+		cfg.SocketRoot = filepath.Join(a.Dir, "memif")
+		cfg.CheckpointPath = filepath.Join(a.Dir, "state", "checkpoint.json")
+		if standIns.first(tb, cfg.PluginDir) {
+			fakekubelet.StartForAgent(tb, cfg.PluginDir)
+		}
+		configs[devicemanager.PluginName] = cfg
+	}
+	if _, ok := given[podmanager.PluginName]; !ok {
+		cfg := podmanager.DefaultConfig()
+		cfg.Runtime = podmanager.RuntimeNone
+		cfg.PodResourcesSocket = filepath.Join(a.Dir, "pod-resources.sock")
+		a.PodResources = standIns.podResources(tb, cfg.PodResourcesSocket)
+		configs[podmanager.PluginName] = cfg
+	}
+	if _, ok := given[vswitch.PluginName]; !ok {
+		cfg := vswitch.DefaultConfig()
+		cfg.VPPAPISocket = ""
+		configs[vswitch.PluginName] = cfg
+	}
+	if _, ok := given[nodeapi.PluginName]; !ok {
+		cfg := nodeapi.DefaultConfig()
+		cfg.SocketPath = filepath.Join(a.Dir, "api", "api.sock")
+		configs[nodeapi.PluginName] = cfg
+	}
+	if _, ok := given[health.PluginName]; !ok {
+		cfg := health.DefaultConfig()
+		cfg.ProbeSocket = filepath.Join(a.Dir, "api", "probe.sock")
+		configs[health.PluginName] = cfg
+	}
+	if _, ok := given[metricsplugin.PluginName]; !ok {
+		port := loopback.FreePort(tb)
+		a.MetricsAddr = net.JoinHostPort("127.0.0.1", port)
+		configs[metricsplugin.PluginName] = listener.Config{Address: "127.0.0.1", Port: atoi(tb, port)}
+	}
+	if _, ok := given["http"]; !ok {
+		a.HTTPAddr = net.JoinHostPort("127.0.0.1", loopback.FreePort(tb))
+		configs["http"] = rest.Config{Endpoint: a.HTTPAddr}
+	}
+	return configs
+}
+
+func atoi(tb testing.TB, port string) int {
+	tb.Helper()
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		tb.Fatalf("port %q: %v", port, err)
+	}
+	return n
+}
+
+// standIns are the stand-ins serving agents, by socket: an agent started
+// again on the same Dir finds its kubelet still there, as on a node.
+var standIns = &standInSet{pods: map[string]*fakepodresources.Server{}, started: map[string]bool{}}
+
+type standInSet struct {
+	mu      sync.Mutex
+	pods    map[string]*fakepodresources.Server
+	started map[string]bool
+}
+
+// first tells whether key is new; it is forgotten when tb's test ends.
+func (s *standInSet) first(tb testing.TB, key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started[key] {
+		return false
+	}
+	s.started[key] = true
+	tb.Cleanup(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.started, key)
+	})
+	return true
+}
+
+// podResources is the fake pod-resources API serving socket, started
+// when none does.
+func (s *standInSet) podResources(tb testing.TB, socket string) *fakepodresources.Server {
+	if !s.first(tb, socket) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.pods[socket]
+	}
+	server := fakepodresources.Serve(tb, socket)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pods[socket] = server
+	tb.Cleanup(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.pods, socket)
+	})
+	return server
+}

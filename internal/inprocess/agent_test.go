@@ -1,0 +1,105 @@
+package inprocess_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	"github.com/contivpp/memif-agent/internal/inprocess"
+	"github.com/contivpp/memif-agent/plugins/devicemanager"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+)
+
+const waitLimit = 30 * time.Second
+
+// allocate calls Allocate of the agent's device plugin, as kubelet does,
+// once the plugin serves.
+func allocate(t *testing.T, socket string, deviceID string) *pluginapi.ContainerAllocateResponse {
+	t.Helper()
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var response *pluginapi.AllocateResponse
+	poll.Until(t, waitLimit, "Allocate answered", func() error {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		response, err = pluginapi.NewDevicePluginClient(conn).Allocate(ctx, &pluginapi.AllocateRequest{
+			ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{deviceID}}},
+		})
+		return err
+	})
+	return response.ContainerResponses[0]
+}
+
+// TestRestartOnOneDirKeepsAllocations: the harness's agent serves kubelet
+// on its own paths, and a second agent on the same directory is the first
+// restarted, with its allocation, beside the same stand-ins.
+func TestRestartOnOneDirKeepsAllocations(t *testing.T) {
+	cases := []struct {
+		name    string
+		options func(dir string) inprocess.Options
+	}{
+		{"harness defaults", func(dir string) inprocess.Options { return inprocess.Options{Dir: dir} }},
+		{"device manager config of the test", func(dir string) inprocess.Options {
+			cfg := dmconfig.Default()
+			cfg.DeviceCount = 4
+			cfg.PluginDir = filepath.Join(dir, "plugins")
+			cfg.SocketRoot = filepath.Join(dir, "sockets")
+			cfg.CheckpointPath = filepath.Join(dir, "checkpoint.json")
+			return inprocess.Options{Dir: dir, Configs: map[string]any{devicemanager.PluginName: cfg}}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Short: unix socket paths must fit in 108 bytes.
+			dir, err := os.MkdirTemp("", "ip")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			first := inprocess.Start(t, tc.options(dir))
+			// kubelet says a pod holds the device: the allocation is kept.
+			first.PodResources.Set(&podresourcesv1.PodResources{
+				Name: "web", Namespace: "default",
+				Containers: []*podresourcesv1.ContainerResources{{Name: "app", Devices: []*podresourcesv1.ContainerDevices{
+					{ResourceName: dmapi.DefaultResourceName, DeviceIds: []string{"memif-001"}},
+				}}},
+			})
+			socket := filepath.Join(deviceManagerConfig(t, first).PluginDir, dmconfig.DefaultPluginSocket)
+			response := allocate(t, socket, "memif-001")
+			if response.Envs["MEMIF_SOCKET"] == "" {
+				t.Fatalf("Allocate answered %v, no MEMIF_SOCKET", response)
+			}
+			first.Stop()
+			second := inprocess.Start(t, tc.options(dir))
+			held := second.DeviceManager.ListAllocations()
+			if len(held) != 1 || held[0].DeviceIDs[0] != "memif-001" {
+				t.Errorf("restarted agent holds %+v, want the allocation of memif-001", held)
+			}
+		})
+	}
+}
+
+func deviceManagerConfig(t *testing.T, a *inprocess.Agent) dmconfig.Config {
+	t.Helper()
+	content, err := os.ReadFile(filepath.Join(a.ConfigDir, devicemanager.PluginName+".conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := dmconfig.Parse(content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
