@@ -24,10 +24,12 @@ import (
 // a link refused or left by its pod side for longer than grace.
 //
 // An event names an interface whose admin or link state changed, or that
-// was made or deleted: the watcher reads that interface alone. At each
-// connection it reads every memif once. VPP emits nothing when it refuses
-// a pod side, whose link never came up: each period, while links are
-// down, one show memif reads why, and one show interface the counters.
+// was made or deleted: the watcher reads that interface alone. After each
+// connection it takes every memif's link from the resync's Retrieve
+// (descriptor.LinkStates.OnRetrieve), or reads them itself at the next
+// period if none came. VPP emits nothing when it refuses a pod side, whose
+// link never came up: each period, while links are down, one show memif
+// reads why, and one show interface the counters.
 type linkWatcher struct {
 	conn   descriptor.ConnFunc
 	states *descriptor.LinkStates
@@ -56,28 +58,42 @@ type linkWatcher struct {
 	// changed are the interfaces VPP's events named since the watcher
 	// last read them.
 	changed map[vppmsg.InterfaceIndex]bool
-	// reread: every memif is to be read (a new connection, or a read
-	// that failed).
+	// reread: every memif is to be read at the next period (a new
+	// connection whose resync has not read them yet, or a read that
+	// failed).
 	reread bool
+	// retrieved are the links the last Retrieve read, until the watcher
+	// takes them.
+	retrieved map[string]descriptor.Link
 	// last is what the watcher knows, for MemifLinks.
 	last []vswitchapi.MemifLink
 }
 
 func newLinkWatcher(conn descriptor.ConnFunc, states *descriptor.LinkStates, names descriptor.InterfaceIndex, log logging.Logger) *linkWatcher {
-	return &linkWatcher{conn: conn, states: states, names: names, log: log, now: time.Now, wake: make(chan struct{}, 1),
+	w := &linkWatcher{conn: conn, states: states, names: names, log: log, now: time.Now, wake: make(chan struct{}, 1),
 		known: map[string]descriptor.Link{}, downSince: map[string]time.Time{}, troubleSince: map[string]time.Time{}, warned: map[string]bool{},
 		changed: map[vppmsg.InterfaceIndex]bool{}}
+	states.OnRetrieve(w.linksRetrieved)
+	return w
 }
 
 // connected subscribes to conn's interface events and has every memif
-// read: VPP may have restarted, or links changed while the agent was not
-// connected.
+// read anew (VPP may have restarted, or links changed while the agent was
+// not connected): by the resync that follows, or else at the next period.
 func (w *linkWatcher) connected(ctx context.Context, conn *vppapi.Conn) {
 	if err := vppapi.WatchInterfaceEvents(ctx, conn, w.interfaceEvent); err != nil {
-		w.log.Warnf("memif links: %v; links are read at each link-check-period until VPP reconnects", err)
+		w.log.Warnf("memif links: %v; links are read again at the next connection", err)
 	}
 	w.mu.Lock()
 	w.reread = true
+	w.mu.Unlock()
+}
+
+// linksRetrieved runs in the KV scheduler's Retrieve: it hands the links
+// over and returns.
+func (w *linkWatcher) linksRetrieved(links map[string]descriptor.Link) {
+	w.mu.Lock()
+	w.retrieved = links
 	w.mu.Unlock()
 	w.signal()
 }
@@ -113,8 +129,8 @@ func (w *linkWatcher) run(ctx context.Context, period time.Duration) {
 	}
 }
 
-// update reads the links the events named, or every one after a
-// connection.
+// update takes the links a Retrieve read, then reads those the events
+// named.
 func (w *linkWatcher) update(ctx context.Context) {
 	conn, err := w.conn()
 	if err != nil {
@@ -122,30 +138,44 @@ func (w *linkWatcher) update(ctx context.Context) {
 		return
 	}
 	w.mu.Lock()
-	changed, reread := w.changed, w.reread
-	w.changed, w.reread = map[vppmsg.InterfaceIndex]bool{}, false
-	w.mu.Unlock()
-	if reread {
-		err = w.readAll(ctx, conn)
-	} else {
-		err = w.read(ctx, conn, changed)
+	changed, retrieved := w.changed, w.retrieved
+	w.changed, w.retrieved = map[vppmsg.InterfaceIndex]bool{}, nil
+	if retrieved != nil {
+		w.reread = false
 	}
-	if err != nil {
-		if ctx.Err() == nil {
-			w.log.Debugf("read memif links: %v", err)
-		}
-		w.mu.Lock()
-		w.reread = true
-		w.mu.Unlock()
+	w.mu.Unlock()
+	if retrieved != nil {
+		w.replace(retrieved)
+	}
+	if err = w.read(ctx, conn, changed); err != nil {
+		w.readFailed(ctx, err)
 	}
 	w.setLast(w.track(nil))
 }
 
+// readFailed has every memif read at the next period.
+func (w *linkWatcher) readFailed(ctx context.Context, err error) {
+	if ctx.Err() == nil {
+		w.log.Debugf("read memif links: %v", err)
+	}
+	w.mu.Lock()
+	w.reread = true
+	w.mu.Unlock()
+}
+
+// readAll reads every memif's link, after a connection whose resync did
+// not.
 func (w *linkWatcher) readAll(ctx context.Context, conn *vppapi.Conn) error {
 	links, err := descriptor.ReadLinks(ctx, conn)
 	if err != nil {
 		return err
 	}
+	w.replace(links)
+	return nil
+}
+
+// replace makes links the links known.
+func (w *linkWatcher) replace(links map[string]descriptor.Link) {
 	for name := range w.known {
 		if _, ok := links[name]; !ok {
 			w.gone(name)
@@ -154,10 +184,12 @@ func (w *linkWatcher) readAll(ctx context.Context, conn *vppapi.Conn) error {
 	for _, link := range links {
 		w.saw(link)
 	}
-	return nil
 }
 
+// read reads the interfaces at the indexes changed, and why those known up
+// are down now (a pod side that left says why).
 func (w *linkWatcher) read(ctx context.Context, conn *vppapi.Conn, changed map[vppmsg.InterfaceIndex]bool) error {
+	links := map[string]descriptor.Link{}
 	for index := range changed {
 		link, found, err := descriptor.ReadLink(ctx, conn, index, w.names)
 		if err != nil {
@@ -168,9 +200,17 @@ func (w *linkWatcher) read(ctx context.Context, conn *vppapi.Conn, changed map[v
 				w.gone(name)
 			}
 		}
-		if found {
+		if found && (link.Up || w.known[link.Name].Up) {
+			links[link.Name] = link
+		} else if found {
 			w.saw(link)
 		}
+	}
+	if err := descriptor.ReadDownReasons(ctx, conn, links); err != nil {
+		return err
+	}
+	for _, link := range links {
+		w.saw(link)
 	}
 	return nil
 }
@@ -220,17 +260,31 @@ func (w *linkWatcher) check(ctx context.Context) {
 		return
 	}
 	w.update(ctx)
-	links := maps.Clone(w.known)
-	if err := descriptor.ReadDownReasons(ctx, conn, links); err != nil {
-		if ctx.Err() == nil {
-			w.log.Debugf("read memif links: %v", err)
-		}
+	w.mu.Lock()
+	reread := w.reread
+	w.reread = false
+	w.mu.Unlock()
+	if reread {
+		err = w.readAll(ctx, conn)
 	} else {
-		for _, link := range links {
-			w.saw(link)
-		}
+		err = w.readDownReasons(ctx, conn)
+	}
+	if err != nil {
+		w.readFailed(ctx, err)
 	}
 	w.setLast(w.track(w.readCounters(ctx, conn)))
+}
+
+// readDownReasons reads why the links down are.
+func (w *linkWatcher) readDownReasons(ctx context.Context, conn *vppapi.Conn) error {
+	links := maps.Clone(w.known)
+	if err := descriptor.ReadDownReasons(ctx, conn, links); err != nil {
+		return err
+	}
+	for _, link := range links {
+		w.saw(link)
+	}
+	return nil
 }
 
 // readCounters reads the links' counters; none when VPP does not answer

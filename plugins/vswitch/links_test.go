@@ -97,6 +97,9 @@ func TestLinkStateFromVPPEvents(t *testing.T) {
 	socket, _ := makeMemif(t, v, conn, name, secret)
 	clock := time.Unix(1000, 0)
 	w, pushed := watcherOn(t, conn, nil, &clock)
+	// The first period's read, as after a connection whose resync read
+	// nothing.
+	w.check(t.Context())
 	go w.run(t.Context(), time.Hour)
 	var podSide *testpmd.Vswitch
 	for _, step := range []struct {

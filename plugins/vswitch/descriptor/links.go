@@ -36,30 +36,35 @@ func ReadLinks(ctx context.Context, conn *vppapi.Conn) (map[string]Link, error) 
 	if err != nil {
 		return nil, fmt.Errorf("read memif links: %w", err)
 	}
-	links := map[string]Link{}
-	for index, memif := range state.memifs {
-		details := state.interfaces[index]
-		if details == nil {
-			continue
-		}
-		name, ours := owner.Name(details.Tag)
-		if !ours {
-			continue
-		}
-		links[name] = Link{Name: name, VPPName: details.InterfaceName, Index: index, Socket: state.sockets[memif.SocketID],
-			Up: memif.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}
-	}
+	links := state.links()
 	if err := ReadDownReasons(ctx, conn, links); err != nil {
 		return nil, err
 	}
 	return links, nil
 }
 
+// links are the links of the agent's memifs in s, by name, without
+// reasons.
+func (s *vppState) links() map[string]Link {
+	links := map[string]Link{}
+	for index, memif := range s.memifs {
+		details := s.interfaces[index]
+		if details == nil {
+			continue
+		}
+		if name, ours := owner.Name(details.Tag); ours {
+			links[name] = Link{Name: name, VPPName: details.InterfaceName, Index: index, Socket: s.sockets[memif.SocketID],
+				Up: memif.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}
+		}
+	}
+	return links
+}
+
 // memifDevType is how sw_interface_details names a memif's device.
 const memifDevType = "memif"
 
-// ReadLink returns the link of the memif of the agent's at index, read
-// from VPP with its reason when down; false when index is no such memif
+// ReadLink returns the link of the memif of the agent's at index, without
+// its reason (ReadDownReasons); false when index is no such memif
 // (anymore). Its socket is the one names holds for it.
 func ReadLink(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceIndex, names InterfaceIndex) (Link, bool, error) {
 	found, err := vppapi.Dump[vppmsg.SwInterfaceDetails](ctx, conn, &vppmsg.SwInterfaceDump{SwIfIndex: index})
@@ -77,13 +82,8 @@ func ReadLink(ctx context.Context, conn *vppapi.Conn, index vppmsg.InterfaceInde
 	if meta, known := names.Lookup(name); known {
 		socket = meta.socket
 	}
-	link := Link{Name: name, VPPName: found[0].InterfaceName, Index: index, Socket: socket,
-		Up: found[0].Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}
-	links := map[string]Link{name: link}
-	if err := ReadDownReasons(ctx, conn, links); err != nil {
-		return Link{}, false, err
-	}
-	return links[name], true, nil
+	return Link{Name: name, VPPName: found[0].InterfaceName, Index: index, Socket: socket,
+		Up: found[0].Flags&vppmsg.IfStatusAPIFlagLinkUp != 0}, true, nil
 }
 
 // ReadDownReasons reads why VPP disconnected the pod side of each link

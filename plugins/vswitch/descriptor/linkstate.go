@@ -33,6 +33,8 @@ type LinkStates struct {
 	awaitingRetrieve bool
 	// retrieved is what the interface descriptor's last Retrieve read.
 	retrieved map[string]bool
+	// onRetrieve is handed the memifs' links each Retrieve reads.
+	onRetrieve func(map[string]Link)
 }
 
 // NewLinkStates returns the descriptor; push is the KV scheduler's
@@ -66,18 +68,31 @@ func (d *LinkStates) retrieve([]kvs.KVWithMetadata) ([]kvs.KVWithMetadata, error
 	return values, nil
 }
 
-// observe keeps the link states of the agent's interfaces among details,
-// for the next Retrieve.
-func (d *LinkStates) observe(details map[vppmsg.InterfaceIndex]*vppmsg.SwInterfaceDetails) {
+// OnRetrieve hands f the links of the agent's memifs that each Retrieve of
+// the interfaces reads, so that the link watcher need not read them again
+// after a (re)connection.
+func (d *LinkStates) OnRetrieve(f func(map[string]Link)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.onRetrieve = f
+}
+
+// observe keeps the link states of the agent's interfaces in state, for
+// the next Retrieve, and hands OnRetrieve the memifs' links.
+func (d *LinkStates) observe(state *vppState) {
 	retrieved := map[string]bool{}
-	for _, iface := range details {
+	for _, iface := range state.interfaces {
 		if name, ours := owner.Name(iface.Tag); ours {
 			retrieved[name] = iface.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0
 		}
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.retrieved = retrieved
+	onRetrieve := d.onRetrieve
+	d.mu.Unlock()
+	if onRetrieve != nil {
+		onRetrieve(state.links())
+	}
 }
 
 // Reconnected notes that VPP (re)connected: until the resync that

@@ -32,7 +32,7 @@ func (d *Interfaces) retrieve(correlate []typedKV[*vpp_interfaces.Interface, *In
 		return nil, err
 	}
 	if d.links != nil {
-		d.links.observe(state.interfaces)
+		d.links.observe(state)
 	}
 	unnumbered, err := vppapi.Dump[vppmsg.IPUnnumberedDetails](ctx, conn, &vppmsg.IPUnnumberedDump{SwIfIndex: allInterfaces})
 	if err != nil {
