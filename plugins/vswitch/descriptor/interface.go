@@ -34,10 +34,10 @@ const (
 
 // errUnsupportedType is returned by Validate for interface models this
 // descriptor cannot make.
-var errUnsupportedType = errors.New("only memif and loopback interfaces are supported")
+var errUnsupportedType = errors.New("only memif, loopback, af_packet host and VXLAN tunnel interfaces are supported")
 
-// Interfaces is the descriptor of vpp-agent interface models of type MEMIF
-// and SOFTWARE_LOOPBACK. It keeps each interface's VPP index in the KV
+// Interfaces is the descriptor of vpp-agent interface models of type MEMIF,
+// SOFTWARE_LOOPBACK, AF_PACKET and VXLAN_TUNNEL. It keeps each interface's VPP index in the KV
 // scheduler's metadata map (Index), so that no operation dumps VPP's
 // interfaces to find one.
 type Interfaces struct {
@@ -106,9 +106,14 @@ func (d *Interfaces) create(_ string, iface *vpp_interfaces.Interface) (*Interfa
 	}
 	ctx := context.Background()
 	var meta *InterfaceMetadata
-	if iface.Type == vpp_interfaces.Interface_MEMIF {
+	switch iface.Type {
+	case vpp_interfaces.Interface_MEMIF:
 		meta, err = d.createMemif(ctx, conn, iface)
-	} else {
+	case vpp_interfaces.Interface_AF_PACKET:
+		meta, err = createHostInterface(ctx, conn, iface)
+	case vpp_interfaces.Interface_VXLAN_TUNNEL:
+		meta, err = createVxlanTunnel(ctx, conn, iface)
+	default:
 		meta, err = createLoopback(ctx, conn, iface)
 	}
 	if err != nil {
@@ -232,10 +237,16 @@ func (d *Interfaces) delete(_ string, iface *vpp_interfaces.Interface, metadata 
 }
 
 // remove deletes a memif (and its socket filename when no other memif
-// uses it; VPP then closes the listener and removes the socket file) or a
-// loopback.
+// uses it; VPP then closes the listener and removes the socket file), a
+// loopback, a host interface or a VXLAN tunnel.
 func (d *Interfaces) remove(ctx context.Context, conn *vppapi.Conn, iface *vpp_interfaces.Interface, meta *InterfaceMetadata) error {
-	if iface.Type != vpp_interfaces.Interface_MEMIF {
+	switch iface.Type {
+	case vpp_interfaces.Interface_MEMIF:
+	case vpp_interfaces.Interface_AF_PACKET:
+		return removeHostInterface(ctx, conn, iface)
+	case vpp_interfaces.Interface_VXLAN_TUNNEL:
+		return removeVxlanTunnel(ctx, conn, iface)
+	default:
 		return request(ctx, conn, &vppmsg.DeleteLoopback{SwIfIndex: meta.Index}, &vppmsg.DeleteLoopbackReply{})
 	}
 	if err := request(ctx, conn, &vppmsg.MemifDelete{SwIfIndex: meta.Index}, &vppmsg.MemifDeleteReply{}); err != nil {

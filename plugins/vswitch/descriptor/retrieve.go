@@ -17,8 +17,9 @@ import (
 // loopbackDevType is how sw_interface_details names a loopback's device.
 const loopbackDevType = "Loopback"
 
-// retrieve reports every memif and loopback tagged as the agent's as the
-// model that made it, with its metadata. It reads VPP's interfaces, memifs, sockets and
+// retrieve reports every memif, loopback, host interface and VXLAN tunnel
+// tagged as the agent's as the model that made it, with its metadata. It
+// reads VPP's interfaces, memifs, sockets, host interfaces, tunnels and
 // unnumbered bindings once, and each interface's addresses, tables and
 // rx queues: a cost linear in the number of interfaces.
 func (d *Interfaces) retrieve(correlate []typedKV[*vpp_interfaces.Interface, *InterfaceMetadata]) ([]typedKV[*vpp_interfaces.Interface, *InterfaceMetadata], error) {
@@ -33,6 +34,10 @@ func (d *Interfaces) retrieve(correlate []typedKV[*vpp_interfaces.Interface, *In
 	}
 	if d.links != nil {
 		d.links.observe(state)
+	}
+	underlay, err := readUnderlayState(ctx, conn)
+	if err != nil {
+		return nil, err
 	}
 	unnumbered, err := vppapi.Dump[vppmsg.IPUnnumberedDetails](ctx, conn, &vppmsg.IPUnnumberedDump{SwIfIndex: allInterfaces})
 	if err != nil {
@@ -54,7 +59,7 @@ func (d *Interfaces) retrieve(correlate []typedKV[*vpp_interfaces.Interface, *In
 	for index, details := range state.interfaces {
 		memif := state.memifs[index]
 		name, ours := owner.Name(details.Tag)
-		if !ours || (memif == nil && details.InterfaceDevType != loopbackDevType) {
+		if !ours || (memif == nil && details.InterfaceDevType != loopbackDevType && !underlay.holds(index)) {
 			continue
 		}
 		want := wanted[name]
@@ -63,6 +68,7 @@ func (d *Interfaces) retrieve(correlate []typedKV[*vpp_interfaces.Interface, *In
 			socket = state.sockets[memif.SocketID]
 		}
 		iface := readBackInterface(name, details, memif, socket, borrows[index], want)
+		underlay.readBack(iface, index, want)
 		if err := readL3(ctx, conn, index, iface, want); err != nil {
 			return nil, fmt.Errorf("read interface %s from VPP: %w", name, err)
 		}

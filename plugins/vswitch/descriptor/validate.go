@@ -28,6 +28,10 @@ func validateInterface(_ string, iface *vpp_interfaces.Interface) error {
 	switch {
 	case iface.Type == vpp_interfaces.Interface_MEMIF && iface.GetMemif() != nil:
 		err = validateMemifLink(iface.GetMemif())
+	case iface.Type == vpp_interfaces.Interface_AF_PACKET && iface.GetAfpacket() != nil:
+		err = validateHostInterface(iface)
+	case iface.Type == vpp_interfaces.Interface_VXLAN_TUNNEL && iface.GetVxlan() != nil:
+		err = validateVxlanTunnel(iface)
 	case iface.Type == vpp_interfaces.Interface_SOFTWARE_LOOPBACK && iface.Link == nil:
 		if len(iface.RxModes) > 0 {
 			err = fmt.Errorf("a loopback has no rx queues: leave rx modes out")
