@@ -97,7 +97,7 @@ func (p *Plugin) Close() error {
 // PushEvent queues an event; see controllerapi.EventLoop.
 func (p *Plugin) PushEvent(event controllerapi.Event) error {
 	if p.loop == nil {
-		return fmt.Errorf("push event %s before the controller plugin's Init: %w", event.GetName(), controllerapi.ErrClosedEventLoop)
+		return fmt.Errorf("push event %s before the controller plugin's Init: %w", event.Spec().Name, controllerapi.ErrClosedEventLoop)
 	}
 	return p.loop.PushEvent(event)
 }

@@ -24,6 +24,8 @@ type memifHandler struct {
 	failUpdate bool
 	// failResync makes every resync after the startup one fail.
 	failResync bool
+	// resyncs counts the resyncs so far (on the loop goroutine).
+	resyncs int
 }
 
 var errRenderFailed = errors.New("rendering the memif interface failed")
@@ -31,11 +33,12 @@ var errRenderFailed = errors.New("rendering the memif interface failed")
 func (h *memifHandler) String() string { return h.name }
 func (h *memifHandler) HandlesEvent(event controllerapi.Event) bool {
 	_, ours := event.(*updateEvent)
-	return ours || event.Method().IsResync()
+	return ours || event.Spec().Method.IsResync()
 }
 
-func (h *memifHandler) Resync(_ controllerapi.Event, resyncCount int, txn controllerapi.EventOperations) error {
-	if h.failResync && resyncCount > 1 {
+func (h *memifHandler) Resync(_ controllerapi.Event, txn controllerapi.EventOperations) error {
+	h.resyncs++
+	if h.failResync && h.resyncs > 1 {
 		return errRenderFailed
 	}
 	txn.Put(vpp_interfaces.InterfaceKey(h.name+"-resync"), memif(h.name+"-resync"))
@@ -46,7 +49,7 @@ func (h *memifHandler) Update(event controllerapi.Event, txn controllerapi.Event
 	if h.failUpdate {
 		return "", errRenderFailed
 	}
-	name := h.name + "-" + event.GetName()
+	name := h.name + "-" + event.Spec().Name
 	if deletes := event.(*updateEvent).deletes; deletes != "" {
 		txn.Delete(vpp_interfaces.InterfaceKey(h.name + "-" + deletes))
 		return "deleted", nil
@@ -72,14 +75,10 @@ type updateEvent struct {
 	deletes string // event whose interfaces this event deletes
 }
 
-func (e *updateEvent) GetName() string                       { return e.name }
-func (e *updateEvent) String() string                        { return "update " + e.name }
-func (e *updateEvent) Method() controllerapi.EventMethodType { return controllerapi.Update }
-func (e *updateEvent) IsBlocking() bool                      { return true }
-func (e *updateEvent) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.RevertOnFailure
+func (e *updateEvent) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: e.name, Blocking: true, Transaction: controllerapi.RevertOnFailure}
 }
-func (e *updateEvent) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
+func (e *updateEvent) String() string { return "update " + e.name }
 
 // startAgent runs the real KV scheduler, the agent's status check
 // (plugins/health, as cmd/memif-agent wires it) and the controller plugin

@@ -216,8 +216,8 @@ func (p *Plugin) DeviceHealth() (dmapi.DeviceHealth, <-chan struct{}) {
 func (p *Plugin) HandlesEvent(event controllerapi.Event) bool { return p.dm.HandlesEvent(event) }
 
 // Resync implements controllerapi.EventHandler.
-func (p *Plugin) Resync(event controllerapi.Event, resyncCount int, txn controllerapi.EventOperations) error {
-	return p.dm.Resync(event, resyncCount, txn)
+func (p *Plugin) Resync(event controllerapi.Event, txn controllerapi.EventOperations) error {
+	return p.dm.Resync(event, txn)
 }
 
 // Update implements controllerapi.EventHandler.

@@ -102,8 +102,8 @@ func (p *Plugin) Close() error { return nil }
 func (p *Plugin) HandlesEvent(event controllerapi.Event) bool { return p.handler.HandlesEvent(event) }
 
 // Resync implements controllerapi.EventHandler.
-func (p *Plugin) Resync(event controllerapi.Event, resyncCount int, txn controllerapi.EventOperations) error {
-	return p.handler.Resync(event, resyncCount, txn)
+func (p *Plugin) Resync(event controllerapi.Event, txn controllerapi.EventOperations) error {
+	return p.handler.Resync(event, txn)
 }
 
 // Update implements controllerapi.EventHandler.

@@ -69,7 +69,7 @@ func (h *failingSibling) Update(controllerapi.Event, controllerapi.EventOperatio
 	}
 	return "", nil
 }
-func (h *failingSibling) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
+func (h *failingSibling) Resync(controllerapi.Event, controllerapi.EventOperations) error {
 	return nil
 }
 
@@ -255,14 +255,10 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 // event pushed before it has been processed.
 type barrier struct{ *controllerapi.Result }
 
-func (barrier) GetName() string                       { return "TestBarrier" }
-func (barrier) String() string                        { return "test barrier" }
-func (barrier) Method() controllerapi.EventMethodType { return controllerapi.Update }
-func (barrier) IsBlocking() bool                      { return true }
-func (barrier) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.BestEffortIgnoreErrors
+func (barrier) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "TestBarrier", Blocking: true, Transaction: controllerapi.BestEffortIgnoreErrors}
 }
-func (barrier) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
+func (barrier) String() string { return "test barrier" }
 
 func (a *testAgent) push(t testing.TB, event controllerapi.Event) {
 	t.Helper()
@@ -410,11 +406,12 @@ type revertOnFailureDeletePod struct {
 	result *controllerapi.Result
 }
 
-func (e revertOnFailureDeletePod) IsBlocking() bool { return true }
-func (e revertOnFailureDeletePod) Done(err error)   { e.result.Done(err) }
-func (e revertOnFailureDeletePod) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.RevertOnFailure
+func (e revertOnFailureDeletePod) Spec() controllerapi.EventSpec {
+	spec := e.DeletePod.Spec()
+	spec.Blocking, spec.Transaction = true, controllerapi.RevertOnFailure
+	return spec
 }
+func (e revertOnFailureDeletePod) Done(err error) { e.result.Done(err) }
 
 func TestHandlerFailureUnderRevertOnFailureLeavesSchedulerUnchanged(t *testing.T) {
 	a := startAgent(t)

@@ -33,7 +33,7 @@ func (c podEvents) HandlesEvent(event controllerapi.Event) bool {
 	}
 	return false
 }
-func (c podEvents) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
+func (c podEvents) Resync(controllerapi.Event, controllerapi.EventOperations) error {
 	return nil
 }
 func (c podEvents) Update(event controllerapi.Event, _ controllerapi.EventOperations) (string, error) {

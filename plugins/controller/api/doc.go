@@ -2,9 +2,12 @@
 // events, event handlers and transactions follow.
 //
 // Every state change of the agent is an Event pushed into the loop with
-// EventLoop.PushEvent. The loop hands each event, one at a time, to the
-// registered EventHandlers in order (Reverse events visit them in reverse
-// order). Handlers describe the vswitch-side configuration they want by
+// EventLoop.PushEvent. Each event declares how the loop processes it with
+// an EventSpec (name, blocking, admission, transaction type, direction).
+// The loop hands each event, one at a time, to the registered
+// EventHandlers in order (Reverse events visit them in reverse order).
+// The rules it follows are written and tested in package eventloop.
+// Handlers describe the vswitch-side configuration they want by
 // putting proto values into the event's Transaction; the loop commits that
 // transaction to the vpp-agent KV scheduler once every handler has run.
 //

@@ -9,12 +9,13 @@ import (
 type EventMethodType int
 
 const (
+	// Update is an incremental change processed by Update/Revert.
+	Update EventMethodType = iota
 	// FullResync asks every handler to re-read all the state it owns and
 	// to put the complete configuration it wants into the transaction; values
-	// not put are removed from the KV scheduler.
-	FullResync EventMethodType = iota
-	// Update is an incremental change processed by Update/Revert.
-	Update
+	// not put are removed from the KV scheduler. Only the loop makes
+	// resync events (Loop.Resync, its startup and healing resyncs).
+	FullResync
 )
 
 // String returns the method name, as shown in the event history.
@@ -79,42 +80,55 @@ func (d UpdateDirectionType) String() string {
 	return "forward"
 }
 
+// EventSpec declares how the loop processes one kind of event. Its zero
+// value is a best-effort update that visits the handlers forward and that
+// no one waits for; a spec names what differs. An event type returns the
+// same spec for every event of it from its Spec method; a type whose spec
+// varies by event (the loop's resyncs differ by name) embeds an EventSpec,
+// whose own Spec method returns it.
+type EventSpec struct {
+	// Name is a short, constant name of the event kind, used in metrics
+	// and history filters (for example "AllocateDevice"); never empty.
+	Name string
+	// Method says whether handlers Update or Resync.
+	Method EventMethodType
+	// Blocking: a pusher waits for the outcome, so the event embeds
+	// *Result. A handler cannot push it as a follow-up: it would wait on
+	// the loop that runs it.
+	Blocking bool
+	// Admission: a pod's admission waits on the event (kubelet's Allocate,
+	// DRA NodePrepareResources; kubelet fails a pod whose Allocate fails
+	// for good). The loop keeps room in its queue that only admissions may
+	// take, so that background events (AddPod, reconciliations, ...)
+	// filling the queue never refuse one, and tells an admission its
+	// outcome once its handlers ran, before its commit.
+	Admission bool
+	// Transaction says how handler errors of an update are treated.
+	Transaction UpdateTransactionType
+	// Direction says in which order an update visits the handlers.
+	Direction UpdateDirectionType
+}
+
+// Spec returns s: an event type that embeds an EventSpec has its Spec.
+func (s EventSpec) Spec() EventSpec { return s }
+
 // Event is anything pushed into the event loop.
 type Event interface {
-	// GetName returns a short, constant name of the event kind, used in
-	// metrics and history filters (for example "AllocateDevice").
-	GetName() string
+	// Spec declares how the loop processes the event.
+	Spec() EventSpec
 	// String returns a one-line description of this event for logs and the
 	// event history. It must never contain a secret.
 	String() string
-	// Method says how handlers process the event.
-	Method() EventMethodType
-	// IsBlocking tells whether a pusher waits for the result. The loop calls
-	// Done exactly once for every event it accepted, blocking or not.
-	IsBlocking() bool
+}
+
+// AwaitedEvent is an event whose pusher learns its outcome: it embeds
+// *Result. Every blocking event is one. The loop calls Done exactly once
+// for every AwaitedEvent it accepted, also when it drops or never runs
+// it.
+type AwaitedEvent interface {
+	Event
 	// Done delivers the outcome of processing; nil means success.
 	Done(err error)
-}
-
-// AdmissionEvent is implemented by the events a pod's admission waits on:
-// kubelet's Allocate (AllocateDevice) and DRA NodePrepareResources
-// (PrepareClaim). The loop keeps room in its queue that only they may take,
-// so that background events (AddPod, ReconcileAllocations, ...) filling the
-// queue never refuse an admission; kubelet fails a pod whose Allocate fails
-// for good. Events that do not implement it are background events.
-type AdmissionEvent interface {
-	Event
-	// IsAdmission tells whether a pod's admission waits on the event.
-	IsAdmission() bool
-}
-
-// UpdateEvent is an Event with Method() == Update.
-type UpdateEvent interface {
-	Event
-	// TransactionType says how handler errors are treated.
-	TransactionType() UpdateTransactionType
-	// Direction says in which order handlers are visited.
-	Direction() UpdateDirectionType
 }
 
 // Result is embedded by blocking events: the loop calls Done, the pusher

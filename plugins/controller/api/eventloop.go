@@ -23,4 +23,8 @@ var (
 	// ErrDroppedFollowUp is given to a follow-up that does not run because
 	// the event that pushed it failed or was reverted.
 	ErrDroppedFollowUp = errors.New("follow-up dropped: the event that pushed it failed")
+	// ErrInvalidEvent is returned by PushEvent and PushFollowUp for an
+	// event whose spec the loop cannot honour (no name, blocking without
+	// a Result to wait on).
+	ErrInvalidEvent = errors.New("invalid event")
 )

@@ -10,10 +10,6 @@ type Transaction interface {
 	Put(key string, value proto.Message)
 	// Delete removes key.
 	Delete(key string)
-	// Get returns the value of key as this transaction will leave it: a value
-	// put or deleted earlier in the same event wins over what is committed.
-	// nil means the key has no value.
-	Get(key string) proto.Message
 }
 
 // EventOperations is what a handler receives while it processes an event:
@@ -38,9 +34,8 @@ type EventHandler interface {
 	// HandlesEvent tells whether the handler wants the event.
 	HandlesEvent(event Event) bool
 	// Resync rebuilds the handler's state and puts the complete
-	// configuration it wants into txn. resyncCount is 1 for the startup
-	// resync and grows with every later one.
-	Resync(event Event, resyncCount int, txn EventOperations) error
+	// configuration it wants into txn.
+	Resync(event Event, txn EventOperations) error
 	// Update processes one update event and returns a short description of
 	// what changed (empty when nothing did).
 	Update(event Event, txn EventOperations) (changeDescription string, err error)

@@ -16,7 +16,7 @@ type benchHandler struct {
 
 func (h *benchHandler) String() string                        { return h.key }
 func (h *benchHandler) HandlesEvent(controllerapi.Event) bool { return true }
-func (h *benchHandler) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
+func (h *benchHandler) Resync(controllerapi.Event, controllerapi.EventOperations) error {
 	return nil
 }
 func (h *benchHandler) Update(_ controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
@@ -81,7 +81,7 @@ func BenchmarkBlockingEvent(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		event := newEvent("Blocking", controllerapi.BestEffort, controllerapi.Forward)
-		event.blocking = true
+		event.Blocking = true
 		if err := loop.PushEvent(event); err != nil {
 			b.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func BenchmarkHandlersWithoutLoop(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		event := newEvent("Direct", controllerapi.BestEffort, controllerapi.Forward)
-		txn := newEventTxn(nil, 1)
+		txn := newEventTxn(1)
 		for _, handler := range handlers {
 			if _, err := handler.Update(event, txn); err != nil {
 				b.Fatal(err)

@@ -222,13 +222,13 @@ func (w *commitWorker) commit(job *commitJob) error {
 // failure. It reports whether anything was handed over; the job then
 // tells waiter its outcome, and queues the transaction's follow-ups, once
 // committed.
-func (l *Loop) handOff(event controllerapi.Event, txn *eventTxn, rec *controllerapi.EventRecord, resync, heal bool, waiter *commitWaiter) bool {
+func (l *Loop) handOff(txn *eventTxn, rec *controllerapi.EventRecord, resync, heal bool, waiter *commitWaiter) bool {
 	changes := txn.commitChanges(resync)
 	if !resync && len(changes) == 0 {
 		return false
 	}
 	job := &commitJob{changes: maps.Clone(changes), resync: resync, heal: heal,
-		seqNums: []uint64{rec.SeqNum}, names: []string{event.GetName()}, followUps: txn.followUps}
+		seqNums: []uint64{rec.SeqNum}, names: []string{rec.Name}, followUps: txn.followUps}
 	if waiter != nil {
 		waiter.committing = true
 	}
@@ -283,13 +283,13 @@ func (l *Loop) deliver(outcomes *pendingOutcomes) {
 	}
 }
 
-// GetName, String, Method and IsBlocking make pendingOutcomes an event.
-func (*pendingOutcomes) GetName() string { return "PendingOutcomes" }
+// Spec and String make pendingOutcomes an event.
+func (*pendingOutcomes) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "PendingOutcomes"}
+}
 func (o *pendingOutcomes) String() string {
 	return fmt.Sprintf("outcomes of %d events", len(o.waiters))
 }
-func (*pendingOutcomes) Method() controllerapi.EventMethodType { return controllerapi.Update }
-func (*pendingOutcomes) IsBlocking() bool                      { return false }
 
 // Done tells each waiter its own outcome, also when the loop closes
 // before the follow-ups ran.

@@ -53,7 +53,7 @@ func TestAdmissionAnswersWhileCommitHangs(t *testing.T) {
 	loop.Start()
 	<-committer.entered // the startup resync's commit hangs
 	addPod := newEvent("AddPod", controllerapi.BestEffort, controllerapi.Forward)
-	addPod.blocking = true
+	addPod.Blocking = true
 	allocate := newAdmission("Allocate")
 	mustPush(t, loop, addPod, allocate)
 
@@ -98,7 +98,7 @@ type keyHandler struct{ testHandler }
 const mergedKey = "config/vpp/v2/interfaces/merged"
 
 func (h *keyHandler) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
-	switch name := event.GetName(); name {
+	switch name := event.Spec().Name; name {
 	case "Probe":
 	case "Delete":
 		txn.Delete(mergedKey)
@@ -108,7 +108,7 @@ func (h *keyHandler) Update(event controllerapi.Event, txn controllerapi.EventOp
 	return "", nil
 }
 
-func (h *keyHandler) Resync(_ controllerapi.Event, _ int, txn controllerapi.EventOperations) error {
+func (h *keyHandler) Resync(_ controllerapi.Event, txn controllerapi.EventOperations) error {
 	txn.Put(ifKey("h", "resync"), ifValue("h", "resync"))
 	return nil
 }

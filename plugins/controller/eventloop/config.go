@@ -14,7 +14,7 @@ type Config struct {
 	// it.
 	QueueSize int `json:"event-queue-size"`
 	// AdmissionQueueSize is how many more places the queue has that only
-	// admission events (api.AdmissionEvent: kubelet's Allocate, DRA
+	// admission events (api.EventSpec.Admission: kubelet's Allocate, DRA
 	// NodePrepareResources) may take, so that background events filling
 	// the queue cannot refuse an admission.
 	AdmissionQueueSize int `json:"admission-queue-size"`

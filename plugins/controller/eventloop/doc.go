@@ -13,7 +13,7 @@
 // The commit contract: a hung vswitch never holds admission.
 //   - The loop goroutine never waits for a commit. It hands each
 //     transaction to the commit worker and runs the next event, so an
-//     admission (api.AdmissionEvent: kubelet's Allocate, DRA
+//     admission (api.EventSpec.Admission: kubelet's Allocate, DRA
 //     NodePrepareResources) queued behind events whose commits wait on VPP
 //     runs as soon as the handlers before it are done, and its pusher is
 //     told its outcome right after its own handlers: never after a VPP call.
@@ -41,46 +41,92 @@
 //     applied twice.
 //   - Close runs the commits still pending before it returns.
 //
-// Rules the loop enforces:
-//   - Start runs a full resync (resyncCount 1) before anything else. Events
-//     pushed before it completes wait in the queue and run after it, in the
-//     order they were pushed.
-//   - Update events visit the handlers in registration order, or in reverse
-//     order for api.Reverse. Follow-ups pushed by a handler run once the
-//     current event's transaction is committed, before anything queued
-//     then: right after the event when it commits nothing, else as soon as
-//     its commit is done (so a socket directory released by a follow-up
-//     outlives the interface the event deleted), while the events queued
-//     meanwhile run. A blocking follow-up is refused with
-//     api.ErrBlockingFollowUp. Follow-ups pushed by an event that fails
-//     still run: they are events of their own.
-//   - api.RevertOnFailure: at the first handler error the handlers that
-//     already succeeded are reverted in reverse order and nothing is
-//     committed. api.BestEffort: the other handlers still run, what they put
-//     is committed, the error is reported to the event and a healing full
-//     resync is scheduled with exponential backoff. A failed full resync marks
-//     the loop unhealthy and schedules the next healing resync; a committed
-//     one marks it healthy, unless a resync run after it failed.
-//     api.BestEffortIgnoreErrors reports the error only.
-//   - A full or downstream resync commits the complete value set the handlers
-//     put; keys they did not put are removed. During such a resync,
-//     Transaction.Get sees only what the resync has put so far. An upstream resync commits what
-//     the handlers changed, like an update.
-//   - PushEvent never blocks. Close runs a ShutdownEvent through the handlers
-//     (reverse order), and every event still queued gets api.ErrClosedEventLoop.
-//   - The queue has two lanes of room and one order. Admission events
-//     (api.AdmissionEvent: kubelet's Allocate, DRA NodePrepareResources) may
-//     take any free place, and admission-queue-size places are theirs
-//     alone; every other event is a background event, and at most
-//     event-queue-size of them wait at once. So a flood of AddPod or
-//     ReconcileAllocations events fills its own room and is refused with
-//     api.ErrEventQueueFull (its pushers retry), but cannot refuse an
-//     admission: that happens only once admission-queue-size admissions wait
-//     and the background room is full too. Events of both lanes run in the
-//     order they were pushed: an admission overtakes nothing, so what a
-//     handler learnt from an earlier event (a pod deleted, a pod announced)
-//     is known when the admission runs. events_refused_total counts refusals
-//     by event, lane and reason.
+// The event contract. Each rule is checked by the test named after it.
+//
+//   - Spec. Every event declares how it runs with a controllerapi.EventSpec
+//     (its type's Spec method, or an embedded EventSpec). The zero spec is
+//     a best-effort update that visits the handlers forward and that no
+//     one waits for; a spec names what differs. PushEvent and PushFollowUp
+//     refuse, with api.ErrInvalidEvent, an event without a name and a
+//     blocking one that has no Done (TestSpecDecidesHowAnEventRuns,
+//     TestEventsTheLoopCannotHonourAreRefused).
+//   - Order. One event at a time, on the loop goroutine. Start runs a full
+//     resync before anything else; events pushed before it completes wait
+//     and run after it. Then events run in the order they were pushed,
+//     whatever their lane (TestStartupResyncRunsBeforeHeldUpdates,
+//     TestAdmissionsGetTheirOwnRoom). An update visits the handlers that
+//     want it (HandlesEvent) in registration order, or in reverse order for
+//     api.Reverse (TestUpdateVisitsHandlersInOrder).
+//   - Blocking. A blocking event embeds *api.Result: its pusher waits with
+//     Wait. The loop tells every event that has a Done its outcome exactly
+//     once, whether it ran, failed, was dropped or never ran because the
+//     loop closed (TestEveryAwaitedEventIsToldOnce, TestCloseFailsEveryWaiter).
+//     A handler cannot push a blocking follow-up: it would wait on the loop
+//     that runs it (api.ErrBlockingFollowUp, TestBlockingFollowUpIsRefused).
+//   - Admission lane. The queue has two lanes of room and one order.
+//     Admissions (EventSpec.Admission: kubelet's Allocate, DRA
+//     NodePrepareResources) may take any free place, and
+//     admission-queue-size places are theirs alone; every other event is a
+//     background event, and at most event-queue-size of them wait at once.
+//     So a flood of AddPod or ReconcileAllocations events fills its own
+//     room and is refused with api.ErrEventQueueFull (its pushers retry),
+//     but cannot refuse an admission: that happens only once
+//     admission-queue-size admissions wait and the background room is full
+//     too. An admission overtakes nothing, so what a handler learnt from an
+//     earlier event (a pod deleted, a pod announced) is known when it runs;
+//     it is told its outcome once its handlers ran, before its commit (the
+//     commit contract above). events_refused_total counts refusals by
+//     event, lane and reason (TestAdmissionsGetTheirOwnRoom,
+//     TestPushEventRefusals, TestAdmissionAnswersWhileCommitHangs).
+//   - Failure and revert. api.RevertOnFailure: at the first handler error
+//     the handlers that already succeeded are reverted in reverse order and
+//     nothing is committed; the handler that failed must leave nothing of
+//     the event itself (TestRevertOnFailure). api.BestEffort: the other
+//     handlers still run, what they put is committed, the error is
+//     reported to the event and a healing full resync is scheduled with
+//     exponential backoff; api.BestEffortIgnoreErrors reports the error
+//     only (TestBestEffortErrors, TestHealingResync). A failed commit is
+//     healed, never reverted (TestFailedCommitHeals).
+//   - Follow-ups. Follow-ups pushed by a handler run once the current
+//     event's transaction is committed, before anything queued then: right
+//     after the event when it commits nothing, else as soon as its commit
+//     is done (so a socket directory released by a follow-up outlives the
+//     interface the event deleted), while the events queued meanwhile run
+//     (TestFollowUpsRunBeforeQueuedEvents,
+//     TestFollowUpsRunAfterTheirEventsCommit). They run after a failed
+//     commit too: the committed configuration already holds what the event
+//     put, and the healing resync applies it. Follow-ups of an event that
+//     failed (any handler's error, under every transaction type) or was
+//     reverted are dropped, each told api.ErrDroppedFollowUp: they were
+//     pushed for a change that did not happen as the pushing handler saw
+//     it (a takeover whose Allocate failed must not remove the directory
+//     of the holder VPP still listens in) (TestFollowUpsOfAFailedEventAreDropped).
+//   - Resync. A full resync asks every handler to put the complete value
+//     set it wants; the loop commits it as such and keys no handler put
+//     are removed (TestFullResyncCommitsCompleteValueSet,
+//     TestFullResyncReplacesTheValueSet). A resync that a handler fails
+//     commits nothing (a partial value set would remove the values of the
+//     handler that failed), marks the loop unhealthy and schedules the
+//     next healing resync; a committed one marks it healthy, unless a
+//     resync run after it failed (TestHealingResync). Requested resyncs
+//     (Loop.Resync) queued and not started yet are shared
+//     (TestRequestedResyncsCoalesce).
+//   - Closing. PushEvent never blocks. Close stops after the event in
+//     progress, runs the commits still pending, and every event still
+//     queued gets api.ErrClosedEventLoop (TestCloseFailsEveryWaiter); Drain
+//     processes what is queued first (TestDrainProcessesWhatWasQueued).
+//
+// What a handler may do, on the loop goroutine: read and change the state
+// it owns, read other handlers' state through their documented API, write
+// local files for durability, put and delete values in the event's
+// transaction, and push non-blocking follow-ups. What it may not: wait for
+// anything the loop does (a blocking event, a commit: it runs on the loop
+// and would wait on itself), call a peer over the network (kubelet, the
+// container runtime, VPP: every admission waits behind the event in
+// progress; what it needs is gathered off the loop and carried in the
+// event), keep the event or its transaction after it returns, or leave
+// anything of an event it fails (its own Revert is not called; the loop
+// reverts only the handlers before it).
 //
 // Example:
 //

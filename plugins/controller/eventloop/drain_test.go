@@ -19,7 +19,7 @@ func TestDrainProcessesWhatWasQueued(t *testing.T) {
 	handlers := newHandlers(calls, "h1")
 	handlers[0].followUps = map[string][]controllerapi.Event{"Q1": {followUp}}
 	handlers[0].onUpdate = func(event controllerapi.Event, _ controllerapi.EventOperations) {
-		if event.GetName() == "Slow" {
+		if event.Spec().Name == "Slow" {
 			close(entered)
 			<-release
 		}
@@ -48,12 +48,11 @@ func TestDrainProcessesWhatWasQueued(t *testing.T) {
 
 	for _, event := range append([]*testEvent{slow, followUp}, queued...) {
 		if err := mustWait(t, event); err != nil {
-			t.Errorf("%s queued before the drain failed: %v", event.name, err)
+			t.Errorf("%s queued before the drain failed: %v", event.Name, err)
 		}
 	}
-	// A follow-up runs once its event's commit is done; the shutdown
-	// event, which the handlers ignore, ends the loop as Close does.
-	want := []string{"h1:update:Slow", "h1:update:Q1", "h1:update:Admission", "h1:update:FollowUp", "h1:update:Shutdown"}
+	// A follow-up runs once its event's commit is done.
+	want := []string{"h1:update:Slow", "h1:update:Q1", "h1:update:Admission", "h1:update:FollowUp"}
 	if got := withoutResyncs(calls.get()); !slices.Equal(got, want) {
 		t.Errorf("handler calls = %v, want %v", got, want)
 	}

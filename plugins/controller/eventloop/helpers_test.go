@@ -53,47 +53,51 @@ type testHandler struct {
 	followUpErrs chan error
 	// putNothing: Update commits nothing.
 	putNothing bool
+	// resyncs counts the handler's resyncs (on the loop goroutine).
+	resyncs int
 }
 
 var errHandlerFailed = errors.New("handler failed on purpose")
 
 func (h *testHandler) String() string { return h.name }
 
-func (h *testHandler) HandlesEvent(event controllerapi.Event) bool { return !h.skip[event.GetName()] }
+func (h *testHandler) HandlesEvent(event controllerapi.Event) bool { return !h.skip[event.Spec().Name] }
 
-func (h *testHandler) Resync(event controllerapi.Event, resyncCount int, txn controllerapi.EventOperations) error {
-	h.calls.add("%s:resync#%d:%s", h.name, resyncCount, event.GetName())
+func (h *testHandler) Resync(event controllerapi.Event, txn controllerapi.EventOperations) error {
+	h.resyncs++
+	h.calls.add("%s:resync#%d:%s", h.name, h.resyncs, event.Spec().Name)
 	txn.Put(ifKey(h.name, "resync"), ifValue(h.name, "resync"))
-	if h.failResync != nil && h.failResync(resyncCount) {
+	if h.failResync != nil && h.failResync(h.resyncs) {
 		return errHandlerFailed
 	}
 	return nil
 }
 
 func (h *testHandler) Update(event controllerapi.Event, txn controllerapi.EventOperations) (string, error) {
-	h.calls.add("%s:update:%s", h.name, event.GetName())
+	name := event.Spec().Name
+	h.calls.add("%s:update:%s", h.name, name)
 	if h.onUpdate != nil {
 		h.onUpdate(event, txn)
 	}
-	for _, followUp := range h.followUps[event.GetName()] {
+	for _, followUp := range h.followUps[name] {
 		err := txn.PushFollowUp(followUp)
 		if h.followUpErrs != nil {
 			h.followUpErrs <- err
 		}
 	}
-	if h.failUpdate[event.GetName()] {
+	if h.failUpdate[name] {
 		return "", errHandlerFailed
 	}
 	if h.putNothing {
 		return "", nil
 	}
-	key := ifKey(h.name, event.GetName())
-	txn.Put(key, ifValue(h.name, event.GetName()))
+	key := ifKey(h.name, name)
+	txn.Put(key, ifValue(h.name, name))
 	return "put " + key, nil
 }
 
 func (h *testHandler) Revert(event controllerapi.Event) error {
-	h.calls.add("%s:revert:%s", h.name, event.GetName())
+	h.calls.add("%s:revert:%s", h.name, event.Spec().Name)
 	return nil
 }
 
@@ -105,36 +109,29 @@ func ifValue(handler, event string) *vpp_interfaces.Interface {
 	return &vpp_interfaces.Interface{Name: ifName(handler, event), Type: vpp_interfaces.Interface_MEMIF, Enabled: true}
 }
 
-// testEvent is an update event; every testEvent can be waited for, and
-// IsBlocking says what it declares.
+// testEvent is an update event whose spec is its own; every testEvent can
+// be waited for, and Blocking says what it declares.
 type testEvent struct {
+	controllerapi.EventSpec
 	*controllerapi.Result
-	name      string
-	blocking  bool
-	admission bool
-	txnType   controllerapi.UpdateTransactionType
-	dir       controllerapi.UpdateDirectionType
 }
 
 func newEvent(name string, txnType controllerapi.UpdateTransactionType, dir controllerapi.UpdateDirectionType) *testEvent {
-	return &testEvent{Result: controllerapi.NewResult(), name: name, txnType: txnType, dir: dir}
+	return &testEvent{
+		EventSpec: controllerapi.EventSpec{Name: name, Transaction: txnType, Direction: dir},
+		Result:    controllerapi.NewResult(),
+	}
 }
 
 // newAdmission returns a blocking event a pod's admission waits on, as
 // kubelet's Allocate pushes it.
 func newAdmission(name string) *testEvent {
 	event := newEvent(name, controllerapi.RevertOnFailure, controllerapi.Forward)
-	event.blocking, event.admission = true, true
+	event.Blocking, event.Admission = true, true
 	return event
 }
 
-func (e *testEvent) GetName() string                                      { return e.name }
-func (e *testEvent) String() string                                       { return "test event " + e.name }
-func (e *testEvent) Method() controllerapi.EventMethodType                { return controllerapi.Update }
-func (e *testEvent) IsBlocking() bool                                     { return e.blocking }
-func (e *testEvent) IsAdmission() bool                                    { return e.admission }
-func (e *testEvent) TransactionType() controllerapi.UpdateTransactionType { return e.txnType }
-func (e *testEvent) Direction() controllerapi.UpdateDirectionType         { return e.dir }
+func (e *testEvent) String() string { return "test event " + e.Name }
 
 // recordingCommitter keeps every commit and the configuration they add up
 // to, like the KV scheduler's northbound view.
@@ -230,7 +227,7 @@ func mustPush(t *testing.T, loop *Loop, events ...controllerapi.Event) {
 	t.Helper()
 	for _, event := range events {
 		if err := loop.PushEvent(event); err != nil {
-			t.Fatalf("push %s: %v", event.GetName(), err)
+			t.Fatalf("push %s: %v", event.Spec().Name, err)
 		}
 	}
 }
@@ -239,7 +236,7 @@ func mustWait(t *testing.T, event *testEvent) error {
 	t.Helper()
 	err := event.Wait(waitCtx(t))
 	if errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("event %s was never done", event.name)
+		t.Fatalf("event %s was never done", event.Name)
 	}
 	return err
 }

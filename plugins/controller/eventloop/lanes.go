@@ -8,7 +8,7 @@ import (
 // one queue, in push order; a lane is the room an event may take in it.
 const (
 	// admissionLane: events a pod's admission waits on
-	// (controllerapi.AdmissionEvent). They may take any free place in the
+	// (controllerapi.EventSpec.Admission). They may take any free place in the
 	// queue, and AdmissionQueueSize places are theirs alone.
 	admissionLane = "admission"
 	// backgroundLane: every other event. At most QueueSize of them wait at
@@ -18,7 +18,7 @@ const (
 
 // laneOf returns the lane event is queued in.
 func laneOf(event controllerapi.Event) string {
-	if admission, ok := event.(controllerapi.AdmissionEvent); ok && admission.IsAdmission() {
+	if event.Spec().Admission {
 		return admissionLane
 	}
 	return backgroundLane

@@ -73,7 +73,6 @@ type Loop struct {
 	committed    map[string]proto.Message
 	followUps    []controllerapi.Event
 	seqNum       uint64
-	resyncCount  int
 	healingTimer *time.Timer
 	healingDelay time.Duration
 	// lastFailure is the last event whose failure asked for healing,
@@ -129,17 +128,20 @@ func (l *Loop) Start() {
 
 // PushEvent queues event without blocking; see controllerapi.EventLoop.
 func (l *Loop) PushEvent(event controllerapi.Event) error {
+	if err := validate(event); err != nil {
+		return fmt.Errorf("push event: %w", err)
+	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	lane := laneOf(event)
+	name, lane := event.Spec().Name, laneOf(event)
 	if l.closed {
-		l.metrics.refused.WithLabelValues(event.GetName(), lane, refusedClosed).Inc()
-		return fmt.Errorf("push event %s: %w", event.GetName(), controllerapi.ErrClosedEventLoop)
+		l.metrics.refused.WithLabelValues(name, lane, refusedClosed).Inc()
+		return fmt.Errorf("push event %s: %w", name, controllerapi.ErrClosedEventLoop)
 	}
 	if lane == backgroundLane && !l.takeBackgroundRoom() {
-		l.metrics.refused.WithLabelValues(event.GetName(), lane, refusedQueueFull).Inc()
+		l.metrics.refused.WithLabelValues(name, lane, refusedQueueFull).Inc()
 		return fmt.Errorf("push event %s: %d background events already queued (event-queue-size): %w",
-			event.GetName(), l.cfg.QueueSize, controllerapi.ErrEventQueueFull)
+			name, l.cfg.QueueSize, controllerapi.ErrEventQueueFull)
 	}
 	select {
 	case l.queue <- event:
@@ -148,9 +150,9 @@ func (l *Loop) PushEvent(event controllerapi.Event) error {
 		if lane == backgroundLane {
 			l.backgroundQueued.Add(-1)
 		}
-		l.metrics.refused.WithLabelValues(event.GetName(), lane, refusedQueueFull).Inc()
+		l.metrics.refused.WithLabelValues(name, lane, refusedQueueFull).Inc()
 		return fmt.Errorf("push event %s: %d events already queued, admissions' own room (admission-queue-size %d) included: %w",
-			event.GetName(), cap(l.queue), l.cfg.AdmissionQueueSize, controllerapi.ErrEventQueueFull)
+			name, cap(l.queue), l.cfg.AdmissionQueueSize, controllerapi.ErrEventQueueFull)
 	}
 }
 
@@ -187,10 +189,10 @@ func (l *Loop) EventHistory(query controllerapi.HistoryQuery) []controllerapi.Ev
 	return l.history.Select(query)
 }
 
-// Close stops the loop after the event in progress, runs a ShutdownEvent
-// through the handlers, waits for the commits of every event processed
-// (each bounded by commit-timeout) and fails every unprocessed event with
-// controllerapi.ErrClosedEventLoop. Later calls do nothing.
+// Close stops the loop after the event in progress, waits for the commits
+// of every event processed (each bounded by commit-timeout) and fails
+// every unprocessed event with controllerapi.ErrClosedEventLoop. Later
+// calls do nothing.
 func (l *Loop) Close() error {
 	l.shutdown(l.stop)
 	return nil
@@ -220,7 +222,6 @@ func (l *Loop) shutdown(signal chan struct{}) {
 		close(signal)
 		<-l.stopped
 	}
-	l.process(ShutdownEvent{})
 	l.drainCommits()
 	l.stopHealing()
 	l.failUnprocessed()
@@ -283,14 +284,14 @@ func (l *Loop) run() {
 // run; PushEvent refuses new ones by now.
 func (l *Loop) failUnprocessed() {
 	for _, event := range l.followUps {
-		event.Done(controllerapi.ErrClosedEventLoop)
+		tell(event, controllerapi.ErrClosedEventLoop)
 	}
 	l.followUps = nil
 	for {
 		select {
 		case event := <-l.queue:
 			l.dequeued(event)
-			event.Done(controllerapi.ErrClosedEventLoop)
+			tell(event, controllerapi.ErrClosedEventLoop)
 		default:
 			return
 		}

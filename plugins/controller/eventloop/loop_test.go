@@ -117,7 +117,7 @@ func TestFollowUpsRunBeforeQueuedEvents(t *testing.T) {
 func TestBlockingFollowUpIsRefused(t *testing.T) {
 	calls := &callLog{}
 	blocking := newEvent("Blocking", controllerapi.BestEffort, controllerapi.Forward)
-	blocking.blocking = true
+	blocking.Blocking = true
 	handler := &testHandler{name: "h", calls: calls, followUps: map[string][]controllerapi.Event{"A": {blocking}},
 		followUpErrs: make(chan error, 1)}
 	loop := newTestLoop(t, testConfig(), Deps{Handlers: []controllerapi.EventHandler{handler}})
@@ -267,7 +267,7 @@ func TestBestEffortErrors(t *testing.T) {
 			loop := newTestLoop(t, cfg, Deps{Handlers: asHandlers(handlers), Committer: committer})
 			// The probe runs on the loop goroutine, where the timer lives.
 			handlers[0].onUpdate = func(event controllerapi.Event, _ controllerapi.EventOperations) {
-				if event.GetName() == "Probe" {
+				if event.Spec().Name == "Probe" {
 					healingArmed = loop.healingTimer != nil
 				}
 			}
@@ -454,7 +454,7 @@ func TestAdmissionsGetTheirOwnRoom(t *testing.T) {
 			}
 			break
 		}
-		want = append(want, "h:update:"+event.name)
+		want = append(want, "h:update:"+event.Name)
 	}
 	var admissions []*testEvent
 	for i := range cfg.AdmissionQueueSize {
@@ -463,12 +463,12 @@ func TestAdmissionsGetTheirOwnRoom(t *testing.T) {
 			t.Fatalf("admission %d refused behind a full background room: %v", i, err)
 		}
 		admissions = append(admissions, event)
-		want = append(want, "h:update:"+event.name)
+		want = append(want, "h:update:"+event.Name)
 	}
 	loop.Start()
 	for _, event := range admissions {
 		if err := mustWait(t, event); err != nil {
-			t.Errorf("admission %s failed: %v", event.name, err)
+			t.Errorf("admission %s failed: %v", event.Name, err)
 		}
 	}
 	if got := calls.get(); !slices.Equal(got[1:], want) {
@@ -491,9 +491,8 @@ func TestCloseBeforeStart(t *testing.T) {
 		t.Errorf("waiter of a held event got %v, want ErrClosedEventLoop", err)
 	}
 	loop.Start()
-	want := []string{"h2:update:Shutdown", "h1:update:Shutdown"}
-	if got := calls.get(); !slices.Equal(got, want) {
-		t.Errorf("handler calls = %v, want only the shutdown %v (Start after Close must do nothing)", got, want)
+	if got := calls.get(); len(got) != 0 {
+		t.Errorf("handler calls = %v, want none (Start after Close must do nothing)", got)
 	}
 }
 
@@ -504,7 +503,7 @@ func TestCloseFailsEveryWaiter(t *testing.T) {
 	handlers := newHandlers(calls, "h1", "h2")
 	handlers[0].followUps = map[string][]controllerapi.Event{"Slow": {followUp}}
 	handlers[0].onUpdate = func(event controllerapi.Event, _ controllerapi.EventOperations) {
-		if event.GetName() == "Slow" {
+		if event.Spec().Name == "Slow" {
 			close(entered)
 			<-release
 		}
@@ -515,7 +514,7 @@ func TestCloseFailsEveryWaiter(t *testing.T) {
 	mustPush(t, loop, slow)
 	<-entered
 	queued := []*testEvent{newEvent("Q1", controllerapi.BestEffort, controllerapi.Forward), newEvent("Q2", controllerapi.RevertOnFailure, controllerapi.Forward)}
-	queued[1].blocking = true
+	queued[1].Blocking = true
 	mustPush(t, loop, queued[0], queued[1])
 
 	closed := make(chan error)
@@ -531,50 +530,15 @@ func TestCloseFailsEveryWaiter(t *testing.T) {
 	}
 	for _, event := range append(queued, followUp) {
 		if err := mustWait(t, event); !errors.Is(err, controllerapi.ErrClosedEventLoop) {
-			t.Errorf("waiter of %s got %v, want ErrClosedEventLoop", event.name, err)
+			t.Errorf("waiter of %s got %v, want ErrClosedEventLoop", event.Name, err)
 		}
 	}
-	want := []string{"h1:update:Slow", "h2:update:Slow", "h2:update:Shutdown", "h1:update:Shutdown"}
+	want := []string{"h1:update:Slow", "h2:update:Slow"}
 	if got := withoutResyncs(calls.get()); !slices.Equal(got, want) {
 		t.Errorf("handler calls = %v, want %v", got, want)
 	}
 	if err := loop.PushEvent(newEvent("Late", controllerapi.BestEffort, controllerapi.Forward)); !errors.Is(err, controllerapi.ErrClosedEventLoop) {
 		t.Errorf("PushEvent after Close = %v, want ErrClosedEventLoop", err)
-	}
-}
-
-func TestTransactionGetSeesCommittedAndOwnChanges(t *testing.T) {
-	calls := &callLog{}
-	handler := &testHandler{name: "h", calls: calls}
-	var seen []string
-	handler.onUpdate = func(event controllerapi.Event, txn controllerapi.EventOperations) {
-		if event.GetName() != "Check" {
-			return
-		}
-		for _, key := range []string{ifKey("h", "A"), ifKey("h", "resync")} {
-			if txn.Get(key) != nil {
-				seen = append(seen, "before:"+key)
-			}
-		}
-		txn.Delete(ifKey("h", "A"))
-		if txn.Get(ifKey("h", "A")) != nil {
-			seen = append(seen, "after delete:"+ifKey("h", "A"))
-		}
-	}
-	committer := &recordingCommitter{}
-	loop := newTestLoop(t, testConfig(), Deps{Handlers: []controllerapi.EventHandler{handler}, Committer: committer})
-	loop.Start()
-	check := newEvent("Check", controllerapi.BestEffort, controllerapi.Forward)
-	mustPush(t, loop, newEvent("A", controllerapi.BestEffort, controllerapi.Forward), check)
-	if err := mustWait(t, check); err != nil {
-		t.Fatalf("check event failed: %v", err)
-	}
-	want := []string{"before:" + ifKey("h", "A"), "before:" + ifKey("h", "resync")}
-	if !slices.Equal(seen, want) {
-		t.Errorf("Get saw %v, want %v", seen, want)
-	}
-	if _, held := committer.getState()[ifKey("h", "A")]; held {
-		t.Errorf("committer still holds %s after it was deleted", ifKey("h", "A"))
 	}
 }
 
@@ -598,24 +562,6 @@ func TestFullResyncCommitsCompleteValueSet(t *testing.T) {
 	}
 	if _, held := committer.getState()[ifKey("h", "A")]; held {
 		t.Errorf("a value not put by the resync survived it: %s", ifKey("h", "A"))
-	}
-}
-
-// plainEvent says it is an update but lacks TransactionType and Direction.
-type plainEvent struct{ *controllerapi.Result }
-
-func (plainEvent) GetName() string                       { return "Plain" }
-func (plainEvent) String() string                        { return "plain event" }
-func (plainEvent) Method() controllerapi.EventMethodType { return controllerapi.Update }
-func (plainEvent) IsBlocking() bool                      { return true }
-
-func TestUpdateWithoutUpdateEventIsAnError(t *testing.T) {
-	loop := newTestLoop(t, testConfig(), Deps{})
-	loop.Start()
-	event := plainEvent{controllerapi.NewResult()}
-	mustPush(t, loop, event)
-	if err := event.Wait(waitCtx(t)); err == nil {
-		t.Errorf("an update event without controllerapi.UpdateEvent was processed without error")
 	}
 }
 
@@ -679,7 +625,7 @@ func TestRequestedResyncsCoalesce(t *testing.T) {
 	calls := &callLog{}
 	running, release := make(chan struct{}), make(chan struct{})
 	handler := &testHandler{name: "h", calls: calls, onUpdate: func(event controllerapi.Event, _ controllerapi.EventOperations) {
-		if event.GetName() == "hold" {
+		if event.Spec().Name == "hold" {
 			close(running)
 			<-release
 		}

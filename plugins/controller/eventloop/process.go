@@ -16,27 +16,28 @@ import (
 func (l *Loop) process(event controllerapi.Event) {
 	l.starting(event)
 	l.seqNum++
+	spec := event.Spec()
 	rec := controllerapi.EventRecord{
 		SeqNum:      l.seqNum,
-		Name:        event.GetName(),
+		Name:        spec.Name,
 		Description: event.String(),
-		Method:      event.Method().String(),
+		Method:      spec.Method.String(),
 		Start:       time.Now(),
 	}
 	var ran handled
-	if event.Method().IsResync() {
+	if spec.Method.IsResync() {
 		ran = l.resync(event, &rec)
 	} else {
-		ran = l.update(event, &rec)
+		ran = l.update(event, spec, &rec)
 	}
 	if ran.err != nil {
 		l.dropFollowUps(ran.txn, &rec)
 	}
 	var waiter *commitWaiter
-	if !isAdmission(event) {
+	if !spec.Admission {
 		waiter = &commitWaiter{event: event, outcome: ran.outcome, handlerErr: ran.err}
 	}
-	handedOff := ran.commit && l.handOff(event, ran.txn, &rec, event.Method().IsResync(), ran.heal, waiter)
+	handedOff := ran.commit && l.handOff(ran.txn, &rec, spec.Method.IsResync(), ran.heal, waiter)
 	rec.End = time.Now()
 	if ran.err != nil {
 		rec.Error = ran.err.Error()
@@ -75,7 +76,7 @@ func (l *Loop) dropFollowUps(txn *eventTxn, rec *controllerapi.EventRecord) {
 	names := make([]string, len(txn.followUps))
 	for i, followUp := range txn.followUps {
 		names[i] = followUp.String()
-		followUp.Done(fmt.Errorf("%s, pushed by event #%d %s: %w", followUp.GetName(), rec.SeqNum, rec.Name, controllerapi.ErrDroppedFollowUp))
+		tell(followUp, fmt.Errorf("%s, pushed by event #%d %s: %w", followUp.Spec().Name, rec.SeqNum, rec.Name, controllerapi.ErrDroppedFollowUp))
 	}
 	l.deps.Log.Warnf("controller event #%d %s failed: its follow-ups %v are dropped", rec.SeqNum, rec.Description, names)
 	txn.followUps = nil
@@ -83,14 +84,8 @@ func (l *Loop) dropFollowUps(txn *eventTxn, rec *controllerapi.EventRecord) {
 
 // finish counts event's outcome and tells its pusher.
 func (l *Loop) finish(event controllerapi.Event, outcome string, err error) {
-	l.metrics.events.WithLabelValues(event.GetName(), outcome).Inc()
-	event.Done(err)
-}
-
-// isAdmission tells whether a pod's admission waits on event: it is told
-// its outcome without waiting for its commit.
-func isAdmission(event controllerapi.Event) bool {
-	return laneOf(event) == admissionLane
+	l.metrics.events.WithLabelValues(event.Spec().Name, outcome).Inc()
+	tell(event, err)
 }
 
 // handled is what running an event through the handlers gave.
@@ -107,15 +102,14 @@ type handled struct {
 // error nothing is committed: a partial value set would remove the values of
 // the handler that failed.
 func (l *Loop) resync(event controllerapi.Event, rec *controllerapi.EventRecord) handled {
-	l.resyncCount++
 	// The handlers put the complete value set: nothing committed is kept.
-	txn := newEventTxn(nil, l.cfg.QueueSize)
+	txn := newEventTxn(l.cfg.QueueSize)
 	var errs []error
 	for _, handler := range l.handlersFor(event, controllerapi.Forward) {
-		err := handler.Resync(event, l.resyncCount, txn)
+		err := handler.Resync(event, txn)
 		rec.Handlers = append(rec.Handlers, controllerapi.HandlerRecord{Handler: handler.String(), Action: "resync", Error: errString(err)})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("handler %s failed to resync (resync #%d): %w", handler, l.resyncCount, err))
+			errs = append(errs, fmt.Errorf("handler %s failed to resync (event #%d %s): %w", handler, rec.SeqNum, rec.Name, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -128,28 +122,23 @@ func (l *Loop) resync(event controllerapi.Event, rec *controllerapi.EventRecord)
 
 // update runs an update event through the handlers according to its
 // transaction type and direction.
-func (l *Loop) update(event controllerapi.Event, rec *controllerapi.EventRecord) handled {
-	updateEvent, ok := event.(controllerapi.UpdateEvent)
-	if !ok {
-		return handled{outcome: outcomeError, err: fmt.Errorf("event %s has method %s but does not implement controllerapi.UpdateEvent: add TransactionType and Direction",
-			event.GetName(), event.Method())}
-	}
-	txnType := updateEvent.TransactionType()
+func (l *Loop) update(event controllerapi.Event, spec controllerapi.EventSpec, rec *controllerapi.EventRecord) handled {
+	txnType := spec.Transaction
 	rec.TxnType = txnType.String()
-	rec.Direction = updateEvent.Direction().String()
-	txn := newEventTxn(l.committed, l.cfg.QueueSize)
+	rec.Direction = spec.Direction.String()
+	txn := newEventTxn(l.cfg.QueueSize)
 	var (
 		succeeded []controllerapi.EventHandler
 		errs      []error
 	)
-	for _, handler := range l.handlersFor(event, updateEvent.Direction()) {
+	for _, handler := range l.handlersFor(event, spec.Direction) {
 		change, err := handler.Update(event, txn)
 		rec.Handlers = append(rec.Handlers, controllerapi.HandlerRecord{Handler: handler.String(), Action: "update", Change: change, Error: errString(err)})
 		if err == nil {
 			succeeded = append(succeeded, handler)
 			continue
 		}
-		err = fmt.Errorf("handler %s failed to update for event %s: %w", handler, event.GetName(), err)
+		err = fmt.Errorf("handler %s failed to update for event %s: %w", handler, spec.Name, err)
 		if txnType == controllerapi.RevertOnFailure {
 			return handled{txn: txn, outcome: outcomeReverted, err: errors.Join(err, l.revert(event, succeeded, rec))}
 		}
@@ -172,7 +161,7 @@ func (l *Loop) revert(event controllerapi.Event, succeeded []controllerapi.Event
 		err := handler.Revert(event)
 		rec.Handlers = append(rec.Handlers, controllerapi.HandlerRecord{Handler: handler.String(), Action: "revert", Error: errString(err)})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("handler %s failed to revert event %s: %w", handler, event.GetName(), err))
+			errs = append(errs, fmt.Errorf("handler %s failed to revert event %s: %w", handler, rec.Name, err))
 		}
 	}
 	return errors.Join(errs...)

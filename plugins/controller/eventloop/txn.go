@@ -11,17 +11,14 @@ import (
 // eventTxn is the controllerapi.EventOperations handed to handlers for one event. It
 // is used only from the loop goroutine.
 type eventTxn struct {
-	// base is what Get falls back to: the committed configuration for an
-	// update, nothing for a resync that builds the complete value set.
-	base    map[string]proto.Message
 	changes map[string]proto.Message
 	// followUps collects events pushed by handlers, in push order.
 	followUps    []controllerapi.Event
 	maxFollowUps int
 }
 
-func newEventTxn(base map[string]proto.Message, maxFollowUps int) *eventTxn {
-	return &eventTxn{base: base, changes: map[string]proto.Message{}, maxFollowUps: maxFollowUps}
+func newEventTxn(maxFollowUps int) *eventTxn {
+	return &eventTxn{changes: map[string]proto.Message{}, maxFollowUps: maxFollowUps}
 }
 
 // Put sets the value of key.
@@ -30,22 +27,18 @@ func (t *eventTxn) Put(key string, value proto.Message) { t.changes[key] = value
 // Delete removes key.
 func (t *eventTxn) Delete(key string) { t.changes[key] = nil }
 
-// Get returns the value of key as this transaction leaves it.
-func (t *eventTxn) Get(key string) proto.Message {
-	if value, changed := t.changes[key]; changed {
-		return value
-	}
-	return t.base[key]
-}
-
 // PushFollowUp queues event to run right after the current one.
 func (t *eventTxn) PushFollowUp(event controllerapi.Event) error {
-	if event.IsBlocking() {
-		return fmt.Errorf("push follow-up %s: %w", event.GetName(), controllerapi.ErrBlockingFollowUp)
+	if err := validate(event); err != nil {
+		return fmt.Errorf("push follow-up: %w", err)
+	}
+	spec := event.Spec()
+	if spec.Blocking {
+		return fmt.Errorf("push follow-up %s: %w", spec.Name, controllerapi.ErrBlockingFollowUp)
 	}
 	if len(t.followUps) >= t.maxFollowUps {
 		return fmt.Errorf("push follow-up %s: more than %d follow-ups from one event: %w",
-			event.GetName(), t.maxFollowUps, controllerapi.ErrEventQueueFull)
+			spec.Name, t.maxFollowUps, controllerapi.ErrEventQueueFull)
 	}
 	t.followUps = append(t.followUps, event)
 	return nil

@@ -64,8 +64,12 @@ func NewPrepareClaim(claimUID, namespace, name string, pod podapi.Pod, requests 
 	}
 }
 
-// GetName implements controllerapi.Event.
-func (e *PrepareClaim) GetName() string { return "PrepareClaim" }
+// Spec implements controllerapi.Event: kubelet starts the pod only once
+// NodePrepareResources answers.
+func (*PrepareClaim) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "PrepareClaim", Blocking: true, Admission: true,
+		Transaction: controllerapi.RevertOnFailure, Direction: controllerapi.Forward}
+}
 
 // String implements controllerapi.Event; secrets are never part of it.
 func (e *PrepareClaim) String() string {
@@ -75,24 +79,6 @@ func (e *PrepareClaim) String() string {
 	}
 	return fmt.Sprintf("PrepareClaim %s/%s (uid %s) for pod %s requests %v", e.Namespace, e.Name, e.ClaimUID, e.Pod, names)
 }
-
-// Method implements controllerapi.Event.
-func (e *PrepareClaim) Method() controllerapi.EventMethodType { return controllerapi.Update }
-
-// IsBlocking implements controllerapi.Event.
-func (e *PrepareClaim) IsBlocking() bool { return true }
-
-// IsAdmission implements controllerapi.AdmissionEvent: kubelet starts the
-// pod only once NodePrepareResources answers.
-func (e *PrepareClaim) IsAdmission() bool { return true }
-
-// TransactionType implements controllerapi.UpdateEvent.
-func (e *PrepareClaim) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.RevertOnFailure
-}
-
-// Direction implements controllerapi.UpdateEvent.
-func (e *PrepareClaim) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
 
 // UnprepareClaim is the event kubelet's NodeUnprepareResources becomes for
 // one claim. The device manager releases the claim's allocations after the
@@ -111,27 +97,16 @@ func NewUnprepareClaim(claimUID, namespace, name string) *UnprepareClaim {
 	return &UnprepareClaim{Result: controllerapi.NewResult(), ClaimUID: claimUID, Namespace: namespace, Name: name}
 }
 
-// GetName implements controllerapi.Event.
-func (e *UnprepareClaim) GetName() string { return "UnprepareClaim" }
+// Spec implements controllerapi.Event: removal, vswitch side first.
+func (*UnprepareClaim) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "UnprepareClaim", Blocking: true,
+		Transaction: controllerapi.BestEffort, Direction: controllerapi.Reverse}
+}
 
 // String implements controllerapi.Event.
 func (e *UnprepareClaim) String() string {
 	return fmt.Sprintf("UnprepareClaim %s/%s (uid %s)", e.Namespace, e.Name, e.ClaimUID)
 }
-
-// Method implements controllerapi.Event.
-func (e *UnprepareClaim) Method() controllerapi.EventMethodType { return controllerapi.Update }
-
-// IsBlocking implements controllerapi.Event.
-func (e *UnprepareClaim) IsBlocking() bool { return true }
-
-// TransactionType implements controllerapi.UpdateEvent.
-func (e *UnprepareClaim) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.BestEffort
-}
-
-// Direction implements controllerapi.UpdateEvent: removal, vswitch side first.
-func (e *UnprepareClaim) Direction() controllerapi.UpdateDirectionType { return controllerapi.Reverse }
 
 // ClaimStatus is what the API server says of a claim the node may hold.
 type ClaimStatus struct {
@@ -169,27 +144,16 @@ func NewSyncClaims(claims map[string]ClaimStatus, listedAt time.Time) *SyncClaim
 	return &SyncClaims{Result: controllerapi.NewResult(), Claims: claims, ListedAt: listedAt}
 }
 
-// GetName implements controllerapi.Event.
-func (e *SyncClaims) GetName() string { return "SyncClaims" }
+// Spec implements controllerapi.Event: removal, vswitch side first.
+func (*SyncClaims) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "SyncClaims", Blocking: true,
+		Transaction: controllerapi.BestEffort, Direction: controllerapi.Reverse}
+}
 
 // String implements controllerapi.Event.
 func (e *SyncClaims) String() string {
 	return fmt.Sprintf("SyncClaims (%d claims listed at %s)", len(e.Claims), e.ListedAt.Format(time.RFC3339))
 }
-
-// Method implements controllerapi.Event.
-func (e *SyncClaims) Method() controllerapi.EventMethodType { return controllerapi.Update }
-
-// IsBlocking implements controllerapi.Event.
-func (e *SyncClaims) IsBlocking() bool { return true }
-
-// TransactionType implements controllerapi.UpdateEvent.
-func (e *SyncClaims) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.BestEffort
-}
-
-// Direction implements controllerapi.UpdateEvent: removal, vswitch side first.
-func (e *SyncClaims) Direction() controllerapi.UpdateDirectionType { return controllerapi.Reverse }
 
 // ClaimPool is what the DRA driver publishes: the devices handed out
 // through ResourceClaims and where their socket directories live.

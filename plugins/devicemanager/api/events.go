@@ -56,8 +56,12 @@ func NewAllocateDevice(resourceName string, deviceIDs []string) *AllocateDevice 
 	}
 }
 
-// GetName implements controllerapi.Event.
-func (e *AllocateDevice) GetName() string { return "AllocateDevice" }
+// Spec implements controllerapi.Event: kubelet admits the pod only once
+// Allocate answers.
+func (*AllocateDevice) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "AllocateDevice", Blocking: true, Admission: true,
+		Transaction: controllerapi.RevertOnFailure, Direction: controllerapi.Forward}
+}
 
 // String implements controllerapi.Event; envs and annotations are left out
 // because they carry the secret. It names at most maxDescribedIDs device
@@ -72,21 +76,3 @@ func (e *AllocateDevice) String() string {
 }
 
 const maxDescribedIDs = 8
-
-// Method implements controllerapi.Event.
-func (e *AllocateDevice) Method() controllerapi.EventMethodType { return controllerapi.Update }
-
-// IsBlocking implements controllerapi.Event.
-func (e *AllocateDevice) IsBlocking() bool { return true }
-
-// IsAdmission implements controllerapi.AdmissionEvent: kubelet admits the
-// pod only once Allocate answers.
-func (e *AllocateDevice) IsAdmission() bool { return true }
-
-// TransactionType implements controllerapi.UpdateEvent.
-func (e *AllocateDevice) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.RevertOnFailure
-}
-
-// Direction implements controllerapi.UpdateEvent.
-func (e *AllocateDevice) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }

@@ -23,10 +23,9 @@ func TestAdmissionEvents(t *testing.T) {
 		{&podapi.DeletePod{}, false},
 	}
 	for _, tc := range tests {
-		t.Run(tc.event.GetName(), func(t *testing.T) {
-			admission, ok := tc.event.(controllerapi.AdmissionEvent)
-			if got := ok && admission.IsAdmission(); got != tc.want {
-				t.Errorf("%s is an admission event: %v, want %v", tc.event.GetName(), got, tc.want)
+		t.Run(tc.event.Spec().Name, func(t *testing.T) {
+			if got := tc.event.Spec().Admission; got != tc.want {
+				t.Errorf("%s is an admission event: %v, want %v", tc.event.Spec().Name, got, tc.want)
 			}
 		})
 	}

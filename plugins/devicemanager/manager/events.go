@@ -20,31 +20,15 @@ type ReleaseAllocation struct {
 	removed *allocation.Allocation
 }
 
-// GetName implements controllerapi.Event.
-func (e *ReleaseAllocation) GetName() string { return "ReleaseAllocation" }
+// Spec implements controllerapi.Event: removal, vswitch side first.
+func (*ReleaseAllocation) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "ReleaseAllocation",
+		Transaction: controllerapi.BestEffort, Direction: controllerapi.Reverse}
+}
 
 // String implements controllerapi.Event.
 func (e *ReleaseAllocation) String() string {
 	return fmt.Sprintf("ReleaseAllocation %s (%s)", e.AllocationID, e.Reason)
-}
-
-// Method implements controllerapi.Event.
-func (e *ReleaseAllocation) Method() controllerapi.EventMethodType { return controllerapi.Update }
-
-// IsBlocking implements controllerapi.Event.
-func (e *ReleaseAllocation) IsBlocking() bool { return false }
-
-// Done implements controllerapi.Event; the loop logs the outcome.
-func (e *ReleaseAllocation) Done(error) {}
-
-// TransactionType implements controllerapi.UpdateEvent.
-func (e *ReleaseAllocation) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.BestEffort
-}
-
-// Direction implements controllerapi.UpdateEvent: removal, vswitch side first.
-func (e *ReleaseAllocation) Direction() controllerapi.UpdateDirectionType {
-	return controllerapi.Reverse
 }
 
 // ReleaseAbandoned releases every allocation made for one kubelet call
@@ -58,8 +42,11 @@ type ReleaseAbandoned struct {
 	Reason        string
 }
 
-// GetName implements controllerapi.Event.
-func (e *ReleaseAbandoned) GetName() string { return "ReleaseAbandoned" }
+// Spec implements controllerapi.Event: removal.
+func (*ReleaseAbandoned) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "ReleaseAbandoned",
+		Transaction: controllerapi.BestEffort, Direction: controllerapi.Reverse}
+}
 
 // String implements controllerapi.Event; it names at most
 // maxDescribedAllocations, since it is logged and kept in the history.
@@ -74,25 +61,6 @@ func (e *ReleaseAbandoned) String() string {
 
 const maxDescribedAllocations = 8
 
-// Method implements controllerapi.Event.
-func (e *ReleaseAbandoned) Method() controllerapi.EventMethodType { return controllerapi.Update }
-
-// IsBlocking implements controllerapi.Event.
-func (e *ReleaseAbandoned) IsBlocking() bool { return false }
-
-// Done implements controllerapi.Event; the loop logs the outcome.
-func (e *ReleaseAbandoned) Done(error) {}
-
-// TransactionType implements controllerapi.UpdateEvent.
-func (e *ReleaseAbandoned) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.BestEffort
-}
-
-// Direction implements controllerapi.UpdateEvent: removal.
-func (e *ReleaseAbandoned) Direction() controllerapi.UpdateDirectionType {
-	return controllerapi.Reverse
-}
-
 // ReconcileAllocations asks the device manager to bind and collect
 // allocations by what the pod sources listed, so that a missed DeletePod
 // does not leak a directory or devices. The manager lists the pods off the
@@ -103,27 +71,11 @@ type ReconcileAllocations struct {
 	Live podapi.Listing
 }
 
-// GetName implements controllerapi.Event.
-func (e *ReconcileAllocations) GetName() string { return "ReconcileAllocations" }
+// Spec implements controllerapi.Event.
+func (*ReconcileAllocations) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "ReconcileAllocations",
+		Transaction: controllerapi.BestEffort, Direction: controllerapi.Reverse}
+}
 
 // String implements controllerapi.Event.
 func (e *ReconcileAllocations) String() string { return "ReconcileAllocations" }
-
-// Method implements controllerapi.Event.
-func (e *ReconcileAllocations) Method() controllerapi.EventMethodType { return controllerapi.Update }
-
-// IsBlocking implements controllerapi.Event.
-func (e *ReconcileAllocations) IsBlocking() bool { return false }
-
-// Done implements controllerapi.Event.
-func (e *ReconcileAllocations) Done(error) {}
-
-// TransactionType implements controllerapi.UpdateEvent.
-func (e *ReconcileAllocations) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.BestEffort
-}
-
-// Direction implements controllerapi.UpdateEvent.
-func (e *ReconcileAllocations) Direction() controllerapi.UpdateDirectionType {
-	return controllerapi.Reverse
-}

@@ -20,7 +20,7 @@ func (m *Manager) String() string { return "devicemanager" }
 // HandlesEvent implements controllerapi.EventHandler: allocations, pod
 // lifecycle and resyncs.
 func (m *Manager) HandlesEvent(event controllerapi.Event) bool {
-	if event.Method().IsResync() {
+	if event.Spec().Method.IsResync() {
 		return true
 	}
 	switch event.(type) {
@@ -203,7 +203,7 @@ func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controllerapi.EventO
 // make sure every kept allocation has its directory. What no live pod
 // holds is collected by the ReconcileAllocations the resync asks for: the
 // pods are listed off the event loop.
-func (m *Manager) Resync(_ controllerapi.Event, _ int, _ controllerapi.EventOperations) error {
+func (m *Manager) Resync(_ controllerapi.Event, _ controllerapi.EventOperations) error {
 	var errs []error
 	if !m.loaded {
 		m.load()

@@ -136,7 +136,7 @@ func (*heldWiring) HandlesEvent(event controllerapi.Event) bool {
 	_, allocate := event.(*dmapi.AllocateDevice)
 	return allocate
 }
-func (*heldWiring) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
+func (*heldWiring) Resync(controllerapi.Event, controllerapi.EventOperations) error {
 	return nil
 }
 func (w *heldWiring) Update(controllerapi.Event, controllerapi.EventOperations) (string, error) {

@@ -388,7 +388,7 @@ func push(t testing.TB, a *agent, event controllerapi.Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := a.loop.Resync(ctx); err != nil {
-		t.Fatalf("resync after %s: %v", event.GetName(), err)
+		t.Fatalf("resync after %s: %v", event.Spec().Name, err)
 	}
 }
 
@@ -514,7 +514,7 @@ func (failingWiring) HandlesEvent(event controllerapi.Event) bool {
 	_, allocate := event.(*dmapi.AllocateDevice)
 	return allocate
 }
-func (failingWiring) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
+func (failingWiring) Resync(controllerapi.Event, controllerapi.EventOperations) error {
 	return nil
 }
 func (failingWiring) Update(controllerapi.Event, controllerapi.EventOperations) (string, error) {

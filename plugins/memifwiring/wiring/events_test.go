@@ -86,7 +86,7 @@ func TestPodEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := restarted.Resync(fullResync{}, 1, newRecordingTxn()); err != nil {
+	if err := restarted.Resync(fullResync{}, newRecordingTxn()); err != nil {
 		t.Fatal(err)
 	}
 	resync := eventloop.NewResyncEvent("TestResync")

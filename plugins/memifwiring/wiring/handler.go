@@ -124,7 +124,7 @@ func (h *Handler) HandlesEvent(event controllerapi.Event) bool {
 	case podapi.AddPodEvent, podapi.DeletePodEvent, *dmapi.AllocateDevice, *networksapi.NetworksChanged, *dmapi.PrepareClaim:
 		return true
 	}
-	return event.Method().IsResync()
+	return event.Spec().Method.IsResync()
 }
 
 // networksDeclared tells whether memifs may be in networks: then a memif
@@ -138,7 +138,7 @@ func (h *Handler) networksDeclared() bool {
 // wires every allocation bound to a pod and forgets every other interface
 // it put. ListAllocations reads the device manager's state only, as the
 // event loop requires.
-func (h *Handler) Resync(_ controllerapi.Event, _ int, txn controllerapi.EventOperations) error {
+func (h *Handler) Resync(_ controllerapi.Event, txn controllerapi.EventOperations) error {
 	if h.opts.Networks != nil {
 		h.applyNetworks(h.opts.Networks.Networks())
 	}
@@ -207,7 +207,7 @@ func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOpera
 			return "", errors.Join(err, h.Revert(event))
 		}
 	default:
-		return "", fmt.Errorf("memif wiring got event %s it does not handle", event.GetName())
+		return "", fmt.Errorf("memif wiring got event %s it does not handle", event.Spec().Name)
 	}
 	if err == nil {
 		h.putNetworks(txn)

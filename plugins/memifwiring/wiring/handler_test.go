@@ -80,11 +80,10 @@ func startDevices(t *testing.T, memifs []podMemif) dmapi.DeviceManagerAPI {
 
 type fullResync struct{}
 
-func (fullResync) GetName() string                       { return "FullResync" }
-func (fullResync) String() string                        { return "full resync" }
-func (fullResync) Method() controllerapi.EventMethodType { return controllerapi.FullResync }
-func (fullResync) IsBlocking() bool                      { return false }
-func (fullResync) Done(error)                            {}
+func (fullResync) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "FullResync", Method: controllerapi.FullResync}
+}
+func (fullResync) String() string { return "full resync" }
 
 func TestHandlerUpdates(t *testing.T) {
 	for _, tc := range []struct {
@@ -155,8 +154,8 @@ func TestHandlerUpdates(t *testing.T) {
 					t.Fatalf("handler does not handle %s", event)
 				}
 				var err error
-				if event.Method().IsResync() {
-					err = handler.Resync(event, 1, txn)
+				if event.Spec().Method.IsResync() {
+					err = handler.Resync(event, txn)
 				} else {
 					_, err = handler.Update(event, txn)
 				}

@@ -25,8 +25,11 @@ type NetworksChanged struct {
 	Config netconf.Config
 }
 
-// GetName implements controllerapi.Event.
-func (e *NetworksChanged) GetName() string { return "NetworksChanged" }
+// Spec implements controllerapi.Event.
+func (*NetworksChanged) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "NetworksChanged",
+		Transaction: controllerapi.BestEffort, Direction: controllerapi.Forward}
+}
 
 // String implements controllerapi.Event.
 func (e *NetworksChanged) String() string {
@@ -35,23 +38,4 @@ func (e *NetworksChanged) String() string {
 		names[i] = fmt.Sprintf("%s(%s)", n.Name, n.Type)
 	}
 	return fmt.Sprintf("NetworksChanged networks %v default %q", names, e.Config.DefaultNetwork)
-}
-
-// Method implements controllerapi.Event.
-func (e *NetworksChanged) Method() controllerapi.EventMethodType { return controllerapi.Update }
-
-// IsBlocking implements controllerapi.Event: nobody waits for it.
-func (e *NetworksChanged) IsBlocking() bool { return false }
-
-// Done implements controllerapi.Event; the loop logs the outcome.
-func (e *NetworksChanged) Done(error) {}
-
-// TransactionType implements controllerapi.UpdateEvent.
-func (e *NetworksChanged) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.BestEffort
-}
-
-// Direction implements controllerapi.UpdateEvent.
-func (e *NetworksChanged) Direction() controllerapi.UpdateDirectionType {
-	return controllerapi.Forward
 }

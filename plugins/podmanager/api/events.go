@@ -30,32 +30,18 @@ type AddPod struct {
 	Containers []PodContainer
 }
 
-// GetName implements controllerapi.Event.
-func (e *AddPod) GetName() string { return "AddPod" }
+// Spec implements controllerapi.Event: a pod's wiring is best effort, and a
+// failure is healed by the next resync.
+func (*AddPod) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "AddPod",
+		Transaction: controllerapi.BestEffort, Direction: controllerapi.Forward}
+}
 
 // GetAddPod implements AddPodEvent.
 func (e *AddPod) GetAddPod() *AddPod { return e }
 
 // String implements controllerapi.Event.
 func (e *AddPod) String() string { return "AddPod " + e.Pod.String() }
-
-// Method implements controllerapi.Event.
-func (e *AddPod) Method() controllerapi.EventMethodType { return controllerapi.Update }
-
-// IsBlocking implements controllerapi.Event: nobody waits for AddPod.
-func (e *AddPod) IsBlocking() bool { return false }
-
-// Done implements controllerapi.Event; the outcome is logged by the loop.
-func (e *AddPod) Done(error) {}
-
-// TransactionType implements controllerapi.UpdateEvent: a pod's wiring is best effort,
-// and a failure is healed by the next resync.
-func (e *AddPod) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.BestEffort
-}
-
-// Direction implements controllerapi.UpdateEvent.
-func (e *AddPod) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
 
 // DeletePod is pushed when a pod is gone from the node (its sandbox and all
 // its containers are removed). Handlers run in reverse order, so the vswitch
@@ -64,28 +50,14 @@ type DeletePod struct {
 	Pod Pod
 }
 
-// GetName implements controllerapi.Event.
-func (e *DeletePod) GetName() string { return "DeletePod" }
+// Spec implements controllerapi.Event.
+func (*DeletePod) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "DeletePod",
+		Transaction: controllerapi.BestEffort, Direction: controllerapi.Reverse}
+}
 
 // GetDeletePod implements DeletePodEvent.
 func (e *DeletePod) GetDeletePod() *DeletePod { return e }
 
 // String implements controllerapi.Event.
 func (e *DeletePod) String() string { return "DeletePod " + e.Pod.String() }
-
-// Method implements controllerapi.Event.
-func (e *DeletePod) Method() controllerapi.EventMethodType { return controllerapi.Update }
-
-// IsBlocking implements controllerapi.Event.
-func (e *DeletePod) IsBlocking() bool { return false }
-
-// Done implements controllerapi.Event.
-func (e *DeletePod) Done(error) {}
-
-// TransactionType implements controllerapi.UpdateEvent.
-func (e *DeletePod) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.BestEffort
-}
-
-// Direction implements controllerapi.UpdateEvent.
-func (e *DeletePod) Direction() controllerapi.UpdateDirectionType { return controllerapi.Reverse }

@@ -57,7 +57,7 @@ func (h *recordingHandler) HandlesEvent(event controllerapi.Event) bool {
 	return false
 }
 
-func (h *recordingHandler) Resync(controllerapi.Event, int, controllerapi.EventOperations) error {
+func (h *recordingHandler) Resync(controllerapi.Event, controllerapi.EventOperations) error {
 	return nil
 }
 
@@ -259,15 +259,10 @@ func TestTrackerWaitsForAFullQueue(t *testing.T) {
 // queueFiller is an event no handler wants.
 type queueFiller struct{}
 
-func (queueFiller) GetName() string                       { return "QueueFiller" }
-func (queueFiller) String() string                        { return "QueueFiller" }
-func (queueFiller) Method() controllerapi.EventMethodType { return controllerapi.Update }
-func (queueFiller) IsBlocking() bool                      { return false }
-func (queueFiller) Done(error)                            {}
-func (queueFiller) TransactionType() controllerapi.UpdateTransactionType {
-	return controllerapi.BestEffort
+func (queueFiller) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "QueueFiller"}
 }
-func (queueFiller) Direction() controllerapi.UpdateDirectionType { return controllerapi.Forward }
+func (queueFiller) String() string { return "QueueFiller" }
 
 func podNames(live podapi.Listing) []string {
 	var names []string
