@@ -2,6 +2,7 @@ package descriptor_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gogo/protobuf/proto"
 	"github.com/ligato/cn-infra/config"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
 	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
 
@@ -117,7 +120,8 @@ func wantNoOps(t testing.TB, what string, ops kvs.RecordedTxnOps) {
 
 // setLinks tells the scheduler each memif's link as VPP holds it, as the
 // vswitch's link watcher does when VPP's events name them, and waits for
-// the scheduler to act on it.
+// the scheduler to hold it (the transaction of a link state also makes
+// or removes the values that wait for it).
 func (a *agent) setLinks(t testing.TB) map[string]descriptor.Link {
 	t.Helper()
 	links, err := descriptor.ReadLinks(t.Context(), a.conn)
@@ -128,8 +132,14 @@ func (a *agent) setLinks(t testing.TB) map[string]descriptor.Link {
 		if err := a.links.Set(name, link.Up); err != nil {
 			t.Fatal(err)
 		}
+		key := vpp_interfaces.LinkStateKey(name, link.Up)
+		poll.Until(t, 30*time.Second, "the KV scheduler holds "+key, func() error {
+			if state := a.scheduler.GetValueStatus(key).GetValue().GetState(); state != kvs.ValueState_OBTAINED {
+				return fmt.Errorf("%s is %s", key, state)
+			}
+			return nil
+		})
 	}
-	a.scheduler.TransactionBarrier()
 	return links
 }
 

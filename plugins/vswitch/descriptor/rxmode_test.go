@@ -2,6 +2,7 @@ package descriptor_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,14 +11,16 @@ import (
 
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
+	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
 
 // connectPeer runs testpmd as the memif client (a pod side) on socket and
 // waits until its link is up.
-func connectPeer(t *testing.T, socket, secret string) {
+func connectPeer(t *testing.T, socket, secret string) *testpmd.Vswitch {
 	t.Helper()
 	peer, err := testpmd.StartVswitch(t.Context(), testpmd.VswitchConfig{Socket: socket, Secret: secret, Client: true,
 		LogPath: filepath.Join(t.TempDir(), "peer.log")})
@@ -30,6 +33,7 @@ func connectPeer(t *testing.T, socket, secret string) {
 	if err := peer.WaitLinkUp(ctx); err != nil {
 		t.Fatalf("memif peer on %s: %v", socket, err)
 	}
+	return peer
 }
 
 // TestRxModesOfConnectedMemif: a memif's rx modes wait for its link; once
@@ -93,5 +97,70 @@ func TestRxModesOfConnectedMemif(t *testing.T) {
 			v.CLI(t, "api", "trace", "off")
 			restarted.resync(t, nil)
 		})
+	}
+}
+
+// TestRxModesFollowTheLink takes a memif's rx modes through the link's
+// life: made while the link is down, they wait (VPP is told nothing);
+// the link comes up and the scheduler writes them; the model drops them
+// and VPP's queues go back to VPP's default (polling); the model gives
+// them again; the pod side leaves and the scheduler drops them without an
+// error, though VPP has no queues left to write to.
+func TestRxModesFollowTheLink(t *testing.T) {
+	v := vpp.Start(t)
+	const name = "pod-memif"
+	key := vpp_interfaces.InterfaceKey(name)
+	withModes := func(mode vpp_interfaces.Interface_RxMode_Type) *vpp_interfaces.Interface {
+		return memif(v.Dir, name, func(i *vpp_interfaces.Interface) {
+			if mode != vpp_interfaces.Interface_RxMode_UNKNOWN {
+				i.RxModes = []*vpp_interfaces.Interface_RxMode{{DefaultMode: true, Mode: mode}}
+			}
+		})
+	}
+	a := startAgent(t, v)
+	v.TraceAPI(t)
+	a.commit(t, map[string]proto.Message{key: withModes(vpp_interfaces.Interface_RxMode_INTERRUPT)})
+	if traced := v.TracedAPI(t); slices.Contains(traced, "sw_interface_set_rx_mode") {
+		t.Errorf("with the link down VPP was sent %v, want no sw_interface_set_rx_mode", traced)
+	}
+	v.CLI(t, "api", "trace", "off")
+	iface := withModes(vpp_interfaces.Interface_RxMode_INTERRUPT).GetMemif()
+	peer := connectPeer(t, iface.SocketFilename, iface.Secret)
+	a.setLinks(t)
+	vppName := readVPP(t, v)[name].details.InterfaceName
+	for _, step := range []struct {
+		name  string
+		mode  vpp_interfaces.Interface_RxMode_Type
+		queue string
+	}{
+		{"link up", vpp_interfaces.Interface_RxMode_INTERRUPT, "interrupt"},
+		{"modes dropped", vpp_interfaces.Interface_RxMode_UNKNOWN, "polling"},
+		{"modes given again", vpp_interfaces.Interface_RxMode_ADAPTIVE, "adaptive"},
+	} {
+		for _, op := range a.commit(t, map[string]proto.Message{key: withModes(step.mode)}) {
+			if op.NewErr != nil {
+				t.Errorf("%s: %s %s: %v", step.name, op.Operation, op.Key, op.NewErr)
+			}
+		}
+		if modes := v.RxModes(t, vppName); len(modes) == 0 || slices.ContainsFunc(modes, func(m string) bool { return m != step.queue }) {
+			t.Errorf("%s: VPP's queues of %s are %v, want all %s", step.name, vppName, modes, step.queue)
+		}
+	}
+	peer.Stop()
+	poll.Until(t, time.Minute, "the link of "+name+" down", func() error {
+		if a.setLinks(t)[name].Up {
+			return fmt.Errorf("link up")
+		}
+		return nil
+	})
+	for _, txn := range a.scheduler.GetTransactionHistory(time.Time{}, time.Now()) {
+		for _, op := range txn.Executed {
+			if op.NewErr != nil {
+				t.Errorf("transaction %d: %s %s: %v", txn.SeqNum, op.Operation, op.Key, op.NewErr)
+			}
+		}
+	}
+	if status := a.scheduler.GetValueStatus(vpp_interfaces.RxModesKey(name)).GetValue(); status.GetState() != kvs.ValueState_PENDING {
+		t.Errorf("the rx modes of a memif whose link is down are %v, want pending", status.GetState())
 	}
 }
