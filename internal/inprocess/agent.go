@@ -31,6 +31,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/nodeapi"
 	"github.com/contivpp/memif-agent/plugins/podmanager"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
+	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
@@ -56,6 +57,10 @@ type Options struct {
 	// Wiring are options of the agent's wiring; WithMetrics is always
 	// set, to Agent.Metrics.
 	Wiring []agentwiring.Option
+	// Reachability, when set, is the vswitch reachability the devices'
+	// health follows, in place of the vswitch plugin's: the test says
+	// when VPP answers.
+	Reachability vswitchapi.VswitchAPI
 }
 
 // Agent is one agent running in the test's process.
@@ -101,6 +106,9 @@ func Start(tb testing.TB, opts Options) *Agent {
 	a.ConfigDir = filepath.Join(a.Dir, "config")
 	a.writeConfigs(tb, opts.Configs)
 	a.Agent = agentwiring.New(agentwiring.DirConfigs(a.ConfigDir), append(slices.Clone(opts.Wiring), agentwiring.WithMetrics(a.Metrics))...)
+	if opts.Reachability != nil {
+		a.DeviceManager.Vswitch = opts.Reachability
+	}
 	a.plugins = startOrder(a.Agent)
 	tb.Cleanup(a.Stop)
 	if err := a.start(opts.VswitchStandIn); err != nil {

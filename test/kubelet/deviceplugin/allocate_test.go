@@ -115,7 +115,7 @@ func checkDirMode(t *testing.T, dir string, want os.FileMode) {
 // holds exactly the devices kubelet gave the container.
 func checkAllocationHolds(t *testing.T, a *agent, hostDir string, kubeletDevices []string) {
 	t.Helper()
-	for _, info := range a.dm.ListAllocations() {
+	for _, info := range a.DeviceManager.ListAllocations() {
 		if info.HostDir != hostDir {
 			continue
 		}

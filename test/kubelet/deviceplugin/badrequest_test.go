@@ -48,7 +48,7 @@ func TestBadAllocateRequestsAreRefused(t *testing.T) {
 	n := newNode(t)
 	a := n.startAgent(t, n.cfg)
 	taken := n.admitOne(t, "holder")
-	client := dialPlugin(t, a.dm.SocketPath())
+	client := dialPlugin(t, a.pluginSocket)
 	free := freeDevice(t, taken.devices)
 	tests := []struct {
 		name        string
@@ -88,7 +88,7 @@ func TestBadAllocateRequestsAreRefused(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if allocations := a.dm.ListAllocations(); len(allocations) != 1 || len(entries) != 1 {
+		if allocations := a.DeviceManager.ListAllocations(); len(allocations) != 1 || len(entries) != 1 {
 			return fmt.Errorf("%d allocations and %d directories in %s, want 1 of each (the holder's)", len(allocations), len(entries), n.cfg.SocketRoot)
 		}
 		return nil
@@ -114,11 +114,11 @@ func TestAllocateFailsWhenDirectoryCannotBeMade(t *testing.T) {
 	}
 	// kubelet flattens the status into its error; the plugin's own answer
 	// carries the code.
-	_, err = dialPlugin(t, a.dm.SocketPath()).Allocate(n.ctx, containerRequests([]string{"memif-000"}))
+	_, err = dialPlugin(t, a.pluginSocket).Allocate(n.ctx, containerRequests([]string{"memif-000"}))
 	if st, _ := status.FromError(err); st.Code() != codes.Internal || !strings.Contains(st.Message(), "create socket root") {
 		t.Errorf("Allocate failed with %v %q, want %v and a message naming the socket root", st.Code(), st.Message(), codes.Internal)
 	}
-	if allocations := a.dm.ListAllocations(); len(allocations) != 0 {
+	if allocations := a.DeviceManager.ListAllocations(); len(allocations) != 0 {
 		t.Errorf("the agent keeps %d allocations after the failure, want none", len(allocations))
 	}
 }

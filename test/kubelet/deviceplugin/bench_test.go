@@ -41,7 +41,7 @@ func newBenchNode(b *testing.B) *benchNode {
 	cfg.DeviceCount = benchDevices
 	cfg.SocketRoot = tmpfsSocketRoot(b, cfg.SocketRoot)
 	n.cfg = cfg
-	a := n.startAgentWith(b, cfg, agentSetup{quiet: true, trackPods: true})
+	a := n.startAgentWith(b, cfg, agentSetup{trackPods: true})
 	stub, err := kubelettest.StartStubPlugin(n.ctx, stubResource, benchDevices)
 	if err != nil {
 		b.Fatal(err)
@@ -183,22 +183,13 @@ func (n *benchNode) deletePods(b *testing.B, resourceName string, pods []*v1.Pod
 	}
 }
 
-// reconcileEvery is how often untilTracked has the pod tracker compare:
-// well within kubelet's pod-resources rate limit (100 calls a second).
-const reconcileEvery = 50 * time.Millisecond
-
-// untilTracked has the agent's pod tracker compare kubelet's pods with
-// those it announced until check passes on what the agent holds. The
-// tracker compares now instead of at its next tick (every gone-grace
-// without a runtime); it decides the same, and a deletion takes one
-// gone-grace instead of up to three ticks.
+// untilTracked waits until check passes on what the agent holds: its pod
+// tracker compares kubelet's pods with those it announced every
+// trackEvery.
 func (n *benchNode) untilTracked(b *testing.B, what string, check func(held []dmapi.MemifInfo) error) {
 	b.Helper()
-	poll.Every(b, waitTimeout, reconcileEvery, what, func() error {
-		if err := n.agent.tracker.Reconcile(n.ctx); err != nil {
-			return fmt.Errorf("pod tracker: %w", err)
-		}
-		return check(n.agent.dm.ListAllocations())
+	poll.Every(b, waitTimeout, trackEvery, what, func() error {
+		return check(n.agent.DeviceManager.ListAllocations())
 	})
 }
 

@@ -148,7 +148,7 @@ func TestCorruptCheckpointIsSurvived(t *testing.T) {
 
 			agent = n.startAgent(t, n.cfg)
 			held := map[string]string{}
-			for _, info := range agent.dm.ListAllocations() {
+			for _, info := range agent.DeviceManager.ListAllocations() {
 				held[info.HostDir] = info.Secret
 			}
 			for i, p := range []admitted{f.a, f.b, f.c} {
@@ -157,7 +157,7 @@ func TestCorruptCheckpointIsSurvived(t *testing.T) {
 					t.Errorf("the agent holds pod %s's allocation with its secret: %v, want %v", p.pod.Name, isKept, tc.wantKept[i])
 				}
 			}
-			if lostParts := counterValue(t, agent.metrics, "memif_device_manager_checkpoint_lost_parts_total", ""); lostParts != tc.wantLostParts {
+			if lostParts := counterValue(t, agent.Metrics, "memif_device_manager_checkpoint_lost_parts_total", ""); lostParts != tc.wantLostParts {
 				t.Errorf("lost checkpoint parts counted: %v, want %v", lostParts, tc.wantLostParts)
 			}
 			checkAside(t, n.cfg.CheckpointPath, snapshot, tc.wantAside)

@@ -8,18 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
 
-	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/inprocess"
+	dmplugin "github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
-	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
-	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
-	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/plugins/podmanager"
+	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
@@ -73,59 +71,32 @@ func newNode(tb testing.TB) *node {
 	return n
 }
 
-// agent is the agent's device manager on the real controller event loop,
-// wired as the agent wires it; with its pod tracker when the test tracks
-// pods.
+// agent is the agent in the test's process (inprocess), on the node's
+// kubelet: its device plugin registers with kubelet's device manager.
 type agent struct {
-	loop    *eventloop.Loop
-	dm      *manager.Manager
-	metrics *prometheus.Registry
-	// tracker and podResources, its kubelet client, are nil unless the
-	// agent tracks pods.
-	tracker      *podtracker.Tracker
-	podResources *podresources.Client
+	*inprocess.Agent
+	// pluginSocket is where its device plugin serves kubelet.
+	pluginSocket string
 }
 
-// agentSetup is how a test runs the agent.
+// agentSetup is how a test runs the agent beside its device manager's
+// config.
 type agentSetup struct {
-	// quiet drops the agent's warnings and errors (benchmarks).
-	quiet bool
-	// trackPods runs the pod tracker as the pod manager runs it on a node
-	// with no container runtime (runtime: none): kubelet's pod-resources
-	// alone tells which pods live, so a pod kubelet removes is released.
-	// Without it no pod is ever bound nor released.
+	// trackPods has the pod manager list kubelet's pod-resources
+	// (runtime: none), as on a node with no container runtime, so that
+	// the agent binds the pods kubelet admits and releases those it
+	// removes. Without it no pod source answers (Docker at a socket that
+	// does not exist): no pod is ever bound nor released.
 	trackPods bool
-	// deviceHealth, when set, says whether the devices are healthy (the
-	// agent gives the device manager the vswitch's health).
-	deviceHealth dmapi.DeviceHealthSource
+	// reachability, when set, says whether the vswitch answers: the
+	// devices' health follows it.
+	reachability vswitchapi.VswitchAPI
 }
 
-// loopLater forwards the tracker's events to the loop, which is made after
-// the tracker: the device manager, a handler of the loop, lists pods
-// through the tracker.
-type loopLater struct{ loop *eventloop.Loop }
-
-func (l *loopLater) PushEvent(event controllerapi.Event) error { return l.loop.PushEvent(event) }
-
-// testLog passes warnings and errors to the test log; quiet drops them
-// (benchmarks).
-type testLog struct {
-	tb    testing.TB
-	quiet bool
-}
-
-func (testLog) Debugf(string, ...any) {}
-func (testLog) Infof(string, ...any)  {}
-func (l testLog) Warnf(format string, args ...any) {
-	if !l.quiet {
-		l.tb.Logf("WARN "+format, args...)
-	}
-}
-func (l testLog) Errorf(format string, args ...any) {
-	if !l.quiet {
-		l.tb.Logf("ERROR "+format, args...)
-	}
-}
+// trackEvery is how often the agent's pod tracker compares kubelet's pods
+// with those it announced: well within kubelet's pod-resources rate limit
+// (100 calls a second), so that a removed pod is released soon.
+const trackEvery = 50 * time.Millisecond
 
 // startAgent starts the agent with cfg and waits until kubelet reports its
 // devices. The agent is stopped at the end of the test unless stopped before.
@@ -134,18 +105,13 @@ func (n *node) startAgent(tb testing.TB, cfg config.Config) *agent {
 	a := n.startAgentWith(tb, cfg, agentSetup{})
 	n.waitForCapacity(tb, int64(cfg.DeviceCount))
 	// Capacity alone may be a stopped plugin's, which kubelet keeps for a
-	// grace period: wait for this agent's own registration, and for its
-	// startup resync (the checkpoint loaded), which runs on the event loop
-	// meanwhile; resyncs run in order.
+	// grace period: wait for this agent's own registration.
 	poll.Until(tb, waitTimeout, "the agent registering with kubelet", func() error {
-		if counterValue(tb, a.metrics, "memif_device_manager_registrations_total", "") < 1 {
+		if counterValue(tb, a.Metrics, "memif_device_manager_registrations_total", "") < 1 {
 			return errors.New("no registration counted yet")
 		}
 		return nil
 	})
-	if err := a.loop.Resync(n.ctx); err != nil {
-		tb.Fatalf("resync after the start: %v", err)
-	}
 	return a
 }
 
@@ -154,66 +120,21 @@ func (n *node) startAgent(tb testing.TB, cfg config.Config) *agent {
 // before.
 func (n *node) startAgentWith(tb testing.TB, cfg config.Config, setup agentSetup) *agent {
 	tb.Helper()
-	log := testLog{tb: tb, quiet: setup.quiet}
-	a := &agent{metrics: prometheus.NewRegistry()}
-	opts := manager.Options{Log: log, Metrics: a.metrics, DeviceHealth: setup.deviceHealth}
-	late := &loopLater{}
+	pods := podmanager.DefaultConfig()
+	pods.ReconcilePeriod = configfile.Duration(trackEvery)
 	if setup.trackPods {
-		n.makeTracker(tb, a, late, log)
-		opts.PodLister, opts.PodResolver = a.tracker, a.tracker
+		pods.Runtime, pods.PodResourcesSocket = podmanager.RuntimeNone, n.podResourcesSocket
+	} else {
+		pods.Runtime, pods.PodResourcesSocket = podmanager.RuntimeDocker, ""
+		pods.DockerEndpoint = "unix://" + filepath.Join(filepath.Dir(n.podResourcesSocket), "no-docker.sock")
 	}
-	var err error
-	if a.dm, err = manager.New(cfg, opts); err != nil {
-		tb.Fatalf("device manager: %v", err)
+	return &agent{
+		Agent: inprocess.Start(tb, inprocess.Options{
+			Configs:      map[string]any{dmplugin.PluginName: cfg, podmanager.PluginName: pods},
+			Reachability: setup.reachability,
+		}),
+		pluginSocket: cfg.PluginSocketPath(),
 	}
-	a.loop, err = eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
-		Handlers:  []controllerapi.EventHandler{a.dm},
-		Committer: fakevswitch.Committer{},
-	})
-	if err != nil {
-		tb.Fatalf("event loop: %v", err)
-	}
-	late.loop = a.loop
-	a.loop.Start()
-	if err := a.dm.Start(a.loop); err != nil {
-		a.loop.Close()
-		tb.Fatalf("start device manager: %v", err)
-	}
-	if a.tracker != nil {
-		a.tracker.Start()
-	}
-	tb.Cleanup(a.stop)
-	return a
-}
-
-// makeTracker makes a's pod tracker over kubelet's pod-resources, with the
-// pod manager's defaults (podmanager.conf); it pushes into loop once loop
-// has one.
-func (n *node) makeTracker(tb testing.TB, a *agent, loop *loopLater, log testLog) {
-	tb.Helper()
-	var err error
-	if a.podResources, err = podresources.New(n.podResourcesSocket, podresources.DefaultCallTimeout); err != nil {
-		tb.Fatalf("pod-resources client: %v", err)
-	}
-	tb.Cleanup(func() { a.podResources.Close() })
-	a.tracker, err = podtracker.New(podtracker.Config{},
-		podtracker.Deps{Kubelet: a.podResources, EventLoop: loop, Log: log})
-	if err != nil {
-		tb.Fatalf("pod tracker: %v", err)
-	}
-}
-
-// stop stops the agent as its plugins' Close would; later calls do nothing.
-func (a *agent) stop() {
-	if a.loop == nil {
-		return
-	}
-	if a.tracker != nil {
-		a.tracker.Close()
-	}
-	a.dm.Stop()
-	a.loop.Close()
-	a.loop = nil
 }
 
 // stopAgent stops a and waits until kubelet has seen its plugin go (no
@@ -222,7 +143,7 @@ func (a *agent) stop() {
 // end after the new one's registration and hold the devices unhealthy.
 func (n *node) stopAgent(tb testing.TB, a *agent) {
 	tb.Helper()
-	a.stop()
+	a.Stop()
 	n.waitForCapacity(tb, 0)
 }
 

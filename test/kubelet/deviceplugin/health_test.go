@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contivpp/memif-agent/plugins/devicemanager/devicehealth"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
@@ -21,9 +20,8 @@ func TestUnreachableVswitchEmptiesAllocatable(t *testing.T) {
 	n := newNode(t)
 	var vswitch vswitchapi.ReachabilityCell
 	vswitch.Set(vswitchapi.Reachability{Configured: true, Reachable: true, Since: time.Now()})
-	health := devicehealth.New(&vswitch, 10*time.Second, testLog{tb: t})
-	go health.Run(n.ctx)
-	n.startAgentWith(t, n.cfg, agentSetup{deviceHealth: health})
+	// n.cfg's vswitch-health-grace is the default, 10 s.
+	n.startAgentWith(t, n.cfg, agentSetup{reachability: &vswitch})
 	n.waitForCapacity(t, deviceCount)
 	running := kubelettest.NewPod("running", resource, 1)
 	n.runContainers(t, running)

@@ -34,7 +34,7 @@ func (n *node) admitOne(t *testing.T, name string) admitted {
 func (n *node) checkKept(t *testing.T, a *agent, when string, pods []admitted) {
 	t.Helper()
 	held := map[string]dmapi.MemifInfo{}
-	for _, info := range a.dm.ListAllocations() {
+	for _, info := range a.DeviceManager.ListAllocations() {
 		held[info.HostDir] = info
 	}
 	for _, p := range pods {
@@ -101,15 +101,15 @@ func TestKubeletRestartsNeverWaitOutRegistration(t *testing.T) {
 		}
 		n.waitForCapacity(t, deviceCount)
 	}
-	a.stop() // the counters are final
+	a.Stop() // the counters are final
 	for _, kind := range []string{"registration-timeout", "registration-refused"} {
-		if got := counterValue(t, a.metrics, "memif_device_manager_errors_total", kind); got != 0 {
+		if got := counterValue(t, a.Metrics, "memif_device_manager_errors_total", kind); got != 0 {
 			t.Errorf("%d kubelet restarts brought %v failed Register calls (errors_total{kind=%q}), want none", restarts, got, kind)
 		}
 	}
 	// A successful registration whose answer came after the next restart
 	// began is not counted, so only a lower bound holds.
-	if got := counterValue(t, a.metrics, "memif_device_manager_registrations_total", ""); got < 1 {
+	if got := counterValue(t, a.Metrics, "memif_device_manager_registrations_total", ""); got < 1 {
 		t.Errorf("registrations_total = %v, want at least the first", got)
 	}
 }
