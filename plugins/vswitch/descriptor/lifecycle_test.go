@@ -25,13 +25,12 @@ import (
 type lifecycleCase struct {
 	name string
 	// base are values the case's own need, created first.
-	base            map[string]proto.Message
-	created         map[string]proto.Message
-	changed         map[string]proto.Message
-	view            func(t *testing.T, v *vpp.VPP) []string
-	wantCreated     []string
-	wantChanged     []string
-	wantWithoutBase []string
+	base        map[string]proto.Message
+	created     map[string]proto.Message
+	changed     map[string]proto.Message
+	view        func(t *testing.T, v *vpp.VPP) []string
+	wantCreated []string
+	wantChanged []string
 }
 
 func lifecycleCases(dir string) []lifecycleCase {
