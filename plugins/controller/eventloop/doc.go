@@ -41,9 +41,9 @@
 //     applied twice.
 //   - Close runs the commits still pending before it returns.
 //
-// The event contract. Each rule is checked by the test named after it.
+// The event contract. Each rule names the tests that check it.
 //
-//   - Spec. Every event declares how it runs with a controllerapi.EventSpec
+//   - Spec. Every event declares how it runs with an api.EventSpec
 //     (its type's Spec method, or an embedded EventSpec). The zero spec is
 //     a best-effort update that visits the handlers forward and that no
 //     one waits for; a spec names what differs. PushEvent and PushFollowUp
@@ -95,7 +95,8 @@
 //     (TestFollowUpsRunBeforeQueuedEvents,
 //     TestFollowUpsRunAfterTheirEventsCommit). They run after a failed
 //     commit too: the committed configuration already holds what the event
-//     put, and the healing resync applies it. Follow-ups of an event that
+//     put, and the healing resync applies it
+//     (TestFollowUpsRunAfterAFailedCommit). Follow-ups of an event that
 //     failed (any handler's error, under every transaction type) or was
 //     reverted are dropped, each told api.ErrDroppedFollowUp: they were
 //     pushed for a change that did not happen as the pushing handler saw

@@ -3,6 +3,7 @@ package eventloop
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -64,5 +65,32 @@ func TestFollowUpsOfAFailedEventAreDropped(t *testing.T) {
 				t.Errorf("handler calls = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFollowUpsRunAfterAFailedCommit: a commit that fails does not drop
+// the follow-ups of its events. The configuration the loop keeps already
+// holds what the events put, and the healing resync applies it; the
+// handlers' state moved on, so their follow-ups run as after a commit.
+func TestFollowUpsRunAfterAFailedCommit(t *testing.T) {
+	calls := &callLog{}
+	release := newEvent("Release", controllerapi.BestEffort, controllerapi.Forward)
+	handler := &testHandler{name: "h", calls: calls, followUps: map[string][]controllerapi.Event{"DeletePod": {release}}}
+	committer := &recordingCommitter{fail: func(req controllerapi.CommitRequest) bool {
+		return strings.Contains(req.Description, " DeletePod")
+	}}
+	loop := newTestLoop(t, testConfig(), Deps{Handlers: []controllerapi.EventHandler{handler}, Committer: committer})
+	loop.Start()
+	waitHealthy(t, loop)
+	deletePod := newEvent("DeletePod", controllerapi.BestEffort, controllerapi.Forward)
+	mustPush(t, loop, deletePod)
+	if err := mustWait(t, deletePod); !errors.Is(err, errCommitFailed) {
+		t.Errorf("DeletePod = %v, want its commit's failure", err)
+	}
+	if err := mustWait(t, release); err != nil {
+		t.Errorf("the follow-up of an event whose commit failed: %v", err)
+	}
+	if !slices.Contains(calls.get(), "h:update:Release") {
+		t.Errorf("the follow-up did not run: %v", calls.get())
 	}
 }
