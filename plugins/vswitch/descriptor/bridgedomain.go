@@ -104,12 +104,7 @@ func validateBridgeDomain(_ string, bd *vpp_l2.BridgeDomain) error {
 	case bd.MacAge > 255:
 		return fmt.Errorf("bridge domain %s: mac age %d minutes, VPP holds at most 255", bd.Name, bd.MacAge)
 	}
-	for _, iface := range bd.Interfaces {
-		if iface.BridgedVirtualInterface {
-			return fmt.Errorf("bridge domain %s: BVI %s is not supported by this agent's VPP descriptor", bd.Name, iface.Name)
-		}
-	}
-	return nil
+	return validateBVI(bd)
 }
 
 // settings is a bridge domain without its interfaces.
@@ -126,7 +121,7 @@ func equalBridgeDomains(_ string, oldValue, newValue *vpp_l2.BridgeDomain) bool 
 	names := func(bd *vpp_l2.BridgeDomain) []string {
 		var names []string
 		for _, iface := range bd.Interfaces {
-			names = append(names, fmt.Sprintf("%s/%d", iface.Name, iface.SplitHorizonGroup))
+			names = append(names, fmt.Sprintf("%s/%d/%t", iface.Name, iface.SplitHorizonGroup, iface.BridgedVirtualInterface))
 		}
 		slices.Sort(names)
 		return names
@@ -214,7 +209,8 @@ func (d *BridgeDomains) retrieve([]typedKV[*vpp_l2.BridgeDomain, *bridgeDomainMe
 			Forward: domain.Forward, Learn: domain.Learn, MacAge: uint32(domain.MACAge)}
 		for _, member := range domain.SwIfDetails {
 			if name, found := d.interfaces.Name(member.SwIfIndex); found {
-				bd.Interfaces = append(bd.Interfaces, &vpp_l2.BridgeDomain_Interface{Name: name, SplitHorizonGroup: uint32(member.Shg)})
+				bd.Interfaces = append(bd.Interfaces, &vpp_l2.BridgeDomain_Interface{Name: name, SplitHorizonGroup: uint32(member.Shg),
+					BridgedVirtualInterface: member.SwIfIndex == domain.BviSwIfIndex})
 			}
 		}
 		values = append(values, typedKV[*vpp_l2.BridgeDomain, *bridgeDomainMetadata]{Key: vpp_l2.BridgeDomainKey(bd.Name), Value: bd,
@@ -249,7 +245,7 @@ func (d *BridgeDomains) bind(key string, iface *vpp_l2.BridgeDomain_Interface) (
 	conn, id, index, err := d.bindArgs(key)
 	if err == nil {
 		err = request(context.Background(), conn, &vppmsg.SwInterfaceSetL2Bridge{RxSwIfIndex: index, BdID: id,
-			PortType: vppmsg.L2APIPortTypeNormal, Shg: uint8(iface.SplitHorizonGroup), Enable: true}, &vppmsg.SwInterfaceSetL2BridgeReply{})
+			PortType: portType(iface), Shg: uint8(iface.SplitHorizonGroup), Enable: true}, &vppmsg.SwInterfaceSetL2BridgeReply{})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("put %s into its bridge domain: %w", strings.TrimPrefix(key, "vpp/bd/"), err)

@@ -14,6 +14,15 @@
 //     and rx modes. An interface in VRF N depends on both VRF tables N; an
 //     unnumbered one on its target, which must be in the same VRF (VPP
 //     refuses otherwise).
+//   - The same descriptor makes the interfaces of networks that span
+//     nodes: AF_PACKET, VPP on a Linux link such as the node's end of a
+//     veth into the underlay (af_packet_create_v3, Ethernet mode, the
+//     model's MAC or a random one), and VXLAN_TUNNEL, a unicast tunnel
+//     (vxlan_add_del_tunnel_v3: source, destination, VNI, encapsulated in
+//     table 0) that is an L2 port: it carries a network as a member of the
+//     network's bridge domain, in a split-horizon group, and the bridge
+//     domain's BVI routes it in the network's VRF. Both plugins are
+//     optional (vppmsg.OptionalPlugins): without them only these fail.
 //   - VrfTables (config/vpp/v2/vrf-table/id/<N>/protocol/<IPV4|IPV6>): a VRF
 //     table, named owner.Tag of the model's label.
 //   - Routes (config/vpp/v2/route/if/<iface>/vrf/<N>/dst/<ip>/<len>/): an
@@ -23,7 +32,8 @@
 //   - BridgeDomains and BridgeDomainInterfaces: a vpp-agent bridge domain
 //     model becomes a VPP bridge domain tagged owner.Tag of its name; each
 //     of its interfaces is a derived value bound with
-//     sw_interface_set_l2_bridge once the interface exists.
+//     sw_interface_set_l2_bridge once the interface exists, in its
+//     split-horizon group, or as the bridge domain's one BVI.
 //   - XConnects: a vpp-agent L2 cross-connect model (one direction: frames
 //     received on one interface leave by the other) becomes
 //     sw_interface_set_l2_xconnect once both interfaces exist.

@@ -16,9 +16,12 @@ import (
 const maxVNI = 1<<24 - 1
 
 // validateVxlanTunnel checks a VXLAN_TUNNEL interface: a unicast tunnel
-// in L2 mode between two underlay addresses of one family, encapsulated in
-// the default table (the interface's own VRF is where what it decapsulates
-// goes). VPP sets its MTU and MAC address itself.
+// between two underlay addresses of one family, encapsulated in the
+// default table, and an L2 port: it carries a network as a member of the
+// network's bridge domain, which a BVI routes in the network's VRF. (VPP's
+// L3 mode of VXLAN has no MAC address, and this VPP crashes in ip4-glean
+// when it resolves a neighbour through one.) VPP sets its MTU and MAC
+// address itself.
 func validateVxlanTunnel(iface *vpp_interfaces.Interface) error {
 	link := iface.GetVxlan()
 	src, srcErr := netip.ParseAddr(link.SrcAddress)
@@ -34,13 +37,16 @@ func validateVxlanTunnel(iface *vpp_interfaces.Interface) error {
 		return fmt.Errorf("VNI %d: want 1 to %d", link.Vni, maxVNI)
 	case iface.Mtu != 0 || iface.PhysAddress != "" || len(iface.RxModes) > 0:
 		return fmt.Errorf("MTU, MAC address and rx modes of a VXLAN tunnel are VPP's: leave them out")
+	case iface.Vrf != 0 || len(iface.IpAddresses) > 0 || iface.Unnumbered != nil:
+		return fmt.Errorf("a VXLAN tunnel is an L2 port of a bridge domain: route through the bridge domain's BVI (a loopback in the VRF) instead of a VRF or addresses on the tunnel")
 	}
 	return nil
 }
 
 // vxlanRequest is the request that adds or deletes the model's tunnel:
 // VPP finds a tunnel to delete by the same addresses, ports and VNI.
-func vxlanRequest(link *vpp_interfaces.VxlanLink, add bool) *vppmsg.VxlanAddDelTunnelV3 {
+func vxlanRequest(iface *vpp_interfaces.Interface, add bool) *vppmsg.VxlanAddDelTunnelV3 {
+	link := iface.GetVxlan()
 	src, _ := netip.ParseAddr(link.SrcAddress)
 	dst, _ := netip.ParseAddr(link.DstAddress)
 	return &vppmsg.VxlanAddDelTunnelV3{IsAdd: add, Instance: ^uint32(0), SrcAddress: toVPPAddress(src.Unmap()), DstAddress: toVPPAddress(dst.Unmap()),
@@ -49,7 +55,7 @@ func vxlanRequest(link *vpp_interfaces.VxlanLink, add bool) *vppmsg.VxlanAddDelT
 
 func createVxlanTunnel(ctx context.Context, conn *vppapi.Conn, iface *vpp_interfaces.Interface) (*InterfaceMetadata, error) {
 	var created vppmsg.VxlanAddDelTunnelV3Reply
-	if err := request(ctx, conn, vxlanRequest(iface.GetVxlan(), true), &created); err != nil {
+	if err := request(ctx, conn, vxlanRequest(iface, true), &created); err != nil {
 		link := iface.GetVxlan()
 		return nil, fmt.Errorf("VXLAN from %s to %s, VNI %d: %w", link.SrcAddress, link.DstAddress, link.Vni, err)
 	}
@@ -57,7 +63,7 @@ func createVxlanTunnel(ctx context.Context, conn *vppapi.Conn, iface *vpp_interf
 }
 
 func removeVxlanTunnel(ctx context.Context, conn *vppapi.Conn, iface *vpp_interfaces.Interface) error {
-	return request(ctx, conn, vxlanRequest(iface.GetVxlan(), false), &vppmsg.VxlanAddDelTunnelV3Reply{})
+	return request(ctx, conn, vxlanRequest(iface, false), &vppmsg.VxlanAddDelTunnelV3Reply{})
 }
 
 // readVxlanTunnels returns VPP's VXLAN tunnels by index; none when VPP
