@@ -42,6 +42,10 @@ type ClaimPoolSource interface {
 // Deps are the plugin's dependencies; all are required.
 type Deps struct {
 	infra.PluginDeps
+	// EventLoop is not called: it makes cn-infra start the controller
+	// before the driver, whose claims' sync in AfterInit waits for the
+	// device manager's events on the loop the controller starts (the
+	// device manager itself starts before the controller).
 	EventLoop     controllerapi.EventLoop
 	DeviceManager ClaimPoolSource
 }
