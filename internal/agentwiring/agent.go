@@ -100,7 +100,7 @@ func New(configs Configs, opts ...Option) *Agent {
 	}))
 	deviceManager := devicemanager.NewPlugin(devicemanager.UseDeps(func(deps *devicemanager.Deps) {
 		deps.Cfg = configs(devicemanager.PluginName)
-		deps.PodLister = podManager
+		deps.LivePods = podManager
 		deps.PodResolver = podManager
 		deps.Prometheus = registry
 		deps.StatusCheck = agentHealth

@@ -21,8 +21,8 @@
 // refer to each other, so one of them is set after both exist):
 //
 //	deviceManager := devicemanager.NewPlugin(devicemanager.UseDeps(func(deps *devicemanager.Deps) {
-//		deps.PodLister = podManager // optional: resyncs collect gone pods
-//		deps.Prometheus = metrics   // optional
+//		deps.LivePods = podManager // optional: its decisions release gone pods
+//		deps.Prometheus = metrics  // optional
 //	}))
 //	eventLoop := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
 //		deps.EventHandlers = []controllerapi.EventHandler{deviceManager, memifWiring}

@@ -68,12 +68,14 @@ func (p *Plugin) HandOverWith(participants ...dmapi.HandoverParticipant) {
 // DaemonSet's startup probe must allow for it.
 const NodeLockWait = 40 * time.Second
 
-// Deps are the plugin's dependencies. EventLoop is required; PodLister,
+// Deps are the plugin's dependencies. EventLoop is required; LivePods,
 // PodResolver, Prometheus and StatusCheck are optional.
 type Deps struct {
 	infra.PluginDeps
 	EventLoop controllerapi.EventLoop
-	PodLister podapi.PodLister
+	// LivePods is the pod tracker, whose LivePods decisions the device
+	// manager releases allocations on; optional.
+	LivePods podapi.LivePodsSource
 	// PodResolver answers GetPodMemifInfo for a pod kubelet has just
 	// admitted; optional.
 	PodResolver podapi.PodResolver
@@ -141,7 +143,7 @@ func (p *Plugin) Init() error {
 		p.nodeLock = lock
 	}
 	p.health = devicehealth.New(p.Vswitch, cfg.VswitchHealthGrace.Duration(), p.Log)
-	opts := manager.Options{Log: p.Log, PodLister: p.PodLister, PodResolver: p.PodResolver, DeviceHealth: p.health}
+	opts := manager.Options{Log: p.Log, LivePods: p.LivePods, PodResolver: p.PodResolver, DeviceHealth: p.health}
 	if p.Prometheus != nil {
 		opts.Metrics = promregistry.Default(p.Prometheus)
 	}

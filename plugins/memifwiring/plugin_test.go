@@ -31,6 +31,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/networks"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
+	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
@@ -208,6 +209,9 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 		deps.Cfg = configFile(controllerConf)
 		deps.EventHandlers = []controllerapi.EventHandler{a.sibling, devices, wiring}
 	}))
+	if tracker, ok := dmOptions.LivePods.(*fakepodtracker.Tracker); ok {
+		tracker.Attach(a.controller)
+	}
 	type step struct {
 		name string
 		run  func() error

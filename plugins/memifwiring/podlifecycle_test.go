@@ -11,26 +11,16 @@ import (
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 )
 
-// livePods stands in for the pod tracker's PodLister (Docker and kubelet's
-// pod-resources): a test says which pods are alive.
-type livePods struct {
-	mu   sync.Mutex
-	pods []podapi.PodState
-}
+// livePods stands in for the pod tracker: a test says which pods are
+// alive, and the device manager gets that decision at every resync.
+type livePods struct{ *fakepodtracker.Tracker }
 
-func (l *livePods) set(pods []podapi.PodState) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.pods = pods
-}
+func newLivePods() *livePods { return &livePods{fakepodtracker.New(false)} }
 
-func (l *livePods) ListPods(context.Context) (podapi.Listing, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return podapi.Listing{Pods: slices.Clone(l.pods), Authoritative: true, RuntimeAnswered: true}, nil
-}
+func (l *livePods) set(pods []podapi.PodState) { l.Set(pods...) }
 
 // recordingPodResolver stands in for the pod tracker's PodResolver, which
 // asks Docker and kubelet about one pod (slow I/O). It knows one admitted
@@ -97,18 +87,14 @@ func TestGonePodLosesItsInterfacesBeforeItsDirectories(t *testing.T) {
 		{"DeletePod from the pod manager", func(t *testing.T, a *testAgent, _ *livePods, pod podapi.Pod) {
 			a.push(t, &podapi.DeletePod{Pod: pod})
 		}},
-		{"pod found gone by reconciliation", func(t *testing.T, a *testAgent, lister *livePods, _ podapi.Pod) {
+		{"pod gone in the pod tracker's decision", func(t *testing.T, a *testAgent, lister *livePods, _ podapi.Pod) {
 			lister.set(nil)
-			live, err := lister.ListPods(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			a.push(t, &manager.ReconcileAllocations{Live: live})
+			a.push(t, lister.Decision())
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lister := &livePods{}
-			a := startAgent(t, func(options *manager.Options) { options.PodLister = lister })
+			lister := newLivePods()
+			a := startAgent(t, func(options *manager.Options) { options.LivePods = lister.Tracker })
 			pod, app, sidecar := a.addWebPod(t)
 			lister.set([]podapi.PodState{{Pod: pod, Containers: []podapi.PodContainer{container("app", app), container("sidecar", sidecar)}}})
 			if got := a.vswitch.names(); !slices.Equal(got, webInterfaces) {

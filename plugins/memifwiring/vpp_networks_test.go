@@ -70,7 +70,7 @@ func wantInterface(t *testing.T, file memifjson.File, network, ip, gateway strin
 func TestL3NetworkThroughVPP(t *testing.T) {
 	v := vpp.Start(t)
 	dir := vppAgentDir(t)
-	lister := &livePods{}
+	lister := newLivePods()
 	first := startVPPAgentWith(t, v, dir, lister, "mtu: 9000\n", redNetworks)
 	r1, r1State := first.addAnnotatedPod(t, "r1", "memif-000", `[{"network": "red", "queues": 2}]`)
 	r2, r2State := first.addAnnotatedPod(t, "r2", "memif-001", `[{"network": "red"}]`)

@@ -26,7 +26,7 @@ func BenchmarkAgentRestartWithMemifsInVPP(b *testing.B) {
 	for _, memifs := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("memifs=%d", memifs), func(b *testing.B) {
 			v := vpp.Start(b)
-			lister := &livePods{}
+			lister := newLivePods()
 			setup := agentSetup{
 				dir:         vppAgentDir(b),
 				devices:     memifs,
@@ -35,7 +35,7 @@ func BenchmarkAgentRestartWithMemifsInVPP(b *testing.B) {
 				vswitchLog:  io.Discard,
 				health:      health.NewPlugin(),
 				managerOptions: []func(*manager.Options){func(options *manager.Options) {
-					options.PodLister = lister
+					options.LivePods = lister.Tracker
 				}},
 			}
 			first := startAgentWith(b, setup)

@@ -110,7 +110,7 @@ func startVPPAgentWith(t testing.TB, v *vpp.VPP, dir string, lister *livePods, w
 		health:       a.health,
 		managerOptions: []func(*manager.Options){func(options *manager.Options) {
 			if lister != nil {
-				options.PodLister = lister
+				options.LivePods = lister.Tracker
 			}
 		}},
 	}
@@ -346,7 +346,7 @@ const addressConf = "mtu: 9000\nip-addresses: {default/web/app: [10.10.1.1/24], 
 func TestAgentRestartChangesNothingInVPP(t *testing.T) {
 	v := vpp.Start(t)
 	dir := vppAgentDir(t)
-	lister := &livePods{}
+	lister := newLivePods()
 	first := startVPPAgent(t, v, dir, lister, addressConf)
 	pod, app, sidecar := first.addWebPod(t)
 	lister.set([]podapi.PodState{{Pod: pod, Containers: []podapi.PodContainer{container("app", app), container("sidecar", sidecar)}}})

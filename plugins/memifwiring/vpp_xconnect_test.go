@@ -86,7 +86,7 @@ func waitReceived(t testing.TB, rx *testpmd.Vswitch, after uint64) uint64 {
 func TestPodToPodThroughVPPCrossConnect(t *testing.T) {
 	v := vpp.Start(t)
 	dir := vppAgentDir(t)
-	lister := &livePods{}
+	lister := newLivePods()
 	first := startVPPAgent(t, v, dir, lister, xconnectConf)
 
 	// With one pod of the pair, its cross-connect waits for the other's
@@ -168,7 +168,7 @@ func wantXConnectsRemovedFirst(t testing.TB, a *vppAgent, iface string) {
 func TestRestartSwitchesBetweenCrossConnectAndBridgeDomain(t *testing.T) {
 	v := vpp.Start(t)
 	dir := vppAgentDir(t)
-	lister := &livePods{}
+	lister := newLivePods()
 	a := startVPPAgent(t, v, dir, lister, xconnectConf)
 	sender, receiver := a.addOneMemifPod(t, "sender", "memif-000"), a.addOneMemifPod(t, "receiver", "memif-001")
 	lister.set([]podapi.PodState{

@@ -43,7 +43,8 @@ type Config struct {
 	// PodResourcesTimeout bounds one call to kubelet.
 	PodResourcesTimeout configfile.Duration `json:"pod-resources-timeout"`
 	// ReconcilePeriod is how often both sources are compared with the pods
-	// announced.
+	// announced and, when the comparison may decide, LivePods pushed: the
+	// agent's one reconcile period (the device manager has none).
 	ReconcilePeriod configfile.Duration `json:"reconcile-period"`
 }
 

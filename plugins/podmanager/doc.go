@@ -1,7 +1,8 @@
 // Package podmanager is the cn-infra plugin that tells the rest of the agent
-// which pods live on the node. It turns the container runtime's pod
-// lifecycle into AddPod and DeletePod events in the controller event loop
-// and implements api.PodLister and api.PodResolver, from the container
+// which pods live on the node, the one place that decides a pod is gone.
+// It turns the container runtime's pod lifecycle into AddPod, DeletePod
+// and LivePods events in the controller event loop and implements
+// api.LivePodsSource and api.PodResolver, from the container
 // runtime (a CRI runtime through package cripods, or Docker through package
 // dockerpods; podmanager.conf's runtime chooses, runtime.go) and kubelet's
 // pod-resources API (package podresources) together.
@@ -19,10 +20,11 @@
 //	}))
 //	deviceManager := devicemanager.NewPlugin(devicemanager.UseDeps(func(deps *devicemanager.Deps) {
 //		deps.EventLoop = controllerPlugin
-//		deps.PodLister = podManager
+//		deps.LivePods = podManager
 //		deps.PodResolver = podManager
 //	}))
 //
-// ListPods works from Init on, so a handler may call it in the controller's
-// startup resync; events are pushed from AfterInit on.
+// RequestLivePods may be called from Init on (the device manager calls it
+// at the controller's startup resync); events are pushed from AfterInit
+// on.
 package podmanager

@@ -14,8 +14,8 @@ import (
 	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 )
 
-// Plugin is the pod manager in the agent. It implements podapi.PodLister and
-// podapi.PodResolver.
+// Plugin is the pod manager in the agent. It implements
+// podapi.LivePodsSource and podapi.PodResolver.
 type Plugin struct {
 	Deps
 	kubelet *podresources.Client
@@ -31,8 +31,8 @@ type Deps struct {
 }
 
 var (
-	_ podapi.PodLister   = (*Plugin)(nil)
-	_ podapi.PodResolver = (*Plugin)(nil)
+	_ podapi.LivePodsSource = (*Plugin)(nil)
+	_ podapi.PodResolver    = (*Plugin)(nil)
 )
 
 // Init reads the config and creates the clients and the tracker; nothing is
@@ -97,19 +97,21 @@ func (p *Plugin) Close() error {
 	return nil
 }
 
-// ListPods implements podapi.PodLister.
-func (p *Plugin) ListPods(ctx context.Context) (podapi.Listing, error) {
-	if p.tracker == nil {
-		return podapi.Listing{}, errors.New("list pods before the podmanager plugin's Init")
+// RequestLivePods implements podapi.LivePodsSource; before Init it does
+// nothing: the tracker's first comparison pushes LivePods anyway.
+func (p *Plugin) RequestLivePods() {
+	if p.tracker != nil {
+		p.tracker.RequestLivePods()
 	}
-	return p.tracker.ListPods(ctx)
 }
 
-// ListsKubeletDevices tells whether the pods ListPods returns carry the
-// device IDs from kubelet's pod-resources API: only then does a pod
-// holding no device prove a device free (the device manager removes
-// directories no allocation explains on that proof).
-func (p *Plugin) ListsKubeletDevices() bool { return p.kubelet != nil }
+// PodSourcesAnswer implements podapi.LivePodsSource.
+func (p *Plugin) PodSourcesAnswer() error {
+	if p.tracker == nil {
+		return errors.New("the podmanager plugin is not initialized yet")
+	}
+	return p.tracker.PodSourcesAnswer()
+}
 
 // ResolvePod implements podapi.PodResolver.
 func (p *Plugin) ResolvePod(ctx context.Context, pod podapi.PodID) (podapi.PodState, bool, error) {

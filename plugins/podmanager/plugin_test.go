@@ -1,7 +1,6 @@
 package podmanager
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +27,7 @@ type podEvents chan controllerapi.Event
 func (c podEvents) String() string { return "pod-events" }
 func (c podEvents) HandlesEvent(event controllerapi.Event) bool {
 	switch event.(type) {
-	case *podapi.AddPod, *podapi.DeletePod:
+	case *podapi.AddPod, *podapi.DeletePod, *podapi.LivePods:
 		return true
 	}
 	return false
@@ -78,12 +77,15 @@ func TestPluginInAgent(t *testing.T) {
 
 	pod := dockerd.RunPod(t, client, dockerd.PodSpec{Namespace: "default", Name: "web", UID: "uid-web", Image: image})
 	waitEvent(t, events, "AddPod default/web (uid uid-web)")
-	live, err := pm.ListPods(context.Background())
-	if err != nil || len(live.Pods) != 1 || live.Pods[0].Pod.UID != "uid-web" {
-		t.Errorf("ListPods = %+v, %v; want the running pod", live, err)
+	pm.RequestLivePods()
+	waitEvent(t, events, "LivePods (pods: 1)")
+	if err := pm.PodSourcesAnswer(); err != nil {
+		t.Errorf("PodSourcesAnswer = %v, want nil: Docker answers", err)
 	}
 	pod.Remove(t, client)
 	waitEvent(t, events, "DeletePod default/web (uid uid-web)")
+	pm.RequestLivePods()
+	waitEvent(t, events, "LivePods (pods: 0)")
 }
 
 func waitEvent(t *testing.T, events podEvents, want string) {

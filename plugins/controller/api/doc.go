@@ -15,8 +15,9 @@
 // it, kubelet's Allocate among them, so a handler must not call the
 // container runtime, kubelet or any other peer: what it needs from them is
 // gathered off the loop, by whoever pushes the event, and carried in the
-// event (the device manager's ReconcileAllocations carries the live pods,
-// an AllocateDevice what became of the pod holding its devices). A
+// event (the pod tracker's LivePods carries the live pods, an
+// AllocateDevice the tracker's last decision on the pod holding its
+// devices). A
 // handler may read and write local files for durability (a checkpoint, an
 // allocation's directory), and put values into the event's transaction,
 // which the loop commits.

@@ -68,7 +68,7 @@
 //     NodePrepareResources) may take any free place, and
 //     admission-queue-size places are theirs alone; every other event is a
 //     background event, and at most event-queue-size of them wait at once.
-//     So a flood of AddPod or ReconcileAllocations events fills its own
+//     So a flood of AddPod or LivePods events fills its own
 //     room and is refused with api.ErrEventQueueFull (its pushers retry),
 //     but cannot refuse an admission: that happens only once
 //     admission-queue-size admissions wait and the background room is full

@@ -26,11 +26,11 @@ type AllocateDevice struct {
 	ResourceName string
 	// DeviceIDs are the IDs kubelet asks for, in its order.
 	DeviceIDs []string
-	// Live is what the pod sources listed, gathered off the event loop
-	// before the event was pushed, when an allocation held some of
-	// DeviceIDs then; nil when they were not asked. The device manager
-	// says from it why kubelet hands those devices out again.
-	Live *podapi.Listing
+	// Live is the pod tracker's last LivePods decision, taken before the
+	// event was pushed when an allocation held some of DeviceIDs then; nil
+	// when there was none yet. The device manager says from it why kubelet
+	// hands those devices out again.
+	Live *podapi.LivePods
 
 	// TakenOver are the allocations the device manager released because
 	// kubelet handed their devices to this request; the memif wiring

@@ -24,7 +24,6 @@ const (
 	DefaultCheckpointPath     = "/var/lib/memif-agent/checkpoint.json"
 	DefaultDirMode            = configfile.FileMode(0o770)
 	DefaultUnboundGracePeriod = configfile.Duration(10 * time.Minute)
-	DefaultReconcilePeriod    = configfile.Duration(time.Minute)
 	DefaultVswitchHealthGrace = configfile.Duration(10 * time.Second)
 
 	// MaxDeviceCount bounds device-count: kubelet keeps every device in
@@ -74,10 +73,11 @@ type Config struct {
 	// UnboundGracePeriod is how long an allocation that no pod has been seen
 	// holding is kept before a resync collects it ("10m").
 	UnboundGracePeriod configfile.Duration `json:"unbound-grace-period"`
-	// ReconcilePeriod is how often allocations are checked against the live
-	// pods between resyncs ("1m"), so that a missed pod deletion does not
-	// leak a directory or devices.
-	ReconcilePeriod configfile.Duration `json:"reconcile-period"`
+	// MovedReconcilePeriod is reconcile-period, which moved to
+	// podmanager.conf: the pod manager alone decides when a pod is gone,
+	// and the device manager releases on its decisions. Any value is
+	// refused, naming where the key went.
+	MovedReconcilePeriod movedKey `json:"reconcile-period,omitzero"`
 	// VswitchHealthGrace is how long the vswitch may be unreachable (down,
 	// or not answering within vswitch.conf's request-timeout) before the
 	// devices are reported unhealthy to kubelet and the scheduler ("10s");
@@ -100,7 +100,6 @@ func Default() Config {
 		CheckpointPath:     DefaultCheckpointPath,
 		DirMode:            DefaultDirMode,
 		UnboundGracePeriod: DefaultUnboundGracePeriod,
-		ReconcilePeriod:    DefaultReconcilePeriod,
 		VswitchHealthGrace: DefaultVswitchHealthGrace,
 	}
 }
@@ -141,9 +140,22 @@ func (c Config) Validate() error {
 	problems.Check("dir-mode", checkDirMode(c.DirMode))
 	problems.Check("dir-group", c.DirGroup.CheckSyntax())
 	problems.CheckPositive("unbound-grace-period", c.UnboundGracePeriod, "10m")
-	problems.CheckPositive("reconcile-period", c.ReconcilePeriod, "1m")
+	if c.MovedReconcilePeriod.set {
+		problems.Addf("reconcile-period", "moved to podmanager.conf, whose pod tracker alone decides when a pod is gone (the device manager releases allocations on its decisions): remove it from devicemanager.conf and set reconcile-period in podmanager.conf (default 30s)")
+	}
 	problems.CheckPositive("vswitch-health-grace", c.VswitchHealthGrace, "10s")
 	return problems.Err()
+}
+
+// movedKey is a key that moved to another file: it takes any value, so
+// that Validate refuses it saying where it went, rather than the decoder
+// as an unknown key.
+type movedKey struct{ set bool }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (k *movedKey) UnmarshalJSON([]byte) error {
+	k.set = true
+	return nil
 }
 
 // ResolveGroup returns the numeric group ID of DirGroup, or -1 when no

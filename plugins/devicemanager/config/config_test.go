@@ -41,7 +41,6 @@ checkpoint-path: /tmp/state/cp.json
 dir-mode: "0750"
 dir-group: "1234"
 unbound-grace-period: 90s
-reconcile-period: 30s
 vswitch-health-grace: 3s
 `
 	cfg, err := Parse([]byte(content))
@@ -53,7 +52,7 @@ vswitch-health-grace: 3s
 		PluginSocket: "other.sock", KubeletSocket: "k.sock", SocketRoot: "/tmp/memif",
 		ContainerDir: "/memif", SocketName: "s.sock", CheckpointPath: "/tmp/state/cp.json",
 		DirMode: 0o750, DirGroup: "1234", UnboundGracePeriod: configfile.Duration(90 * time.Second),
-		ReconcilePeriod: configfile.Duration(30 * time.Second), VswitchHealthGrace: configfile.Duration(3 * time.Second),
+		VswitchHealthGrace: configfile.Duration(3 * time.Second),
 	}
 	if cfg != want {
 		t.Errorf("Parse = %+v, want %+v", cfg, want)
@@ -120,7 +119,7 @@ func TestParseRejects(t *testing.T) {
 		{"grace period zero", `unbound-grace-period: 0s`, "unbound-grace-period", "positive"},
 		{"grace period garbage", `unbound-grace-period: soon`, "unbound-grace-period", `want a duration such as "30s", got "soon"`},
 		{"grace period a number", `unbound-grace-period: 600`, "unbound-grace-period", `want a duration such as "30s", got 600`},
-		{"reconcile period negative", `reconcile-period: -1m`, "reconcile-period", "positive"},
+		{"reconcile period, moved to podmanager.conf", `reconcile-period: 1m`, "reconcile-period", "moved to podmanager.conf"},
 		{"vswitch health grace zero", `vswitch-health-grace: 0s`, "vswitch-health-grace", "positive"},
 		{"vswitch health grace garbage", `vswitch-health-grace: ten`, "vswitch-health-grace", `want a duration such as "30s", got "ten"`},
 		{"device count a word", `device-count: many`, "device-count", `want a whole number, got a string`},
@@ -141,6 +140,22 @@ func TestParseRejects(t *testing.T) {
 				t.Errorf("error %q does not name the key %q", err, tc.wantKey)
 			}
 		})
+	}
+}
+
+// An old devicemanager.conf that still sets reconcile-period stops the
+// agent with the file, the key and where the key went.
+func TestMovedReconcilePeriodNamesFileKeyAndNewHome(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "devicemanager.conf")
+	if err := os.WriteFile(path, []byte("device-count: 8\nreconcile-period: 1m\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Default()
+	err := configfile.Load(path, &cfg)
+	for _, want := range []string{path, `"reconcile-period"`, "moved to podmanager.conf"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load of an old devicemanager.conf = %v, want an error naming %s", err, want)
+		}
 	}
 }
 

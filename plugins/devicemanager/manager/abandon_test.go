@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,9 +15,10 @@ import (
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
-	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
@@ -86,24 +88,17 @@ func TestCancelledAllocateRolledBackInOneEvent(t *testing.T) {
 	const devices, cancelAt = 300, 250
 	cfg := testConfig(t)
 	cfg.DeviceCount = devices
-	lister := &cancellingLister{}
-	a := startAgent(t, cfg, lister)
-	lister.waitForFirstListing(t)
-	// An allocation of the device of request cancelAt makes the device
-	// manager ask the pod sources before that request's event, and the
-	// stand-in answers by making kubelet stop waiting.
-	if _, err := allocate(a, []string{allocation.DeviceIDs(devices)[cancelAt-1]}); err != nil {
-		t.Fatal(err)
-	}
+	kubelet := &cancellingKubelet{device: allocation.DeviceIDs(devices)[cancelAt-1]}
+	a := startAgent(t, cfg, nil, kubelet)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	lister.arm(cancel)
+	kubelet.arm(cancel)
 	response, err := a.kubelet.Allocate(ctx, containerRequests(devices, devices))
 	if status.Code(err) != codes.Canceled || response != nil {
 		t.Fatalf("Allocate = %v, %v; want it cancelled", response, err)
 	}
-	if lister.fired() != 1 {
-		t.Fatalf("the pod sources were asked %d times during the Allocate, want once", lister.fired())
+	if kubelet.fired() != 1 {
+		t.Fatalf("kubelet's call was cancelled %d times, want once", kubelet.fired())
 	}
 	waitForNothingHeld(t, a, cfg)
 }
@@ -126,54 +121,52 @@ func waitForNothingHeld(t *testing.T, a *agent, cfg config.Config) {
 	})
 }
 
-// cancellingLister stands in for the pod sources: it lists no pod, and,
-// once armed, answers the next question by cancelling kubelet's call and
-// waiting until the call sees it.
-type cancellingLister struct {
-	mu       sync.Mutex
-	listings int
-	cancel   context.CancelFunc
-	fires    int
+// cancellingKubelet is an event handler after the device manager that
+// stands in for kubelet giving up: once armed, it cancels kubelet's call
+// while the AllocateDevice of device is in flight.
+type cancellingKubelet struct {
+	device string
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	fires  int
 }
 
-func (l *cancellingLister) ListPods(ctx context.Context) (podapi.Listing, error) {
-	l.mu.Lock()
-	l.listings++
-	cancel := l.cancel
-	if cancel != nil {
-		l.cancel = nil
-		l.fires++
+func (k *cancellingKubelet) String() string { return "cancelling-kubelet" }
+
+func (k *cancellingKubelet) HandlesEvent(event controllerapi.Event) bool {
+	_, ok := event.(*dmapi.AllocateDevice)
+	return ok
+}
+
+func (k *cancellingKubelet) Resync(controllerapi.Event, controllerapi.EventOperations) error {
+	return nil
+}
+
+func (k *cancellingKubelet) Update(event controllerapi.Event, _ controllerapi.EventOperations) (string, error) {
+	if !slices.Contains(event.(*dmapi.AllocateDevice).DeviceIDs, k.device) {
+		return "", nil
 	}
-	l.mu.Unlock()
-	if cancel == nil {
-		return podapi.Listing{Authoritative: true, RuntimeAnswered: true}, nil
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cancel != nil {
+		k.cancel()
+		k.cancel = nil
+		k.fires++
 	}
-	cancel()
-	<-ctx.Done()
-	return podapi.Listing{}, ctx.Err()
+	return "", nil
 }
 
-func (l *cancellingLister) arm(cancel context.CancelFunc) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.cancel = cancel
+func (k *cancellingKubelet) Revert(controllerapi.Event) error { return nil }
+
+func (k *cancellingKubelet) arm(cancel context.CancelFunc) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.cancel = cancel
 }
 
-func (l *cancellingLister) fired() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.fires
-}
-
-// waitForFirstListing waits for the listing the startup resync asks for,
-// so that no later one comes before reconcile-period.
-func (l *cancellingLister) waitForFirstListing(t *testing.T) {
-	poll.Until(t, waitLimit, "the startup listing of the pods", func() error {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.listings == 0 {
-			return errors.New("not listed yet")
-		}
-		return nil
-	})
+func (k *cancellingKubelet) fired() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.fires
 }

@@ -28,9 +28,9 @@ func (m *Manager) GetPodMemifInfo(pod podapi.PodID) (dmapi.MemifInfo, error) {
 }
 
 // GetPodMemifs implements dmapi.DeviceManagerAPI; for a pod holding no
-// bound allocation it asks the PodResolver, which may take PodListTimeout.
+// bound allocation it asks the PodResolver, which may take LookupTimeout.
 // Called before the startup resync has restored the checkpoint, it waits
-// for the restore (PodListTimeout at most).
+// for the restore (LookupTimeout at most).
 func (m *Manager) GetPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
 	if err := m.awaitRestored(); err != nil {
 		return nil, err
@@ -48,22 +48,22 @@ func (m *Manager) GetPodMemifs(pod podapi.PodID) ([]dmapi.MemifInfo, error) {
 }
 
 // awaitRestored waits until the startup resync has restored the
-// checkpoint, PodListTimeout at most.
+// checkpoint, LookupTimeout at most.
 func (m *Manager) awaitRestored() error {
-	timeout := time.NewTimer(m.opts.PodListTimeout)
+	timeout := time.NewTimer(m.opts.LookupTimeout)
 	defer timeout.Stop()
 	select {
 	case <-m.restored:
 		return nil
 	case <-timeout.C:
-		return fmt.Errorf("look up memifs: the checkpoint is not restored yet (no startup resync within %s; is the controller's event loop running?): try again", m.opts.PodListTimeout)
+		return fmt.Errorf("look up memifs: the checkpoint is not restored yet (no startup resync within %s; is the controller's event loop running?): try again", m.opts.LookupTimeout)
 	}
 }
 
 // resolveAdmitted asks the resolver what is known of a pod the event loop
 // has not bound yet and returns the unbound allocations it proves to hold.
 func (m *Manager) resolveAdmitted(pod podapi.PodID) []dmapi.MemifInfo {
-	ctx, cancel := context.WithTimeout(context.Background(), m.opts.PodListTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), m.opts.LookupTimeout)
 	defer cancel()
 	state, found, err := m.opts.PodResolver.ResolvePod(ctx, pod)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
+	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
@@ -148,26 +149,33 @@ func TestPrepareClaimRefusalLeavesNothing(t *testing.T) {
 
 func TestPreparedClaimSurvivesRestartAndCollection(t *testing.T) {
 	cfg := claimConfig(t)
-	lister := &fixedPodLister{} // the runtime shows no pod at all
-	first, err := manager.New(cfg, manager.Options{Log: testLogger{t}, PodLister: lister})
+	tracker := fakepodtracker.New(true) // no pod alive at all
+	first, err := manager.New(cfg, manager.Options{Log: testLogger{t}, LivePods: tracker})
 	if err != nil {
 		t.Fatal(err)
 	}
 	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, first)
+	tracker.Attach(loop)
 	event, err := devicemanagertest.PrepareClaim(t, loop, "claim-1", claimPod, dmapi.ClaimRequest{Name: "net", DeviceIDs: []string{"memif-dra-000"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	loop.Close()
 
-	second, err := manager.New(cfg, manager.Options{Log: testLogger{t}, PodLister: lister})
+	second, err := manager.New(cfg, manager.Options{Log: testLogger{t}, LivePods: tracker})
 	if err != nil {
 		t.Fatal(err)
 	}
 	loop = devicemanagertest.StartLoop(t, fakevswitch.Committer{}, second)
-	// The startup resync restores the checkpoint and collects what no live
-	// pod holds; a claim's allocations are kubelet's to release.
-	devicemanagertest.WaitForHistory(t, loop, 1)
+	tracker.Attach(loop)
+	// The startup resync restores the checkpoint and asks for the tracker's
+	// decision, on which what no live pod holds is collected; a claim's
+	// allocations are kubelet's to release.
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if err := loop.Resync(ctx); err != nil { // runs after the decision
+		t.Fatal(err)
+	}
 	info, err := second.GetPodMemifInfo(claimPod.ID)
 	if err != nil || info.AllocationID != event.Prepared[0].Memif.AllocationID || info.Secret != event.Prepared[0].Memif.Secret {
 		t.Fatalf("after restart and a resync with no pod alive GetPodMemifInfo = %v, %v; want the claim's allocation", info, err)

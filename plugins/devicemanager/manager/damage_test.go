@@ -16,6 +16,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
@@ -140,7 +141,7 @@ func TestCheckpointDamage(t *testing.T) {
 				holders = append(holders, podapi.PodState{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: fmt.Sprint("p", i)}, UID: fmt.Sprint("u", i)},
 					Containers: []podapi.PodContainer{{Name: "c", DeviceIDs: map[string][]string{cfg.ResourceName: {fmt.Sprintf("memif-%03d", i)}}}}})
 			}
-			restarted := startAgent(t, cfg, &kubeletPodLister{fixedPodLister{pods: holders}})
+			restarted := startAgent(t, cfg, fakepodtracker.New(true, holders...))
 			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 			defer cancel()
 			if err := restarted.loop.Resync(ctx); err != nil {

@@ -167,31 +167,25 @@ func (m *Manager) findUnexplainedDirs() error {
 	return nil
 }
 
-// kubeletDevices is implemented by a PodLister whose pods carry the device
-// IDs kubelet's pod-resources API gives (podapi.PodContainer.DeviceIDs).
-type kubeletDevices interface {
-	ListsKubeletDevices() bool
-}
-
 // settleUnexplainedDirs recovers the allocation of each directory
 // findUnexplainedDirs kept that a live container mounts with the
-// allocation's annotations, and removes the others once live, from
-// kubelet's pod-resources, shows that no pod holds their device nor
-// mounts them. Without pod-resources they are kept.
-func (m *Manager) settleUnexplainedDirs(live []podapi.PodState) {
+// allocation's annotations, and removes the others once live, with
+// kubelet's pod-resources (LivePods.KubeletDevices), shows that no pod
+// holds their device nor mounts them. Without pod-resources they are kept.
+func (m *Manager) settleUnexplainedDirs(live *podapi.LivePods) {
 	if len(m.unexplained) == 0 {
 		return
 	}
-	if m.recoverAllocations(live) > 0 {
+	if m.recoverAllocations(live.Pods) > 0 {
 		if err := m.persist(); err != nil {
 			m.log.Errorf("persist recovered allocations (the next change retries): %v", err)
 		}
 	}
-	if lister, ok := m.opts.PodLister.(kubeletDevices); !ok || !lister.ListsKubeletDevices() {
+	if !live.KubeletDevices {
 		return
 	}
 	inUse := map[string]bool{}
-	for _, pod := range live {
+	for _, pod := range live.Pods {
 		for _, c := range pod.Containers {
 			for _, source := range c.MountSources {
 				inUse[source] = true

@@ -15,33 +15,36 @@
 // that allocation's pod its directory and not the agent its readiness.
 // It does not touch the vswitch side
 // (sibling handlers put that into the event's transaction) nor find pods
-// itself: pod evidence comes in AddPod events and from the optional
-// PodLister, which it calls off the event loop and whose answer it carries
-// in ReconcileAllocations and AllocateDevice events.
+// itself, nor decide that a pod is gone: pod evidence comes in AddPod
+// events, and liveness from the pod tracker (plugins/podmanager), the one
+// owner of that decision, as DeletePod and LivePods events; the manager
+// asks it (Options.LivePods) for a LivePods decision at every resync, and
+// keeps no goroutine and no listing of its own.
 //
 // kubelet is the authority on which pod holds which device, and hands a
 // device out only once it has freed it. So an Allocate naming devices an
 // allocation holds is granted: the holder is taken over (released) in the
 // same blocking event, its vswitch side removed in that event's transaction
-// (dmapi.AllocateDevice.TakenOver), its directory in a follow-up, and a
-// holder pod kubelet no longer lists is deleted in a DeletePod follow-up.
-// Every takeover is logged with what became of the holder (asked of the
-// pod sources before the event is pushed) and counted in
-// memif_device_manager_takeovers_total. Only unknown or repeated device
-// IDs are refused.
+// (dmapi.AllocateDevice.TakenOver), its directory in a follow-up; the
+// holder pod's other allocations wait for the pod tracker's decision.
+// Every takeover is logged with what became of the holder in the pod
+// tracker's last LivePods decision (carried in the event before it is
+// pushed) and counted in memif_device_manager_takeovers_total. Only
+// unknown or repeated device IDs are refused.
 //
 // What is released, and when: a pod's allocations after its DeletePod, in
 // ReleaseAllocation follow-ups that run once the DeletePod's transaction has
 // removed the vswitch side (the socket directory outlives the interface
 // listening on it); the allocations made for a kubelet call that then
 // failed or that kubelet stopped waiting for (ReleaseAbandoned, one event
-// for all of them); an allocation taken over; and, after every resync and
-// every reconcile-period (ReconcileAllocations), what an authoritative
-// listing (see podapi.Listing) shows no live pod holding: unbound
-// allocations older than unbound-grace-period at once, and for each gone pod
-// holding bound ones a DeletePod follow-up, which removes the vswitch side
-// first. A listing from kubelet alone must miss a pod twice. A DeletePod for
-// a pod already released changes nothing.
+// for all of them); an allocation taken over; and, at each of the pod
+// tracker's LivePods decisions (after every resync, and every
+// podmanager.conf reconcile-period), what no live pod holds: unbound
+// allocations older than unbound-grace-period at once, and for each pod
+// not in the decision holding bound ones a DeletePod follow-up, which
+// removes the vswitch side first. A DeletePod for a pod already released
+// changes nothing. Once the node is handed over (HandOver), decisions
+// release nothing: the successor owns the allocations.
 //
 // A directory under the socket root that no allocation explains (an
 // Allocate a crash cut short, or an allocation lost with a damaged
@@ -49,8 +52,9 @@
 // checkpoint's word: the first resync reports it; a collection recovers
 // its allocation from a live container that mounts it (the annotations
 // kubelet handed the runtime hold the socket paths and the secret), or
-// removes it once the PodLister, reading kubelet's pod-resources
-// (ListsKubeletDevices), shows no pod holding its device nor mounting it.
+// removes it once a LivePods decision made with kubelet's pod-resources
+// (LivePods.KubeletDevices) shows no pod holding its device nor mounting
+// it.
 // A damaged checkpoint loses only what the damage covers; every loss is
 // logged with its count and counted.
 //

@@ -5,7 +5,6 @@ import (
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
-	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // ReleaseAllocation releases one allocation of a deleted pod, as a
@@ -60,22 +59,3 @@ func (e *ReleaseAbandoned) String() string {
 }
 
 const maxDescribedAllocations = 8
-
-// ReconcileAllocations asks the device manager to bind and collect
-// allocations by what the pod sources listed, so that a missed DeletePod
-// does not leak a directory or devices. The manager lists the pods off the
-// event loop and pushes it every reconcile-period, and after every resync,
-// when it has a PodLister.
-type ReconcileAllocations struct {
-	// Live is the listing the pods were compared with.
-	Live podapi.Listing
-}
-
-// Spec implements controllerapi.Event.
-func (*ReconcileAllocations) Spec() controllerapi.EventSpec {
-	return controllerapi.EventSpec{Name: "ReconcileAllocations",
-		Transaction: controllerapi.BestEffort, Direction: controllerapi.Reverse}
-}
-
-// String implements controllerapi.Event.
-func (e *ReconcileAllocations) String() string { return "ReconcileAllocations" }

@@ -24,7 +24,7 @@ func (m *Manager) HandlesEvent(event controllerapi.Event) bool {
 		return true
 	}
 	switch event.(type) {
-	case *dmapi.AllocateDevice, *podapi.AddPod, *podapi.DeletePod, *ReleaseAllocation, *ReleaseAbandoned, *ReconcileAllocations,
+	case *dmapi.AllocateDevice, *podapi.AddPod, *podapi.DeletePod, *podapi.LivePods, *ReleaseAllocation, *ReleaseAbandoned,
 		*dmapi.PrepareClaim, *dmapi.UnprepareClaim, *dmapi.SyncClaims:
 		return true
 	}
@@ -44,8 +44,8 @@ func (m *Manager) Update(event controllerapi.Event, ops controllerapi.EventOpera
 		return m.release(ev)
 	case *ReleaseAbandoned:
 		return m.releaseAbandoned(ev)
-	case *ReconcileAllocations:
-		return m.collect(ev.Live, ops)
+	case *podapi.LivePods:
+		return m.collect(ev, ops)
 	case *dmapi.PrepareClaim:
 		return m.prepareClaim(ev, ops)
 	case *dmapi.UnprepareClaim:
@@ -201,8 +201,8 @@ func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controllerapi.EventO
 
 // Resync implements controllerapi.EventHandler: load the checkpoint once and
 // make sure every kept allocation has its directory. What no live pod
-// holds is collected by the ReconcileAllocations the resync asks for: the
-// pods are listed off the event loop.
+// holds is collected on the LivePods decision the resync asks the pod
+// tracker for.
 func (m *Manager) Resync(_ controllerapi.Event, _ controllerapi.EventOperations) error {
 	var errs []error
 	if !m.loaded {
@@ -211,7 +211,9 @@ func (m *Manager) Resync(_ controllerapi.Event, _ controllerapi.EventOperations)
 		m.loaded = true
 		close(m.restored)
 	}
-	m.reconcileSoon()
+	if m.opts.LivePods != nil {
+		m.opts.LivePods.RequestLivePods()
+	}
 	errs = append(errs, m.ensureDirs(m.state.List()))
 	return errors.Join(append(errs, m.persist())...)
 }
@@ -258,32 +260,23 @@ func (m *Manager) moveCheckpointAside() string {
 	return fmt.Sprintf("; moved to %s for inspection", aside)
 }
 
-// collect brings the allocations in line with live, what the pod sources
-// listed off the event loop. It binds what the evidence proves; when the
-// listing is authoritative it also releases the unbound allocations no
-// live pod holds, and for a gone pod holding bound ones (wired to the
-// vswitch) it pushes a DeletePod follow-up instead: the vswitch side is
-// removed first, then the DeletePod releases the allocations. A listing
-// from kubelet alone lacks the pods whose containers the runtime has not
-// shown yet, and kubelet lists none for a moment after it restarts, so a
-// pod missing from such a listing is deleted only when the listing before
-// missed it too.
-func (m *Manager) collect(live podapi.Listing, ops controllerapi.EventOperations) (string, error) {
-	if !live.Authoritative {
-		if live.Err != nil {
-			m.log.Warnf("binding only, collecting nothing: %v", live.Err)
-		}
-		var bound int
-		for _, pod := range live.Pods {
-			bound += len(m.bind(pod.Pod, pod.Containers))
-		}
-		if bound == 0 {
-			return "", nil
-		}
-		return fmt.Sprintf("bound %d allocations", bound), m.persist()
+// collect brings the allocations in line with live, the pod tracker's
+// decision of which pods are alive: the manager decides nothing about a
+// pod's liveness itself. It binds what the evidence proves, releases the
+// unbound allocations older than unbound-grace-period that no live pod
+// holds, and for each pod not in live holding bound ones (wired to the
+// vswitch) pushes a DeletePod follow-up: the vswitch side is removed
+// first, then the DeletePod releases the allocations. Once the node is
+// handed over it changes nothing: the successor owns the allocations.
+func (m *Manager) collect(live *podapi.LivePods, ops controllerapi.EventOperations) (string, error) {
+	if m.handedOver.Load() {
+		return "", nil
 	}
+	m.liveMu.Lock()
+	m.live = live
+	m.liveMu.Unlock()
 	bindings, collected, gone := m.state.Collect(live.Pods, m.opts.Now(), m.cfg.UnboundGracePeriod.Duration())
-	m.settleUnexplainedDirs(live.Pods)
+	m.settleUnexplainedDirs(live)
 	for _, b := range bindings {
 		m.log.Infof("bound %s to pod %s by %s", b.Allocation, b.Allocation.Pod, b.Evidence)
 	}
@@ -292,7 +285,6 @@ func (m *Manager) collect(live podapi.Listing, ops controllerapi.EventOperations
 		m.log.Infof("collected %s: %s", c.Allocation, c.Reason)
 		errs = append(errs, m.removeDir(c.Allocation))
 	}
-	gone = m.missedTwice(gone, live.RuntimeAnswered)
 	errs = append(errs, m.deleteGonePods(gone, ops))
 	if len(bindings) > 0 || len(collected) > 0 {
 		errs = append(errs, m.persist())
@@ -301,27 +293,6 @@ func (m *Manager) collect(live podapi.Listing, ops controllerapi.EventOperations
 		return "", errors.Join(errs...)
 	}
 	return fmt.Sprintf("bound %d, collected %d allocations, deleting %d gone pods", len(bindings), len(collected), len(gone)), errors.Join(errs...)
-}
-
-// missedTwice returns the gone pods to delete now: all of them when the
-// runtime answered too, else those the previous kubelet-only listing
-// missed as well. It remembers the others for the next listing.
-func (m *Manager) missedTwice(gone []allocation.GonePod, runtimeAnswered bool) []allocation.GonePod {
-	previous := m.missing
-	m.missing = map[podapi.Pod]bool{}
-	if runtimeAnswered {
-		return gone
-	}
-	var confirmed []allocation.GonePod
-	for _, g := range gone {
-		if previous[g.Pod] {
-			confirmed = append(confirmed, g)
-			continue
-		}
-		m.missing[g.Pod] = true
-		m.log.Infof("pod %s holds allocations but kubelet does not list it and the runtime did not answer; it is deleted if the next listing misses it too", g.Pod)
-	}
-	return confirmed
 }
 
 func (m *Manager) deleteGonePods(gone []allocation.GonePod, ops controllerapi.EventOperations) error {

@@ -63,9 +63,10 @@ type kubeletAllocator struct {
 }
 
 // Allocate implements deviceplugin.Allocator. When the allocation's
-// devices are held, the pod sources are asked first, off the event loop,
-// what became of the holder (prepareAllocate). An allocation made after
-// kubelet stopped waiting is released once made (abandonWhenMade).
+// devices are held, the event carries the pod tracker's last decision, for
+// the takeover to say what became of the holder (prepareAllocate). An
+// allocation made after kubelet stopped waiting is released once made
+// (abandonWhenMade).
 func (a kubeletAllocator) Allocate(ctx context.Context, deviceIDs []string) (deviceplugin.Answer, error) {
 	event := dmapi.NewAllocateDevice(a.m.cfg.ResourceName, deviceIDs)
 	a.m.prepareAllocate(ctx, event)

@@ -1,10 +1,10 @@
 package manager
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,19 +27,20 @@ type Logger = deviceplugin.Logger
 type Options struct {
 	// Log is required.
 	Log Logger
-	// PodLister, when set, tells which pods are alive, so that allocations
-	// of gone pods are collected, and what became of the pod holding
-	// devices kubelet hands out again. It is called off the event loop.
-	// Without it nothing is collected.
-	PodLister podapi.PodLister
+	// LivePods, when set, is the pod tracker, which decides which pods
+	// are alive and pushes that decision (podapi.LivePods); the manager
+	// asks it for one at every resync, and is not ready while it says no
+	// pod source answers. Without it nothing is collected.
+	LivePods podapi.LivePodsSource
 	// PodResolver, when set, answers GetPodMemifInfo and GetPodMemifs for a
 	// pod that holds no bound allocation yet (just admitted by kubelet):
 	// unbound allocations its evidence proves are returned, not bound.
 	PodResolver podapi.PodResolver
 	// Metrics is where the manager registers its metrics; nil: none.
 	Metrics prometheus.Registerer
-	// PodListTimeout bounds one PodLister call; default 10s.
-	PodListTimeout time.Duration
+	// LookupTimeout bounds one PodResolver call, and a lookup's wait for
+	// the startup resync to restore the checkpoint; default 10s.
+	LookupTimeout time.Duration
 	// Now returns the current time; default time.Now. Collection of
 	// unbound allocations compares it with their allocation time.
 	Now func() time.Time
@@ -71,8 +72,6 @@ type Manager struct {
 	// wait for it rather than answer "no memif" for a pod that has one.
 	restored    chan struct{}
 	unexplained map[string]string
-	// missing are the gone pods a kubelet-only listing missed once.
-	missing map[podapi.Pod]bool
 	// takenOver are the allocations the AllocateDevice being processed
 	// took over, which its revert restores.
 	takenOver takenOver
@@ -83,18 +82,19 @@ type Manager struct {
 	networksMu sync.RWMutex
 	networks   map[string][]dmapi.MemifNetwork
 
-	// reconcileNow asks the reconciliation goroutine to list the pods now.
-	reconcileNow chan struct{}
-	readiness    *readiness
+	// live is the pod tracker's last LivePods decision, behind liveMu:
+	// written on the loop, read before an AllocateDevice is pushed.
+	liveMu sync.Mutex
+	live   *podapi.LivePods
+	// handedOver: HandOver was called; the successor owns the allocations,
+	// and LivePods decisions release nothing here any more.
+	handedOver atomic.Bool
+	readiness  *readiness
 
-	// serverMu guards started, server and the reconciliation goroutine.
+	// serverMu guards started and server.
 	serverMu sync.Mutex
 	started  bool
 	server   *deviceplugin.Server
-	// stopReconcile ends the reconciliation goroutine; reconcileDone is
-	// closed when it has ended.
-	stopReconcile context.CancelFunc
-	reconcileDone chan struct{}
 }
 
 // New validates cfg and returns a manager holding no allocation; the
@@ -113,8 +113,8 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.PodListTimeout <= 0 {
-		opts.PodListTimeout = 10 * time.Second
+	if opts.LookupTimeout <= 0 {
+		opts.LookupTimeout = 10 * time.Second
 	}
 	m := &Manager{
 		cfg:   cfg,
@@ -123,12 +123,10 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 		log:   opts.Log,
 		state: allocation.NewState(cfg.ResourceName, allocation.DeviceIDs(cfg.DeviceCount), allocation.ClaimDeviceIDs(cfg.ClaimDeviceCount)),
 
-		checkpoint:   checkpoint.NewWriter(cfg.CheckpointPath),
-		restored:     make(chan struct{}),
-		missing:      map[podapi.Pod]bool{},
-		networks:     map[string][]dmapi.MemifNetwork{},
-		readiness:    newReadiness(opts.Log, opts.PodLister != nil),
-		reconcileNow: make(chan struct{}, 1),
+		checkpoint: checkpoint.NewWriter(cfg.CheckpointPath),
+		restored:   make(chan struct{}),
+		networks:   map[string][]dmapi.MemifNetwork{},
+		readiness:  newReadiness(opts.Log, opts.LivePods),
 	}
 	if m.metrics, err = newMetrics(opts.Metrics, m.state); err != nil {
 		return nil, err
@@ -148,102 +146,28 @@ func (m *Manager) Start(loop controllerapi.EventLoop) error {
 		return err
 	}
 	m.started = true
-	m.startReconciling(loop)
 	return nil
 }
 
-// startReconciling lists the pods off the event loop and pushes
-// ReconcileAllocations with them every reconcile-period and whenever a
-// resync asks (reconcileSoon), when there is a pod lister. While no pod
-// source answers it lists again every podRetryPeriod, so that readiness
-// follows the sources closely.
-func (m *Manager) startReconciling(loop controllerapi.EventLoop) {
-	if m.opts.PodLister == nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m.stopReconcile, m.reconcileDone = cancel, make(chan struct{})
-	go func() {
-		defer close(m.reconcileDone)
-		ticker := time.NewTicker(m.cfg.ReconcilePeriod.Duration())
-		defer ticker.Stop()
-		retry := time.NewTimer(podRetryPeriod)
-		retry.Stop()
-		defer retry.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-			case <-m.reconcileNow:
-			case <-retry.C:
-			}
-			if !m.reconcile(ctx, loop) {
-				retry.Reset(podRetryPeriod)
-			}
-		}
-	}()
-}
-
-// podRetryPeriod is how often the pods are listed while no source answers.
-const podRetryPeriod = time.Second
-
-// reconcile lists the live pods and pushes them to the event loop; false
-// when no pod source answered.
-func (m *Manager) reconcile(ctx context.Context, loop controllerapi.EventLoop) bool {
-	listCtx, cancel := context.WithTimeout(ctx, m.opts.PodListTimeout)
-	live, err := m.opts.PodLister.ListPods(listCtx)
-	cancel()
-	if ctx.Err() != nil {
-		return true
-	}
-	m.readiness.podsListed(err)
-	if err != nil {
-		return false
-	}
-	if err := loop.PushEvent(&ReconcileAllocations{Live: live}); err != nil {
-		m.log.Warnf("skip this allocation reconciliation: %v", err)
-	}
-	return true
-}
-
 // Ready says why the device manager cannot do its work yet: its device
-// plugin is not registered with kubelet, or (with a pod lister) no pod
-// source answered the last listing; nil when it can. It is safe from any
-// goroutine.
+// plugin is not registered with kubelet, or (with the pod tracker) no pod
+// source answered its last comparison; nil when it can. It is safe from
+// any goroutine.
 func (m *Manager) Ready() error { return m.readiness.err() }
 
 // WasReady tells whether the device manager has been ready at least once
 // since it started.
 func (m *Manager) WasReady() bool { return m.readiness.wasReady() }
 
-// reconcileSoon asks for a reconciliation without waiting; one already
-// asked for is enough.
-func (m *Manager) reconcileSoon() {
-	select {
-	case m.reconcileNow <- struct{}{}:
-	default:
-	}
-}
-
 // Stop stops serving kubelet. Allocations, their directories and the
 // checkpoint stay: the next start picks them up.
 func (m *Manager) Stop() {
 	m.serverMu.Lock()
 	defer m.serverMu.Unlock()
-	m.stopReconciling()
 	m.started = false
 	if m.server != nil {
 		m.server.Stop()
 		m.server = nil
-	}
-}
-
-func (m *Manager) stopReconciling() {
-	if m.stopReconcile != nil {
-		m.stopReconcile()
-		<-m.reconcileDone
-		m.stopReconcile = nil
 	}
 }
 
@@ -259,13 +183,14 @@ func (m *Manager) SocketPath() string { return m.cfg.PluginSocketPath() }
 // HandOver forwards kubelet's Allocate calls to the device plugin at
 // successorSocket, the agent that replaces this one (internal/handover),
 // returns once the calls this manager was answering are answered, and
-// stops reconciling: the successor owns the allocations now. Stop ends
-// serving kubelet once the successor serves it.
+// from then on releases nothing on the pod tracker's LivePods decisions:
+// the successor owns the allocations now. Stop ends serving kubelet once
+// the successor serves it.
 func (m *Manager) HandOver(successorSocket string) {
+	m.handedOver.Store(true)
 	m.serverMu.Lock()
 	defer m.serverMu.Unlock()
 	if m.server != nil {
 		m.server.HandOver(successorSocket)
 	}
-	m.stopReconciling()
 }

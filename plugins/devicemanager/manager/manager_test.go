@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	"github.com/contivpp/memif-agent/internal/configfile"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -24,6 +22,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
+	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
@@ -44,14 +43,6 @@ func (discardLogger) Infof(string, ...interface{})  {}
 func (discardLogger) Warnf(string, ...interface{})  {}
 func (discardLogger) Errorf(string, ...interface{}) {}
 
-// fixedPodLister stands in for the runtime and pod-resources: it reports
-// the pods a test declares alive.
-type fixedPodLister struct{ pods []podapi.PodState }
-
-func (l *fixedPodLister) ListPods(context.Context) (podapi.Listing, error) {
-	return podapi.Listing{Pods: l.pods, Authoritative: true, RuntimeAnswered: true}, nil
-}
-
 func testConfig(t testing.TB) config.Config {
 	dir := t.TempDir()
 	cfg := config.Default()
@@ -71,16 +62,17 @@ type agent struct {
 	kubelet  pluginapi.DevicePluginClient
 }
 
-// startAgent runs the manager first among handlers, then the extra ones.
-func startAgent(t testing.TB, cfg config.Config, lister podapi.PodLister, extra ...controllerapi.EventHandler) *agent {
+// startAgent runs the manager first among handlers, then the extra ones;
+// tracker, when not nil, stands in for the pod tracker.
+func startAgent(t testing.TB, cfg config.Config, tracker *fakepodtracker.Tracker, extra ...controllerapi.EventHandler) *agent {
 	t.Helper()
 	var log manager.Logger = testLogger{t}
 	if _, benchmark := t.(*testing.B); benchmark {
 		log = discardLogger{} // a line per allocation would drown the figures
 	}
 	opts := manager.Options{Log: log}
-	if lister != nil {
-		opts.PodLister = lister
+	if tracker != nil {
+		opts.LivePods = tracker
 	}
 	return startAgentWith(t, cfg, opts, extra...)
 }
@@ -99,6 +91,9 @@ func startAgentWith(t testing.TB, cfg config.Config, opts manager.Options, extra
 	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: append([]controllerapi.EventHandler{dm}, extra...), Committer: fakevswitch.Committer{}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tracker, ok := opts.LivePods.(*fakepodtracker.Tracker); ok {
+		tracker.Attach(loop)
 	}
 	loop.Start()
 	registry, err := fakekubelet.Start(cfg.PluginDir, cfg.KubeletSocket)
@@ -354,7 +349,7 @@ func TestLookupBeforeTheCheckpointIsRestored(t *testing.T) {
 	}
 	first.stop()
 
-	second, err := manager.New(cfg, manager.Options{Log: testLogger{t}, PodListTimeout: time.Millisecond})
+	second, err := manager.New(cfg, manager.Options{Log: testLogger{t}, LookupTimeout: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,17 +380,24 @@ func push(t testing.TB, a *agent, event controllerapi.Event) {
 	if err := a.loop.PushEvent(event); err != nil {
 		t.Fatal(err)
 	}
+	resync(t, a)
+}
+
+// resync runs a full resync and waits for it: the events queued before it
+// have run.
+func resync(t testing.TB, a *agent) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := a.loop.Resync(ctx); err != nil {
-		t.Fatalf("resync after %s: %v", event.Spec().Name, err)
+		t.Fatalf("resync: %v", err)
 	}
 }
 
 func TestResyncCollectsGonePods(t *testing.T) {
 	cfg := testConfig(t)
-	lister := &fixedPodLister{}
-	first := startAgent(t, cfg, lister)
+	tracker := fakepodtracker.New(false)
+	first := startAgent(t, cfg, tracker)
 	response, err := allocate(first, []string{"memif-000"}, []string{"memif-001"})
 	if err != nil {
 		t.Fatal(err)
@@ -403,19 +405,16 @@ func TestResyncCollectsGonePods(t *testing.T) {
 	live := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "live"}, UID: "u-live"}
 	gone := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "gone"}, UID: "u-gone"}
 	liveDir, goneDir := response.ContainerResponses[0].Mounts[0].HostPath, response.ContainerResponses[1].Mounts[0].HostPath
-	lister.pods = []podapi.PodState{
-		{Pod: live, Containers: []podapi.PodContainer{{Name: "c", MountSources: []string{liveDir}}}},
-		{Pod: gone, Containers: []podapi.PodContainer{{Name: "c", DeviceIDs: map[string][]string{cfg.ResourceName: {"memif-001"}}}}},
-	}
-	listing, _ := lister.ListPods(t.Context())
-	push(t, first, &manager.ReconcileAllocations{Live: listing})
+	livePod := podapi.PodState{Pod: live, Containers: []podapi.PodContainer{{Name: "c", MountSources: []string{liveDir}}}}
+	tracker.Set(livePod, podapi.PodState{Pod: gone, Containers: []podapi.PodContainer{{Name: "c", DeviceIDs: map[string][]string{cfg.ResourceName: {"memif-001"}}}}})
+	push(t, first, tracker.Decision())
 	before, _ := first.dm.GetPodMemifInfo(live.ID)
 	first.stop()
 
-	lister.pods = lister.pods[:1] // the gone pod died while the agent was down
-	second := startAgent(t, cfg, lister)
-	// The startup resync asks for a reconciliation, whose DeletePod
-	// follow-up releases the gone pod.
+	tracker.Set(livePod) // the gone pod died while the agent was down
+	second := startAgent(t, cfg, tracker)
+	// The startup resync asks the tracker for its decision, whose
+	// DeletePod follow-up releases the gone pod.
 	waitFor(t, "the gone pod's directory is removed", func() bool {
 		_, err := os.Stat(goneDir)
 		return os.IsNotExist(err)
@@ -439,7 +438,7 @@ func TestFailedCallReleasesEarlierContainers(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "container request 2 of 2") {
 		t.Fatalf("Allocate = %v, want InvalidArgument for the second container", err)
 	}
-	push(t, a, &manager.ReconcileAllocations{}) // runs after the release
+	resync(t, a) // runs after the release
 	if list := a.dm.ListAllocations(); len(list) != 0 {
 		t.Errorf("the first container's allocation outlived the failed call: %v", list)
 	}
@@ -451,46 +450,85 @@ func TestFailedCallReleasesEarlierContainers(t *testing.T) {
 	}
 }
 
-func TestPeriodicReconciliationCollectsMissedDeletes(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.ReconcilePeriod = configfile.Duration(20 * time.Millisecond)
-	lister := &lockedPodLister{}
-	a := startAgent(t, cfg, lister)
-	response, err := allocate(a, []string{"memif-000"})
-	if err != nil {
-		t.Fatal(err)
+// The device manager releases a pod's allocations on the pod tracker's
+// decision alone: a LivePods without the pod (its DeletePod missed), and
+// nothing while no source answers or while the tracker still has the pod
+// alive (kubelet holds it while the runtime is down).
+func TestReleaseOnTrackerDecision(t *testing.T) {
+	errDown := errors.New("no pod source answers: runtime: down; kubelet: down")
+	tests := []struct {
+		name string
+		// decide changes the tracker once the pod is bound.
+		decide       func(tracker *fakepodtracker.Tracker, held podapi.PodState)
+		wantReleased bool
+	}{
+		{name: "gone", wantReleased: true,
+			decide: func(tracker *fakepodtracker.Tracker, _ podapi.PodState) { tracker.Set() }},
+		{name: "alive",
+			decide: func(tracker *fakepodtracker.Tracker, held podapi.PodState) { tracker.Set(held) }},
+		{name: "no source",
+			decide: func(tracker *fakepodtracker.Tracker, _ podapi.PodState) { tracker.Set(); tracker.SetDown(errDown) }},
 	}
-	pod := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "web"}, UID: "u"}
-	hostDir := response.ContainerResponses[0].Mounts[0].HostPath
-	lister.set([]podapi.PodState{{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{hostDir}}}}})
-	waitFor(t, "the pod is bound", func() bool { _, err := a.dm.GetPodMemifInfo(pod.ID); return err == nil })
-	lister.set(nil) // the pod went away and its DeletePod was missed
-	// The state forgets the allocation first; its directory goes right
-	// after, outside the state's lock.
-	waitFor(t, "the allocation and its directory are collected", func() bool {
-		_, lookupErr := a.dm.GetPodMemifInfo(pod.ID)
-		_, statErr := os.Stat(hostDir)
-		return lookupErr != nil && os.IsNotExist(statErr)
-	})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			tracker := fakepodtracker.New(true)
+			a := startAgent(t, cfg, tracker)
+			response, err := allocate(a, []string{"memif-000"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "web"}, UID: "u"}
+			hostDir := response.ContainerResponses[0].Mounts[0].HostPath
+			held := podapi.PodState{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{hostDir},
+				DeviceIDs: map[string][]string{cfg.ResourceName: {"memif-000"}}}}}
+			tracker.Set(held)
+			push(t, a, &podapi.AddPod{Pod: pod, Containers: held.Containers})
+			if _, err := a.dm.GetPodMemifInfo(pod.ID); err != nil {
+				t.Fatalf("the pod is not bound: %v", err)
+			}
+
+			tc.decide(tracker, held)
+			resync(t, a) // asks the tracker for its decision
+			resync(t, a) // runs after it
+			if !tc.wantReleased {
+				if _, err := a.dm.GetPodMemifInfo(pod.ID); err != nil {
+					t.Errorf("the pod's memif after the decision: %v, want it kept", err)
+				}
+				if _, err := os.Stat(hostDir); err != nil {
+					t.Errorf("the pod's directory: %v, want it kept", err)
+				}
+				return
+			}
+			// The state forgets the allocation first; its directory goes
+			// right after, outside the state's lock.
+			waitFor(t, "the allocation and its directory are released", func() bool {
+				_, lookupErr := a.dm.GetPodMemifInfo(pod.ID)
+				_, statErr := os.Stat(hostDir)
+				return lookupErr != nil && os.IsNotExist(statErr)
+			})
+		})
+	}
 }
 
-// lockedPodLister stands in for the runtime and pod-resources; a test
-// changes its pods while the manager reads them.
-type lockedPodLister struct {
-	mu   sync.Mutex
-	pods []podapi.PodState
-}
-
-func (l *lockedPodLister) set(pods []podapi.PodState) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.pods = pods
-}
-
-func (l *lockedPodLister) ListPods(context.Context) (podapi.Listing, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return podapi.Listing{Pods: l.pods, Authoritative: true, RuntimeAnswered: true}, nil
+// The device manager is not ready while the pod tracker says no pod source
+// answers, and is again once one does.
+func TestNotReadyWithoutPodSource(t *testing.T) {
+	tracker := fakepodtracker.New(true)
+	a := startAgent(t, testConfig(t), tracker)
+	poll.Until(t, waitLimit, "the device manager is ready", a.dm.Ready)
+	down := errors.New("no pod source answers: runtime: down; kubelet: down")
+	tracker.SetDown(down)
+	if err := a.dm.Ready(); !errors.Is(err, down) {
+		t.Errorf("Ready with no pod source = %v, want %v", err, down)
+	}
+	if !a.dm.WasReady() {
+		t.Error("WasReady = false after the manager was ready")
+	}
+	tracker.SetDown(nil)
+	if err := a.dm.Ready(); err != nil {
+		t.Errorf("Ready once a source answers again = %v", err)
+	}
 }
 
 func waitFor(t *testing.T, what string, done func() bool) {

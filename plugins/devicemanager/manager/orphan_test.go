@@ -1,22 +1,15 @@
 package manager_test
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 )
-
-// kubeletPodLister is fixedPodLister whose pods carry kubelet's device IDs,
-// as the pod manager's do when it reads kubelet's pod-resources.
-type kubeletPodLister struct{ fixedPodLister }
-
-func (*kubeletPodLister) ListsKubeletDevices() bool { return true }
 
 // A directory under the socket root that no checkpointed allocation holds
 // is from an Allocate a crash cut short before it was recorded, or from an
@@ -30,15 +23,15 @@ func TestUnexplainedDirectories(t *testing.T) {
 	cases := []struct {
 		name        string // short: the fake kubelet's socket path holds it
 		checkpoint  string // "": the checkpoint the first agent wrote
-		lister      podapi.PodLister
+		tracker     *fakepodtracker.Tracker
 		wantRemoved bool
 	}{
-		{name: "no lister", wantRemoved: false},
-		{name: "no devices", lister: &fixedPodLister{}, wantRemoved: false},
-		{name: "device free", lister: &kubeletPodLister{}, wantRemoved: true},
-		{name: "device held", lister: &kubeletPodLister{fixedPodLister{pods: holding}}, wantRemoved: false},
-		{name: "lost, held", checkpoint: `{"version":2,"data":`, lister: &kubeletPodLister{fixedPodLister{pods: holding}}, wantRemoved: false},
-		{name: "lost, free", checkpoint: `{"version":2,"data":`, lister: &kubeletPodLister{}, wantRemoved: true},
+		{name: "no tracker", wantRemoved: false},
+		{name: "no devices", tracker: fakepodtracker.New(false), wantRemoved: false},
+		{name: "device free", tracker: fakepodtracker.New(true), wantRemoved: true},
+		{name: "device held", tracker: fakepodtracker.New(true, holding...), wantRemoved: false},
+		{name: "lost, held", checkpoint: `{"version":2,"data":`, tracker: fakepodtracker.New(true, holding...), wantRemoved: false},
+		{name: "lost, free", checkpoint: `{"version":2,"data":`, tracker: fakepodtracker.New(true), wantRemoved: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,22 +56,10 @@ func TestUnexplainedDirectories(t *testing.T) {
 				}
 			}
 
-			second := startAgent(t, cfg, tc.lister)
-			if tc.lister != nil {
-				// What the reconciliation the startup resync asks for
-				// carries, pushed here so that it is done when push returns.
-				live, err := tc.lister.ListPods(t.Context())
-				if err != nil {
-					t.Fatal(err)
-				}
-				push(t, second, &manager.ReconcileAllocations{Live: live})
-			} else {
-				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-				defer cancel()
-				if err := second.loop.Resync(ctx); err != nil { // the startup resync is done too
-					t.Fatal(err)
-				}
-			}
+			second := startAgent(t, cfg, tc.tracker)
+			// The decision the startup resync asks for runs before this
+			// resync.
+			resync(t, second)
 			if _, err := os.Stat(orphan); errors.Is(err, os.ErrNotExist) != tc.wantRemoved {
 				t.Errorf("directory %s no allocation holds: stat = %v, want removed %v", orphan, err, tc.wantRemoved)
 			}
@@ -115,14 +96,8 @@ func TestUnexplainedDirectoryRecovered(t *testing.T) {
 	pod := podapi.PodState{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "web"}, UID: "u1"},
 		Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{dir}, Annotations: granted.Annotations,
 			DeviceIDs: map[string][]string{cfg.ResourceName: {"memif-003"}}}}}
-	lister := &kubeletPodLister{fixedPodLister{pods: []podapi.PodState{pod}}}
-
-	second := startAgent(t, cfg, lister)
-	live, err := lister.ListPods(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	push(t, second, &manager.ReconcileAllocations{Live: live})
+	second := startAgent(t, cfg, fakepodtracker.New(true, pod))
+	resync(t, second) // runs after the decision the startup resync asked for
 	list := second.dm.ListAllocations()
 	if len(list) != 1 || list[0].HostDir != dir || list[0].Secret != granted.Envs["MEMIF_SECRET"] || list[0].Pod != pod.Pod.ID {
 		t.Fatalf("after the checkpoint was lost the manager holds %+v; want the allocation of %s recovered from its container, bound to %s", list, dir, pod.Pod)

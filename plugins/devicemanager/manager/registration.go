@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
 // errNotRegisteredYet is the readiness of a manager that has not tried to
@@ -11,31 +13,26 @@ import (
 var errNotRegisteredYet = errors.New("the device plugin has not registered with kubelet yet")
 
 // readiness tracks what the device manager needs to do its work: its
-// device plugin registered with kubelet and, when it has a pod lister, a
-// pod source answering. It says at the default level when that changes
-// (the supervisor logs each registration retry at debug level only, and an
-// operator must see that kubelet cannot use the devices): one line per
-// change, however many retries fail. Safe from any goroutine.
+// device plugin registered with kubelet and, with the pod tracker, a pod
+// source answering the tracker (which logs when none does). It says at
+// the default level when the registration changes (the supervisor logs
+// each registration retry at debug level only, and an operator must see
+// that kubelet cannot use the devices): one line per change, however many
+// retries fail. Safe from any goroutine.
 type readiness struct {
 	log Logger
-	// needsPods: a pod lister is configured.
-	needsPods bool
+	// pods is the pod tracker; nil without one.
+	pods podapi.LivePodsSource
 
 	mu            sync.Mutex
 	registration  error // nil once registered
 	registered    bool  // registered at least once
 	registerFails bool  // the last attempt failed
-	pods          error // nil once a pod source answered the last listing
-	podsFailing   bool  // the last listing failed
 	everReady     bool
 }
 
-func newReadiness(log Logger, needsPods bool) *readiness {
-	r := &readiness{log: log, needsPods: needsPods, registration: errNotRegisteredYet}
-	if needsPods {
-		r.pods = errors.New("the pods have not been listed yet")
-	}
-	return r
+func newReadiness(log Logger, pods podapi.LivePodsSource) *readiness {
+	return &readiness{log: log, pods: pods, registration: errNotRegisteredYet}
 }
 
 // err says why the manager is not ready; nil when it is.
@@ -45,11 +42,19 @@ func (r *readiness) err() error {
 	return r.errLocked()
 }
 
+// errLocked is err under r.mu; a nil answer also records that the manager
+// has been ready.
 func (r *readiness) errLocked() error {
 	if r.registration != nil {
 		return r.registration
 	}
-	return r.pods
+	if r.pods != nil {
+		if err := r.pods.PodSourcesAnswer(); err != nil {
+			return err
+		}
+	}
+	r.everReady = true
+	return nil
 }
 
 // wasReady tells whether the manager has been ready at least once.
@@ -66,7 +71,7 @@ func (r *readiness) registeredAt(socket string) {
 		r.log.Infof("registered with kubelet at %s again: kubelet can hand out the devices", socket)
 	}
 	r.registration, r.registered, r.registerFails = nil, true, false
-	r.everReady = r.everReady || r.errLocked() == nil
+	_ = r.errLocked() // notes a first readiness
 }
 
 func (r *readiness) registrationFailed(socket string, err error) {
@@ -82,25 +87,4 @@ func (r *readiness) registrationFailed(socket string, err error) {
 		return
 	}
 	r.log.Warnf("the device plugin cannot register with kubelet at %s yet (%v); kubelet admits no pod asking for the devices until it does, retrying", socket, err)
-}
-
-// podsListed records the outcome of a listing of the live pods: err when
-// no source answered.
-func (r *readiness) podsListed(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	wasFailing := r.podsFailing
-	r.podsFailing = err != nil
-	if err != nil {
-		r.pods = fmt.Errorf("no pod source answers: %w", err)
-		if !wasFailing {
-			r.log.Warnf("no pod source answers (%v): allocations are not reconciled with the pods until one does, retrying", err)
-		}
-		return
-	}
-	if wasFailing {
-		r.log.Infof("a pod source answers again")
-	}
-	r.pods = nil
-	r.everReady = r.everReady || r.errLocked() == nil
 }

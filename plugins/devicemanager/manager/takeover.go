@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
@@ -17,12 +16,10 @@ import (
 // device to a container only once it has freed it. So an Allocate naming
 // devices an allocation holds is not refused: the holder is released and
 // the new allocation made, in the same blocking event. Only the reason
-// differs, and it is logged and counted: the pod sources are asked off the
-// event loop (prepareAllocate) what became of the holder's pod.
-
-// askTimeout bounds the question to the pod sources before a takeover:
-// kubelet waits for Allocate while admitting a pod.
-const askTimeout = 2 * time.Second
+// differs, and it is logged and counted, from the pod tracker's last
+// LivePods decision (prepareAllocate). Whether the holder's pod is gone is
+// the tracker's to decide: a takeover releases the holder alone, and the
+// pod's other allocations go on the tracker's DeletePod or LivePods.
 
 // Takeover kinds, the label of the takeovers metric.
 const (
@@ -40,44 +37,37 @@ type takeover struct {
 	holder allocation.Allocation
 	kind   string
 	reason string
-	// deletePod: the holder's pod is gone (or was recreated), so all its
-	// allocations go, through a DeletePod of that incarnation.
-	deletePod bool
 }
 
 // decideTakeover says why kubelet may hand out the devices holder holds,
-// from what the pod sources listed (nil: not asked).
-func decideTakeover(holder allocation.Allocation, resource string, live *podapi.Listing) takeover {
+// from the pod tracker's last LivePods decision (nil: none yet).
+func decideTakeover(holder allocation.Allocation, resource string, live *podapi.LivePods) takeover {
 	t := takeover{holder: holder}
 	switch {
 	case !holder.Bound():
 		t.kind = takeoverUnbound
 		t.reason = "no pod was seen holding it: an init container's devices go on to the app container, or its pod failed admission"
-	case live == nil || !live.Authoritative:
+	case live == nil:
 		t.kind = takeoverNotAsked
-		t.reason = fmt.Sprintf("kubelet frees a device before handing it out again; whether pod %s still runs is not known", holder.Pod)
-		if live != nil && live.Err != nil {
-			t.reason += fmt.Sprintf(" (%v)", live.Err)
-		}
+		t.reason = fmt.Sprintf("kubelet frees a device before handing it out again; whether pod %s still runs is not known: the pod tracker has decided nothing yet", holder.Pod)
 	default:
-		t.kind, t.reason, t.deletePod = decideBound(holder, resource, live.Find(holder.Pod))
+		t.kind, t.reason = decideBound(holder, resource, live.Find(holder.Pod))
 	}
 	return t
 }
 
 // decideBound decides for an allocation bound to a pod, given what the
-// sources list of that pod (nil: nothing, and the listing is
-// authoritative).
-func decideBound(holder allocation.Allocation, resource string, pod *podapi.PodState) (kind, reason string, deletePod bool) {
+// pod tracker's last decision holds of that pod (nil: it is gone).
+func decideBound(holder allocation.Allocation, resource string, pod *podapi.PodState) (kind, reason string) {
 	switch {
 	case pod == nil:
-		return takeoverPodGone, fmt.Sprintf("pod %s (uid %s) is gone from kubelet", holder.Pod, holder.PodUID), true
+		return takeoverPodGone, fmt.Sprintf("pod %s (uid %s) is gone in the pod tracker's last decision", holder.Pod, holder.PodUID)
 	case holder.PodUID != "" && pod.Pod.UID != "" && pod.Pod.UID != holder.PodUID:
-		return takeoverPodRecreated, fmt.Sprintf("pod %s was recreated (uid %s, the allocation's was %s)", holder.Pod, pod.Pod.UID, holder.PodUID), true
+		return takeoverPodRecreated, fmt.Sprintf("pod %s was recreated (uid %s, the allocation's was %s)", holder.Pod, pod.Pod.UID, holder.PodUID)
 	case podHoldsAny(pod, resource, holder.DeviceIDs):
-		return takeoverStillListed, fmt.Sprintf("kubelet still lists pod %s holding them and hands them out again; kubelet decides", holder.Pod), false
+		return takeoverStillListed, fmt.Sprintf("the pod tracker's last decision has pod %s alive and holding them, and kubelet hands them out again; kubelet decides", holder.Pod)
 	}
-	return takeoverFreed, fmt.Sprintf("pod %s is listed without them (its containers completed)", holder.Pod), false
+	return takeoverFreed, fmt.Sprintf("pod %s is alive without them in the pod tracker's last decision (its containers completed)", holder.Pod)
 }
 
 func podHoldsAny(pod *podapi.PodState, resource string, deviceIDs []string) bool {
@@ -92,20 +82,16 @@ func podHoldsAny(pod *podapi.PodState, resource string, deviceIDs []string) bool
 }
 
 // prepareAllocate runs off the event loop before an AllocateDevice is
-// pushed: when an allocation holds some of the devices asked for, it asks
-// the pod sources what became of its pod and carries the answer in the
-// event.
-func (m *Manager) prepareAllocate(ctx context.Context, ev *dmapi.AllocateDevice) {
-	if m.opts.PodLister == nil || len(m.state.Holders(ev.DeviceIDs)) == 0 {
+// pushed: when an allocation holds some of the devices asked for, it
+// carries the pod tracker's last LivePods decision in the event, for the
+// takeover to say what became of the holder's pod. It asks no pod source.
+func (m *Manager) prepareAllocate(_ context.Context, ev *dmapi.AllocateDevice) {
+	if len(m.state.Holders(ev.DeviceIDs)) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, min(askTimeout, m.opts.PodListTimeout))
-	defer cancel()
-	live, err := m.opts.PodLister.ListPods(ctx)
-	if err != nil {
-		live = podapi.Listing{Err: err}
-	}
-	ev.Live = &live
+	m.liveMu.Lock()
+	defer m.liveMu.Unlock()
+	ev.Live = m.live
 }
 
 // takenOver are the holders one AllocateDevice released.
@@ -117,8 +103,7 @@ type takenOver struct {
 // takeOver releases the allocations holding devices of ev that kubelet
 // hands out again. Their vswitch side is removed in ev's transaction (see
 // dmapi.AllocateDevice.TakenOver), their directories in follow-ups once it
-// is committed, and a gone holder pod's other allocations through a
-// DeletePod follow-up. Should ev fail, restoreTakenOver puts the holders
+// is committed. Should ev fail, restoreTakenOver puts the holders
 // back, and the loop drops those follow-ups: VPP still listens in the
 // directories. A request with unknown or repeated device IDs is left for
 // newAllocation to refuse.
@@ -127,7 +112,6 @@ func (m *Manager) takeOver(ev *dmapi.AllocateDevice, ops controllerapi.EventOper
 	if ev.ResourceName != m.cfg.ResourceName || !errors.Is(m.state.CheckRequest(ev.DeviceIDs), dmapi.ErrDeviceInUse) {
 		return nil
 	}
-	deleted := map[podapi.Pod]bool{}
 	for _, holder := range m.state.Holders(ev.DeviceIDs) {
 		t := decideTakeover(holder, m.cfg.ResourceName, ev.Live)
 		if _, err := m.state.Remove(holder.ID); err != nil {
@@ -144,13 +128,6 @@ func (m *Manager) takeOver(ev *dmapi.AllocateDevice, ops controllerapi.EventOper
 		release := &ReleaseAllocation{AllocationID: holder.ID, Reason: "taken over: " + t.reason, removed: &t.holder}
 		if err := ops.PushFollowUp(release); err != nil {
 			m.log.Warnf("directory %s of taken over %s stays until the next start: %v", holder.HostDir, holder.ID, err)
-		}
-		pod := podapi.Pod{ID: holder.Pod, UID: holder.PodUID}
-		if t.deletePod && !deleted[pod] {
-			deleted[pod] = true
-			if err := ops.PushFollowUp(&podapi.DeletePod{Pod: pod}); err != nil {
-				m.log.Warnf("gone pod %s is released at the next collection: %v", pod, err)
-			}
 		}
 	}
 	return nil

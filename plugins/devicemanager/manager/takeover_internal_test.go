@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -19,36 +18,30 @@ func TestDecideTakeover(t *testing.T) {
 			{Name: "app", DeviceIDs: map[string][]string{resource: devices}},
 		}}
 	}
-	authoritative := func(pods ...podapi.PodState) *podapi.Listing {
-		return &podapi.Listing{Pods: pods, Authoritative: true, RuntimeAnswered: true}
+	decided := func(pods ...podapi.PodState) *podapi.LivePods {
+		return &podapi.LivePods{Pods: pods, KubeletDevices: true}
 	}
 	tests := []struct {
-		name          string
-		holder        allocation.Allocation
-		live          *podapi.Listing
-		wantKind      string
-		wantDeletePod bool
-		wantReason    string
+		name       string
+		holder     allocation.Allocation
+		live       *podapi.LivePods
+		wantKind   string
+		wantReason string
 	}{
-		{"unbound: an init container's devices go on", unbound, authoritative(), takeoverUnbound, false, "init container"},
-		{"unbound, sources not asked", unbound, nil, takeoverUnbound, false, "init container"},
-		{"pod gone from kubelet", bound, authoritative(), takeoverPodGone, true, "ns/web (uid uid-1) is gone"},
-		{"pod recreated under the same name", bound, authoritative(holding("uid-2", "memif-000")), takeoverPodRecreated, true, "recreated (uid uid-2"},
-		{"pod listed without the devices (completed)", bound, authoritative(holding("uid-1")), takeoverFreed, false, "without them"},
-		{"pod listed by kubelet alone, without UID", bound, authoritative(holding("")), takeoverFreed, false, "without them"},
-		{"kubelet still lists the holder", bound, authoritative(holding("uid-1", "memif-000")), takeoverStillListed, false, "kubelet decides"},
-		{"sources not asked", bound, nil, takeoverNotAsked, false, "not known"},
-		{"kubelet down, runtime does not list the pod", bound,
-			&podapi.Listing{RuntimeAnswered: true, Err: errors.New("kubelet: connection refused")}, takeoverNotAsked, false, "connection refused"},
-		{"kubelet down, runtime lists the pod", bound,
-			&podapi.Listing{Pods: []podapi.PodState{holding("uid-1")}, RuntimeAnswered: true, Err: errors.New("kubelet: down")}, takeoverNotAsked, false, "kubelet: down"},
+		{"unbound: an init container's devices go on", unbound, decided(), takeoverUnbound, "init container"},
+		{"unbound, no decision yet", unbound, nil, takeoverUnbound, "init container"},
+		{"pod gone in the tracker's decision", bound, decided(), takeoverPodGone, "ns/web (uid uid-1) is gone"},
+		{"pod recreated under the same name", bound, decided(holding("uid-2", "memif-000")), takeoverPodRecreated, "recreated (uid uid-2"},
+		{"pod alive without the devices (completed)", bound, decided(holding("uid-1")), takeoverFreed, "without them"},
+		{"pod listed by kubelet alone, without UID", bound, decided(holding("")), takeoverFreed, "without them"},
+		{"the tracker still has the holder", bound, decided(holding("uid-1", "memif-000")), takeoverStillListed, "kubelet decides"},
+		{"no decision yet", bound, nil, takeoverNotAsked, "not known"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := decideTakeover(tc.holder, resource, tc.live)
-			if got.kind != tc.wantKind || got.deletePod != tc.wantDeletePod || !strings.Contains(got.reason, tc.wantReason) {
-				t.Errorf("decideTakeover = kind %s, delete pod %t, reason %q; want %s, %t, reason containing %q",
-					got.kind, got.deletePod, got.reason, tc.wantKind, tc.wantDeletePod, tc.wantReason)
+			if got.kind != tc.wantKind || !strings.Contains(got.reason, tc.wantReason) {
+				t.Errorf("decideTakeover = kind %s, reason %q; want %s, reason containing %q", got.kind, got.reason, tc.wantKind, tc.wantReason)
 			}
 			if got.holder.ID != tc.holder.ID {
 				t.Errorf("decideTakeover holder = %s, want %s", got.holder.ID, tc.holder.ID)

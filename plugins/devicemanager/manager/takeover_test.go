@@ -17,6 +17,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/needs"
 )
 
@@ -43,9 +44,9 @@ func takeovers(t *testing.T, registry *prometheus.Registry) map[string]float64 {
 // Allocate naming a held device releases the holder and is granted.
 func TestAllocateTakesOverDevicesKubeletHandsOutAgain(t *testing.T) {
 	cfg := testConfig(t)
-	lister := &lockedPodLister{}
 	registry := prometheus.NewRegistry()
-	a := startAgentWith(t, cfg, manager.Options{Log: testLogger{t}, PodLister: lister, Metrics: registry})
+	// The tracker's decision at the startup resync holds no pod.
+	a := startAgentWith(t, cfg, manager.Options{Log: testLogger{t}, LivePods: fakepodtracker.New(true), Metrics: registry})
 	web := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "web"}, UID: "uid-web"}
 
 	// An init container and its pod's app container are handed the same
@@ -64,10 +65,10 @@ func TestAllocateTakesOverDevicesKubeletHandsOutAgain(t *testing.T) {
 	}
 	waitFor(t, "the init container's directory is removed", func() bool { _, err := os.Stat(firstDir); return os.IsNotExist(err) })
 
-	// The app container's pod runs, then is deleted; its DeletePod is missed
-	// and kubelet hands the device to the next pod.
-	// (No resync here: it would ask for a reconciliation, which would
-	// find the pod gone first.)
+	// The app container's pod runs, then is deleted; the tracker has not
+	// decided it gone yet when kubelet hands the device to the next pod.
+	// (No resync here: it would ask for the tracker's decision, which would
+	// release the pod first.)
 	if err := a.loop.PushEvent(&podapi.AddPod{Pod: web, Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{secondDir}}}}); err != nil {
 		t.Fatal(err)
 	}

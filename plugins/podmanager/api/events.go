@@ -1,6 +1,8 @@
 package api
 
 import (
+	"fmt"
+
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
@@ -61,3 +63,40 @@ func (e *DeletePod) GetDeletePod() *DeletePod { return e }
 
 // String implements controllerapi.Event.
 func (e *DeletePod) String() string { return "DeletePod " + e.Pod.String() }
+
+// LivePods is the pod tracker's decision of which pods are alive on the
+// node, pushed after every comparison of the sources that may delete a pod
+// (every reconcile-period, at each reconnection to the runtime, and when a
+// handler asks through LivePodsSource.RequestLivePods): a pod not in Pods
+// is gone, and holds no device. A handler releases against it what it
+// holds for pods not in it; it decides nothing about liveness itself. It
+// is never pushed while no source answers, nor while kubelet's gap after a
+// restart could still hide a live pod (the tracker's gone-grace).
+type LivePods struct {
+	// Pods are the live pods, ordered by ID, with what is known of their
+	// containers.
+	Pods []PodState
+	// KubeletDevices tells that kubelet's pod-resources answered, so the
+	// containers carry kubelet's device IDs: a device no pod holds is free.
+	KubeletDevices bool
+}
+
+// Spec implements controllerapi.Event: it releases what gone pods held,
+// vswitch side first.
+func (*LivePods) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "LivePods",
+		Transaction: controllerapi.BestEffort, Direction: controllerapi.Reverse}
+}
+
+// String implements controllerapi.Event.
+func (e *LivePods) String() string { return fmt.Sprintf("LivePods (pods: %d)", len(e.Pods)) }
+
+// Find returns the live pod with the given ID, or nil.
+func (e *LivePods) Find(id PodID) *PodState {
+	for i := range e.Pods {
+		if e.Pods[i].Pod.ID == id {
+			return &e.Pods[i]
+		}
+	}
+	return nil
+}

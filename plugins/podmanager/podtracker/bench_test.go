@@ -31,8 +31,9 @@ func (quietLog) Warnf(string, ...any)  {}
 
 // BenchmarkResync measures a full resync over 200 pod containers in a real
 // dockerd: the raw Docker listing with the same label filter is the
-// baseline; ListPods adds grouping and kubelet's pod-resources listing;
-// Reconcile adds comparing every pod with what was announced.
+// baseline; the inspector adds grouping into pods; Reconcile adds
+// kubelet's pod-resources listing, comparing every pod with what was
+// announced and pushing LivePods.
 func BenchmarkResync(b *testing.B) {
 	daemon := dockerd.Start(b)
 	client := daemon.Client(b)
@@ -64,13 +65,6 @@ func BenchmarkResync(b *testing.B) {
 		for b.Loop() {
 			if pods, err := inspector.ListPods(ctx); err != nil || len(pods) != benchPods {
 				b.Fatalf("listed %d pods, %v", len(pods), err)
-			}
-		}
-	})
-	b.Run("tracker-list-pods", func(b *testing.B) {
-		for b.Loop() {
-			if live, err := tracker.ListPods(ctx); err != nil || len(live.Pods) != benchPods {
-				b.Fatalf("listed %d pods, %v", len(live.Pods), err)
 			}
 		}
 	})

@@ -1,7 +1,8 @@
 // Package podtracker keeps the set of pods alive on the node and turns its
-// changes into the pod manager's AddPod and DeletePod events in the
-// controller event loop. It is the framework-free core of the podmanager
-// plugin.
+// changes into the pod manager's AddPod, DeletePod and LivePods events in
+// the controller event loop. It is the agent's one owner of pod liveness:
+// no other part lists the pod sources to decide that a pod is gone. It is
+// the framework-free core of the podmanager plugin.
 //
 // A pod is alive while the container runtime holds a sandbox or container
 // of it (Deps.Runtime, a podapi.Runtime: a CRI runtime such as containerd or
@@ -22,6 +23,18 @@
 //   - DeletePod when the pod is gone from both sources; when a pod is
 //     recreated with a new UID, DeletePod of the old incarnation comes first.
 //
+// And after every comparison that may decide (goneAfter, policy.go, the
+// one policy for when a pod is gone), LivePods: the pods announced, which
+// are every pod alive. A handler releases what it holds for pods not in
+// it (the device manager: allocations whose DeletePod was missed, or whose
+// pod went while the agent was down); RequestLivePods asks for one soon
+// (the device manager asks at every resync). It is not pushed while no
+// source answers, nor until kubelet alone has been answering for the
+// gone-grace, so that a pod kubelet's gap after a restart hides, and that
+// was never announced, is not taken for gone. PodSourcesAnswer says
+// whether a source answered the last comparison (the device manager's
+// readiness).
+//
 // The runtime's event stream (CRI container events, Docker's events)
 // drives most changes; after every reconnection the complete listing is
 // compared with what was announced, and a periodic reconciliation does the
@@ -33,8 +46,7 @@
 // authority on devices, but lists nothing for a moment after it restarts);
 // while kubelet cannot be asked, the runtime's listing adds and updates pods but
 // deletes none, since kubelet may have admitted a pod whose containers do
-// not exist yet. ListPods (api.PodLister) returns what the sources that
-// answered list, and says which did not.
+// not exist yet.
 //
 // kubelet removes a deleted pod's containers first and drops the pod from
 // its active pods (what pod-resources lists) a moment later. So a pod that
@@ -47,11 +59,7 @@
 //
 // One goroutine owns the announced state and the rechecks and pushes
 // events, in order, retrying while the controller's queue is full; the
-// runtime's watcher runs in a second one. Close stops both. ListPods (api.PodLister)
-// and ResolvePod (api.PodResolver) ask both sources directly; callers keep
-// them off the event loop, which does no network I/O.
-//
-// Known gap: a pod deleted after the device manager's startup resync but
-// before the tracker's first listing is neither listed nor announced; the
-// device manager's next reconciliation collects its allocation.
+// runtime's watcher runs in a second one. Close stops both. ResolvePod
+// (api.PodResolver) asks both sources directly; callers keep it off the
+// event loop, which does no network I/O.
 package podtracker

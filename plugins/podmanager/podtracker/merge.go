@@ -1,8 +1,6 @@
 package podtracker
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -70,29 +68,6 @@ func MergeAll(runtime, kubelet []podapi.PodState) []podapi.PodState {
 	}
 	sort.Slice(live, func(a, b int) bool { return live[a].Pod.ID.String() < live[b].Pod.ID.String() })
 	return live
-}
-
-// Combine makes the listing of what each source answered (an error is why
-// it did not); an error when none answered. kubeletConfigured says whether
-// kubelet was asked at all: without it the runtime alone is authoritative.
-func Combine(runtime []podapi.PodState, runtimeErr error, kubelet []podapi.PodState, kubeletErr error, kubeletConfigured bool) (podapi.Listing, error) {
-	if runtimeErr != nil {
-		runtime = nil
-		runtimeErr = fmt.Errorf("runtime: %w", runtimeErr)
-	}
-	if kubeletErr != nil {
-		kubelet = nil
-		kubeletErr = fmt.Errorf("kubelet: %w", kubeletErr)
-	}
-	if runtimeErr != nil && (kubeletErr != nil || !kubeletConfigured) {
-		return podapi.Listing{}, fmt.Errorf("list live pods: no source answered: %w", errors.Join(runtimeErr, kubeletErr))
-	}
-	return podapi.Listing{
-		Pods:            MergeAll(runtime, kubelet),
-		Authoritative:   kubeletConfigured && kubeletErr == nil || !kubeletConfigured && runtimeErr == nil,
-		RuntimeAnswered: runtimeErr == nil,
-		Err:             errors.Join(runtimeErr, kubeletErr),
-	}, nil
 }
 
 // Decide compares what was announced of a pod with what is live now and

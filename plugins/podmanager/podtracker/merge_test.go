@@ -1,10 +1,7 @@
 package podtracker
 
 import (
-	"errors"
-	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -155,59 +152,6 @@ func TestDecide(t *testing.T) {
 			}
 			if texts := describe(events); !reflect.DeepEqual(texts, test.wantEventTexts) {
 				t.Errorf("events\n got %q\nwant %q", texts, test.wantEventTexts)
-			}
-		})
-	}
-}
-
-func TestCombine(t *testing.T) {
-	running := podapi.PodState{Pod: podapi.Pod{ID: web, UID: "uid-web"}}
-	admitted := podapi.PodState{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "admitted"}}}
-	down := errors.New("connection refused")
-	tests := []struct {
-		name              string
-		runtimeErr        error
-		kubeletErr        error
-		kubeletConfigured bool
-		wantPods          []string
-		wantAuthoritative bool
-		wantRuntime       bool
-		wantErr           string
-		wantFailed        bool
-	}{
-		{name: "both answer", kubeletConfigured: true, wantPods: []string{"admitted", "web"}, wantAuthoritative: true, wantRuntime: true},
-		{name: "runtime down", runtimeErr: down, kubeletConfigured: true, wantPods: []string{"admitted"}, wantAuthoritative: true, wantErr: "runtime: connection refused"},
-		{name: "kubelet down", kubeletErr: down, kubeletConfigured: true, wantPods: []string{"web"}, wantRuntime: true, wantErr: "kubelet: connection refused"},
-		{name: "both down", runtimeErr: down, kubeletErr: down, kubeletConfigured: true, wantFailed: true},
-		{name: "runtime alone, no kubelet configured", kubeletConfigured: false, wantPods: []string{"web"}, wantAuthoritative: true, wantRuntime: true},
-		{name: "runtime down, no kubelet configured", runtimeErr: down, kubeletConfigured: false, wantFailed: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var kubelet []podapi.PodState
-			if tc.kubeletConfigured {
-				kubelet = []podapi.PodState{admitted}
-			}
-			live, err := Combine([]podapi.PodState{running}, tc.runtimeErr, kubelet, tc.kubeletErr, tc.kubeletConfigured)
-			if tc.wantFailed {
-				if err == nil {
-					t.Fatalf("Combine = %+v, want an error: no source answered", live)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Combine: %v", err)
-			}
-			var names []string
-			for _, pod := range live.Pods {
-				names = append(names, pod.Pod.ID.Name)
-			}
-			if !reflect.DeepEqual(names, tc.wantPods) || live.Authoritative != tc.wantAuthoritative || live.RuntimeAnswered != tc.wantRuntime {
-				t.Errorf("Combine = pods %v, authoritative %t, runtime answered %t; want %v, %t, %t",
-					names, live.Authoritative, live.RuntimeAnswered, tc.wantPods, tc.wantAuthoritative, tc.wantRuntime)
-			}
-			if gotErr := fmt.Sprint(live.Err); tc.wantErr == "" && live.Err != nil || tc.wantErr != "" && !strings.Contains(gotErr, tc.wantErr) {
-				t.Errorf("Combine Err = %v, want %q", live.Err, tc.wantErr)
 			}
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 )
 
 // DefaultReconcilePeriod is how often both sources are compared with what
-// was announced.
+// was announced, and LivePods pushed.
 const DefaultReconcilePeriod = 30 * time.Second
 
 // DefaultGoneGrace is how long kubelet must miss a pod, while the runtime
@@ -26,7 +28,10 @@ const (
 	pushMaxBackoff = 500 * time.Millisecond
 )
 
-var errTrackerClosed = errors.New("pod tracker is closed")
+var (
+	errTrackerClosed = errors.New("pod tracker is closed")
+	errNotAskedYet   = errors.New("the pod sources have not been asked yet")
+)
 
 // Logger is what the tracker logs to.
 type Logger interface {
@@ -80,6 +85,18 @@ type Tracker struct {
 	// missing are the announced pods kubelet stopped listing while the
 	// runtime was down, and since when.
 	missing map[podapi.PodID]time.Time
+	// kubeletAloneSince is when kubelet first answered while the runtime
+	// was down; zero while the runtime answers. LivePods waits until
+	// kubelet alone has been listing for the gone-grace, so that a pod its
+	// gap after a restart hides, and which was never announced, is not
+	// taken for gone.
+	kubeletAloneSince time.Time
+
+	// requests are RequestLivePods calls the run goroutine has not served.
+	requests chan struct{}
+	// sourcesAnswer is PodSourcesAnswer's answer, behind answerMu.
+	answerMu      sync.Mutex
+	sourcesAnswer error
 
 	// ctx ends when the tracker is closed; cancel ends it.
 	ctx     context.Context
@@ -88,8 +105,8 @@ type Tracker struct {
 }
 
 var (
-	_ podapi.PodLister   = (*Tracker)(nil)
-	_ podapi.PodResolver = (*Tracker)(nil)
+	_ podapi.LivePodsSource = (*Tracker)(nil)
+	_ podapi.PodResolver    = (*Tracker)(nil)
 )
 
 // New returns a Tracker; it does nothing until Start.
@@ -115,6 +132,8 @@ func New(cfg Config, deps Deps) (*Tracker, error) {
 		missing:            map[podapi.PodID]time.Time{},
 		rechecks:           newRecheckSchedule(cfg.ReconcilePeriod),
 		runtimeDown:        deps.Runtime == nil,
+		requests:           make(chan struct{}, 1),
+		sourcesAnswer:      errNotAskedYet,
 	}, nil
 }
 
@@ -142,12 +161,26 @@ func (t *Tracker) Close() {
 	t.running.Wait()
 }
 
-// ListPods returns the live pods as the sources that answer list them; an
-// error only when none does. It implements podapi.PodLister.
-func (t *Tracker) ListPods(ctx context.Context) (podapi.Listing, error) {
-	runtime, runtimeErr := t.runtimePods(ctx)
-	kubelet, kubeletErr := t.kubeletPods(ctx)
-	return Combine(runtime, runtimeErr, kubelet, kubeletErr, t.deps.Kubelet != nil)
+// RequestLivePods asks for a comparison of the sources, and so a LivePods
+// event, soon; it does not wait. It implements podapi.LivePodsSource.
+func (t *Tracker) RequestLivePods() {
+	select {
+	case t.requests <- struct{}{}:
+	default: // one asked for already
+	}
+}
+
+// PodSourcesAnswer implements podapi.LivePodsSource.
+func (t *Tracker) PodSourcesAnswer() error {
+	t.answerMu.Lock()
+	defer t.answerMu.Unlock()
+	return t.sourcesAnswer
+}
+
+func (t *Tracker) setSourcesAnswer(err error) {
+	t.answerMu.Lock()
+	defer t.answerMu.Unlock()
+	t.sourcesAnswer = err
 }
 
 // runtimePods lists the runtime's pods; errNoRuntime without one.
@@ -224,6 +257,8 @@ func (t *Tracker) run(ctx context.Context) {
 			input(ctx)
 		case <-ticker.C:
 			t.reconcile(ctx)
+		case <-t.requests:
+			t.reconcile(ctx)
 		case <-degradedTicker.C:
 			if t.runtimeDown {
 				t.reconcile(ctx)
@@ -274,10 +309,13 @@ func (t *Tracker) reconcile(ctx context.Context) {
 }
 
 // compareAll compares the runtime's complete listing, and kubelet's, with
-// what was announced. Without kubelet's answer no pod is deleted.
+// what was announced, and pushes LivePods when goneAfter lets it decide.
+// Without kubelet's answer no pod is deleted.
 func (t *Tracker) compareAll(ctx context.Context, runtime []podapi.PodState) {
 	t.runtimeDown = false
+	t.kubeletAloneSince = time.Time{}
 	clear(t.missing)
+	t.setSourcesAnswer(nil)
 	kubelet, err := t.kubeletPods(ctx)
 	if err != nil {
 		t.deps.Log.Warnf("pods that left Docker are kept until kubelet answers: %v", err)
@@ -289,7 +327,8 @@ func (t *Tracker) compareAll(ctx context.Context, runtime []podapi.PodState) {
 	for id, state := range live {
 		t.apply(ctx, id, &state)
 	}
-	if err != nil {
+	sources := answered{runtime: true, kubelet: t.deps.Kubelet != nil && err == nil, kubeletConfigured: t.deps.Kubelet != nil}
+	if _, decides := goneAfter(sources, t.cfg.GoneGrace); !decides {
 		return
 	}
 	for id := range t.announced {
@@ -299,6 +338,7 @@ func (t *Tracker) compareAll(ctx context.Context, runtime []podapi.PodState) {
 	}
 	clear(t.deletedUnannounced)
 	t.dropDecidedRechecks(runtime, live)
+	t.pushLivePods(ctx, sources.kubelet)
 }
 
 // compareKubeletOnly compares kubelet's listing alone with what was
@@ -315,33 +355,56 @@ func (t *Tracker) compareKubeletOnly(ctx context.Context, runtimeErr error, firs
 	}
 	if t.deps.Kubelet == nil {
 		logf("pod reconciliation skipped: %v", runtimeErr)
+		t.setSourcesAnswer(fmt.Errorf("no pod source answers: runtime: %w", runtimeErr))
 		return
 	}
 	kubelet, err := t.deps.Kubelet.ListPods(ctx)
 	if err != nil {
 		logf("pod reconciliation skipped, neither source answers: %v; %v", runtimeErr, err)
+		t.setSourcesAnswer(fmt.Errorf("no pod source answers: runtime: %w; kubelet: %w", runtimeErr, err))
 		return
 	}
+	t.setSourcesAnswer(nil)
 	live := byPodID(kubelet)
 	for _, state := range kubelet {
 		delete(t.missing, state.Pod.ID)
 		t.apply(ctx, state.Pod.ID, &state)
 	}
 	now := time.Now()
+	if t.kubeletAloneSince.IsZero() {
+		t.kubeletAloneSince = now
+	}
+	grace, _ := goneAfter(answered{kubelet: true, kubeletConfigured: true}, t.cfg.GoneGrace)
 	for id := range t.announced {
 		if live[id] != nil {
 			continue
 		}
 		since, missed := t.missing[id]
 		if !missed {
+			since = now
 			t.missing[id] = now
-			continue
 		}
-		if now.Sub(since) >= t.cfg.GoneGrace {
+		if now.Sub(since) >= grace {
 			delete(t.missing, id)
 			t.apply(ctx, id, nil)
 		}
 	}
+	if now.Sub(t.kubeletAloneSince) >= grace {
+		t.pushLivePods(ctx, true)
+	}
+}
+
+// pushLivePods pushes the pods announced, the ones this comparison found
+// alive, as the LivePods decision; kubeletDevices tells that kubelet's
+// listing was part of it.
+func (t *Tracker) pushLivePods(ctx context.Context, kubeletDevices bool) {
+	pods := make([]podapi.PodState, 0, len(t.announced))
+	for _, state := range t.announced {
+		state.Containers = slices.Clone(state.Containers)
+		pods = append(pods, state)
+	}
+	slices.SortFunc(pods, func(a, b podapi.PodState) int { return strings.Compare(a.Pod.ID.String(), b.Pod.ID.String()) })
+	t.push(ctx, &podapi.LivePods{Pods: pods, KubeletDevices: kubeletDevices})
 }
 
 // dropDecidedRechecks forgets the rechecks that a full comparison made

@@ -23,6 +23,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/eventlog"
 	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
 const (
@@ -51,7 +52,7 @@ func (h *recordingHandler) String() string { return "recording-handler" }
 
 func (h *recordingHandler) HandlesEvent(event controllerapi.Event) bool {
 	switch event.(type) {
-	case *podapi.AddPod, *podapi.DeletePod:
+	case *podapi.AddPod, *podapi.DeletePod, *podapi.LivePods:
 		return true
 	}
 	return false
@@ -264,35 +265,86 @@ func (queueFiller) Spec() controllerapi.EventSpec {
 }
 func (queueFiller) String() string { return "QueueFiller" }
 
-func podNames(live podapi.Listing) []string {
-	var names []string
-	for _, pod := range live.Pods {
-		names = append(names, pod.Pod.ID.Name)
+// livePods matches the LivePods events that list exactly names, in order,
+// with kubelet's devices or without.
+func livePods(kubeletDevices bool, names ...string) func(controllerapi.Event) bool {
+	return func(event controllerapi.Event) bool {
+		live, ok := event.(*podapi.LivePods)
+		if !ok || live.KubeletDevices != kubeletDevices || len(live.Pods) != len(names) {
+			return false
+		}
+		for i, pod := range live.Pods {
+			if pod.Pod.ID.Name != names[i] {
+				return false
+			}
+		}
+		return true
 	}
-	return names
 }
 
-func TestListPodsFromTheSourcesThatAnswer(t *testing.T) {
+func isLivePods(event controllerapi.Event) bool {
+	_, ok := event.(*podapi.LivePods)
+	return ok
+}
+
+// The tracker pushes LivePods only from a comparison its policy lets
+// decide: never while no source answers, nor while kubelet answers alone
+// for less than the gone-grace; and says whether a source answers.
+func TestLivePodsFromTheSourcesThatAnswer(t *testing.T) {
 	f := newFixture(t, 100, true)
 	dockerd.CreatePod(t, f.docker, dockerd.PodSpec{Namespace: "default", Name: "running", UID: "uid-running", Image: f.image})
 	f.kubelet.Set(admitted("admitted", "app", "memif-002"))
 	ctx := context.Background()
 
-	live, err := f.tracker.ListPods(ctx)
-	if err != nil || !live.Authoritative || !live.RuntimeAnswered || live.Err != nil {
-		t.Fatalf("ListPods = %+v, %v; want both sources' answer", live, err)
-	}
-	if names := podNames(live); !reflect.DeepEqual(names, []string{"admitted", "running"}) {
-		t.Errorf("ListPods = %v, want [admitted running]", names)
+	f.tracker.RequestLivePods()
+	f.handler.WaitFor(t, waitTimeout, "LivePods of both sources", livePods(true, "admitted", "running"))
+	if err := f.tracker.PodSourcesAnswer(); err != nil {
+		t.Errorf("PodSourcesAnswer = %v, want nil", err)
 	}
 
-	f.daemon.Stop(t)
-	live, err = f.tracker.ListPods(ctx)
-	if err != nil || !live.Authoritative || live.RuntimeAnswered || live.Err == nil || !strings.Contains(live.Err.Error(), "docker") {
-		t.Errorf("ListPods with dockerd down = %+v, %v; want kubelet's authoritative answer and Docker's error", live, err)
+	// handled counts the LivePods the loop has handled once it has run
+	// every event pushed so far.
+	handled := func() int {
+		t.Helper()
+		if err := f.loop.Resync(ctx); err != nil {
+			t.Fatalf("resync: %v", err)
+		}
+		return f.handler.Count(isLivePods)
 	}
-	if names := podNames(live); !reflect.DeepEqual(names, []string{"admitted"}) {
-		t.Errorf("ListPods with dockerd down = %v, want kubelet's [admitted]", names)
+	f.kubelet.Fail(true)
+	before := handled()
+	if err := f.tracker.Reconcile(ctx); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if n := handled() - before; n != 0 {
+		t.Errorf("%d LivePods while kubelet cannot be asked, want 0: it may have admitted pods whose containers do not exist yet", n)
+	}
+
+	f.kubelet.Fail(false)
+	f.daemon.Stop(t)
+	// kubelet alone: LivePods once it has been answering for the grace,
+	// without the pod only Docker listed.
+	poll.Until(t, waitTimeout, "LivePods of kubelet alone", func() error {
+		if err := f.tracker.Reconcile(ctx); err != nil {
+			return err
+		}
+		if f.handler.Count(livePods(true, "admitted")) == 0 {
+			return errors.New("none yet")
+		}
+		return nil
+	})
+	f.handler.WaitFor(t, waitTimeout, "DeletePod of the pod only Docker listed", isDelete("running"))
+
+	f.kubelet.Fail(true)
+	before = handled()
+	if err := f.tracker.Reconcile(ctx); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if n := handled() - before; n != 0 {
+		t.Errorf("%d LivePods while no source answers, want 0", n)
+	}
+	if err := f.tracker.PodSourcesAnswer(); err == nil || !strings.Contains(err.Error(), "no pod source answers") {
+		t.Errorf("PodSourcesAnswer with both down = %v, want why", err)
 	}
 }
 

@@ -31,7 +31,7 @@ func TestHostileConfigIsRefused(t *testing.T) {
 		{"world-writable allocation dirs", "devicemanager.conf", "dir-mode: \"0777\"\n", "dir-mode"},
 		{"setuid dir mode", "devicemanager.conf", "dir-mode: \"4770\"\n", "dir-mode"},
 		{"negative grace period", "devicemanager.conf", "unbound-grace-period: -5m\n", "unbound-grace-period"},
-		{"zero reconcile period", "devicemanager.conf", "reconcile-period: 0s\n", "reconcile-period"},
+		{"reconcile period of an old devicemanager.conf", "devicemanager.conf", "reconcile-period: 1m\n", `devicemanager.conf: config key "reconcile-period": moved to podmanager.conf`},
 		{"reserved resource domain", "devicemanager.conf", "resource-name: kubernetes.io/memif\n", "resource-name"},
 		{"world-connectable API socket", "nodeapi.conf", "socket-mode: \"0666\"\n", "socket-mode"},
 		{"API socket mode beyond permissions", "nodeapi.conf", "socket-mode: \"1777\"\n", "socket-mode"},

@@ -140,7 +140,7 @@ func (e *env) startAgent(tb testing.TB) *agent {
 	cfg.DeviceCount = e.devices
 	cfg.SocketRoot = e.socketRoot
 	cfg.CheckpointPath = e.checkpointPath
-	a.dm, err = manager.New(cfg, manager.Options{Log: testLog{tb}, PodLister: a.tracker, PodResolver: a.tracker})
+	a.dm, err = manager.New(cfg, manager.Options{Log: testLog{tb}, LivePods: a.tracker, PodResolver: a.tracker})
 	if err != nil {
 		tb.Fatalf("device manager: %v", err)
 	}

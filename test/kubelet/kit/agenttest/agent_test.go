@@ -31,10 +31,10 @@ func TestNewWritesConfig(t *testing.T) {
 			name: "chosen paths and extra lines",
 			setup: Setup{
 				DeviceCount: 8, PluginDir: "/plugins", SocketRoot: "/memif", PodResourcesSocket: "/pr.sock",
-				DockerEndpoint: "unix:///docker.sock", DeviceManager: "reconcile-period: 1s\n", NodeAPI: "socket-mode: \"0660\"\n",
+				DockerEndpoint: "unix:///docker.sock", DeviceManager: "unbound-grace-period: 1s\n", NodeAPI: "socket-mode: \"0660\"\n",
 			},
 			want: map[string][]string{
-				"devicemanager.conf": {"device-count: 8\n", "plugin-dir: /plugins\n", "socket-root: /memif\n", "reconcile-period: 1s\n"},
+				"devicemanager.conf": {"device-count: 8\n", "plugin-dir: /plugins\n", "socket-root: /memif\n", "unbound-grace-period: 1s\n"},
 				"podmanager.conf":    {"docker-endpoint: unix:///docker.sock\n", "pod-resources-socket: \"/pr.sock\"\n"},
 				"nodeapi.conf":       {"socket-mode: \"0660\"\n"},
 			},
