@@ -56,7 +56,7 @@ type linkWatcher struct {
 
 	mu sync.Mutex
 	// changed are the interfaces VPP's events named since the watcher
-	// last read them.
+	// last read them, each with whether its last event said deleted.
 	changed map[vppmsg.InterfaceIndex]bool
 	// reread: every memif is to be read at the next period (a new
 	// connection whose resync has not read them yet, or a read that
@@ -102,7 +102,7 @@ func (w *linkWatcher) linksRetrieved(links map[string]descriptor.Link) {
 // interface and returns.
 func (w *linkWatcher) interfaceEvent(event *vppmsg.SwInterfaceEvent) {
 	w.mu.Lock()
-	w.changed[event.SwIfIndex] = true
+	w.changed[event.SwIfIndex] = event.Deleted
 	w.mu.Unlock()
 	w.signal()
 }
@@ -187,13 +187,18 @@ func (w *linkWatcher) replace(links map[string]descriptor.Link) {
 }
 
 // read reads the interfaces at the indexes changed, and why those known up
-// are down now (a pod side that left says why).
+// are down now (a pod side that left says why). An interface deleted is
+// not read, unless the KV scheduler holds another at its index already.
 func (w *linkWatcher) read(ctx context.Context, conn *vppapi.Conn, changed map[vppmsg.InterfaceIndex]bool) error {
 	links := map[string]descriptor.Link{}
-	for index := range changed {
-		link, found, err := descriptor.ReadLink(ctx, conn, index, w.names)
-		if err != nil {
-			return err
+	for index, deleted := range changed {
+		var link descriptor.Link
+		found := false
+		if _, reused := w.names.Name(index); !deleted || reused {
+			var err error
+			if link, found, err = descriptor.ReadLink(ctx, conn, index, w.names); err != nil {
+				return err
+			}
 		}
 		for name, known := range w.known {
 			if known.Index == index && (!found || name != link.Name) {

@@ -54,7 +54,8 @@ func watcherOn(t *testing.T, conn *vppapi.Conn, events vswitchapi.LinkEvents, cl
 	return w, pushed
 }
 
-// pushedStates records the link states told to the KV scheduler.
+// pushedStates records the link states told to the KV scheduler, each
+// removal as "removed <key>", before what was set in the same push.
 type pushedStates struct {
 	mu   sync.Mutex
 	keys []string
@@ -63,6 +64,11 @@ type pushedStates struct {
 func (p *pushedStates) push(values ...kvs.KVWithMetadata) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, kv := range values {
+		if kv.Value == nil {
+			p.keys = append(p.keys, "removed "+kv.Key)
+		}
+	}
 	for _, kv := range values {
 		if kv.Value != nil {
 			p.keys = append(p.keys, kv.Key)

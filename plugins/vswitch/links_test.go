@@ -11,6 +11,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
+	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch/owner"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
@@ -89,12 +90,13 @@ func makeMemif(t *testing.T, v *vpp.VPP, conn *vppapi.Conn, name, secret string)
 // hour, so that only VPP's interface events move it: a pod side (testpmd)
 // connecting brings the link up, and the KV scheduler is told so (the rx
 // modes wait for it); the pod side leaving brings it down, and the
-// scheduler is told that too.
+// scheduler is told that too; the memif deleted is gone from the links,
+// and its link state from the scheduler.
 func TestLinkStateFromVPPEvents(t *testing.T) {
 	v := vpp.Start(t)
 	conn := dialVPP(t, v, "links-test")
 	const name, secret = "pod-memif", "s3cret"
-	socket, _ := makeMemif(t, v, conn, name, secret)
+	socket, vppName := makeMemif(t, v, conn, name, secret)
 	clock := time.Unix(1000, 0)
 	w, pushed := watcherOn(t, conn, nil, &clock)
 	// The first period's read, as after a connection whose resync read
@@ -105,27 +107,49 @@ func TestLinkStateFromVPPEvents(t *testing.T) {
 	for _, step := range []struct {
 		name string
 		do   func()
-		up   bool
+		// want is the link wanted, nil: none; told is what the
+		// scheduler was told last.
+		want func(link vswitchapi.MemifLink) bool
+		told string
 	}{
-		{"before the pod side", func() {}, false},
+		{"before the pod side", func() {}, func(link vswitchapi.MemifLink) bool { return !link.Up }, vpp_interfaces.LinkStateKey(name, false)},
 		{"pod side connected", func() {
 			podSide = startPodSide(t, socket, secret, "")
 			waitLinkUp(t, podSide)
-		}, true},
-		{"pod side gone", func() { podSide.Stop() }, false},
+		}, func(link vswitchapi.MemifLink) bool { return link.Up }, vpp_interfaces.LinkStateKey(name, true)},
+		{"pod side gone", func() { podSide.Stop() }, func(link vswitchapi.MemifLink) bool { return !link.Up }, vpp_interfaces.LinkStateKey(name, false)},
+		{"memif deleted", func() { deleteMemif(t, conn, v, vppName) }, nil, "removed " + vpp_interfaces.LinkStateKey(name, false)},
 	} {
 		step.do()
 		poll.Until(t, time.Minute, name+" "+step.name, func() error {
 			link, err := linkOf(w, name)
 			switch {
-			case err != nil:
-				return err
-			case link.Up != step.up:
-				return fmt.Errorf("link %+v, want up %t", link, step.up)
-			case pushed.last() != vpp_interfaces.LinkStateKey(name, step.up):
-				return fmt.Errorf("the KV scheduler was last told %q", pushed.last())
+			case step.want == nil && err == nil:
+				return fmt.Errorf("link %+v, want none", link)
+			case step.want != nil && (err != nil || !step.want(link)):
+				return fmt.Errorf("link %+v (%v)", link, err)
+			case pushed.last() != step.told:
+				return fmt.Errorf("the KV scheduler was last told %q, want %q", pushed.last(), step.told)
 			}
 			return nil
 		})
 	}
+}
+
+// deleteMemif deletes the memif VPP names vppName.
+func deleteMemif(t *testing.T, conn *vppapi.Conn, v *vpp.VPP, vppName string) {
+	t.Helper()
+	memifs, err := vppapi.Dump[vppmsg.MemifDetails](t.Context(), conn, &vppmsg.MemifDump{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range memifs {
+		if m.IfName == vppName {
+			if err := conn.Request(t.Context(), &vppmsg.MemifDelete{SwIfIndex: m.SwIfIndex}, &vppmsg.MemifDeleteReply{}); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("VPP has no memif %s: %s", vppName, v.CLI(t, "show", "memif"))
 }
