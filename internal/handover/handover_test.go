@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/internal/handover"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // holder records what the server asked of it.
@@ -29,11 +30,6 @@ func (h *holder) HandOver(_ context.Context, successorUID string) error {
 func (h *holder) SuccessorServing() { h.ends <- "serving" }
 func (h *holder) SuccessorGone()    { h.ends <- "gone" }
 
-type testLog struct{ t *testing.T }
-
-func (l testLog) Infof(format string, args ...interface{}) { l.t.Logf(format, args...) }
-func (l testLog) Warnf(format string, args ...interface{}) { l.t.Logf(format, args...) }
-
 func TestHandover(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -50,7 +46,7 @@ func TestHandover(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state", "checkpoint.json.lock.handover")
 			h := newHolder(tc.refuse)
-			server, err := handover.Serve(path, h, time.Minute, testLog{t})
+			server, err := handover.Serve(path, h, time.Minute, testlog.New(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +79,7 @@ func TestHandover(t *testing.T) {
 				t.Errorf("the holder heard %q, want %q", got, tc.wantEnd)
 			}
 			// The successor serves its own socket at the same path now.
-			next, err := handover.Serve(path, newHolder(nil), time.Minute, testLog{t})
+			next, err := handover.Serve(path, newHolder(nil), time.Minute, testlog.New(t))
 			if err != nil {
 				t.Fatalf("the successor cannot serve the handover socket: %v", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -19,25 +20,18 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
-// configFile points the plugin at a config file, as the -devicemanager-config
-// flag does in the agent.
-type configFile string
-
-func (f configFile) LoadValue(interface{}) (bool, error) { return false, nil }
-func (f configFile) GetConfigName() string               { return string(f) }
-
-func writeConfig(t *testing.T, content string) configFile {
+func writeConfig(t *testing.T, content string) configfile.File {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "devicemanager.conf")
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return configFile(path)
+	return configfile.File(path)
 }
 
 // startAgent runs the device manager plugin with the real controller plugin
 // and KV scheduler, in the order the agent runs them.
-func startAgent(t *testing.T, cfg configFile) *Plugin {
+func startAgent(t *testing.T, cfg configfile.File) *Plugin {
 	t.Helper()
 	scheduler := kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) { deps.HTTPHandlers = nil }))
 	var ctrl *controller.Plugin

@@ -82,23 +82,13 @@ func TestProbesOverHTTPAndTheProbeSocket(t *testing.T) {
 	}
 }
 
-// configFile is a config.PluginConfig reading one YAML file, the way the
-// agent reads -health-config.
-type configFile string
-
-func (f configFile) LoadValue(value interface{}) (bool, error) {
-	return true, configfile.Load(string(f), value)
-}
-
-func (f configFile) GetConfigName() string { return string(f) }
-
-func writeConfig(t *testing.T, content string) configFile {
+func writeConfig(t *testing.T, content string) configfile.File {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "health.conf")
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return configFile(path)
+	return configfile.File(path)
 }
 
 func TestConfigRefusesARelativeSocket(t *testing.T) {

@@ -10,25 +10,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/metrics"
 	"github.com/contivpp/memif-agent/plugins/metrics/listener"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
-// configFile is a config.PluginConfig naming one file, as the agent's
-// -metrics-config does.
-type configFile string
-
-func (f configFile) LoadValue(any) (bool, error) { return false, nil }
-func (f configFile) GetConfigName() string       { return string(f) }
-
-func writeConfig(t *testing.T, content string) configFile {
+func writeConfig(t *testing.T, content string) configfile.File {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "metrics.conf")
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return configFile(path)
+	return configfile.File(path)
 }
 
 // TestServesTheRegistryOnThePodIP: with no address in metrics.conf the
@@ -101,7 +96,7 @@ func TestHandOverStopsServing(t *testing.T) {
 		if !before {
 			plugin.HandOver(t.Context(), "successor-uid")
 		}
-		successor, err := listener.Start("127.0.0.1:"+port, prometheus.NewRegistry(), testLog{t})
+		successor, err := listener.Start("127.0.0.1:"+port, prometheus.NewRegistry(), testlog.FailOnError(t))
 		if err != nil {
 			t.Fatalf("handed over (before AfterInit: %v), the successor cannot listen: %v", before, err)
 		}
@@ -113,7 +108,3 @@ func TestHandOverStopsServing(t *testing.T) {
 		}
 	}
 }
-
-type testLog struct{ t *testing.T }
-
-func (l testLog) Errorf(format string, args ...any) { l.t.Errorf(format, args...) }

@@ -6,22 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ligato/cn-infra/config"
-
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 	"github.com/contivpp/memif-agent/test/kit/needs"
 )
-
-// configFile is a config.PluginConfig reading one YAML file, the way
-// cn-infra reads -nodeapi-config.
-type configFile string
-
-func (f configFile) LoadValue(value interface{}) (bool, error) {
-	return true, config.ParseConfigFromYamlFile(string(f), value)
-}
-
-func (f configFile) GetConfigName() string { return string(f) }
 
 func TestPluginServesOnConfiguredSocketUntilClose(t *testing.T) {
 	loop, devices := startController(t)
@@ -55,13 +44,13 @@ func TestPluginServesOnConfiguredSocketUntilClose(t *testing.T) {
 	}
 }
 
-func writeConfig(t *testing.T, conf string) configFile {
+func writeConfig(t *testing.T, conf string) configfile.File {
 	t.Helper()
 	confPath := filepath.Join(t.TempDir(), "nodeapi.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return configFile(confPath)
+	return configfile.File(confPath)
 }
 
 func TestPluginInitRefusesBadConfig(t *testing.T) {

@@ -10,12 +10,8 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/devicehealth"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
-
-type testLogger struct{ t *testing.T }
-
-func (l testLogger) Infof(f string, a ...interface{}) { l.t.Logf("INFO "+f, a...) }
-func (l testLogger) Warnf(f string, a ...interface{}) { l.t.Logf("WARN "+f, a...) }
 
 var errStopped = errors.New("VPP did not answer control_ping")
 
@@ -47,7 +43,7 @@ func TestHealthFollowsReachability(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var vswitch vswitchapi.ReachabilityCell
 			vswitch.Set(vswitchapi.Reachability{Configured: true, Reachable: true, Since: time.Now()})
-			watcher := devicehealth.New(&vswitch, grace, testLogger{t})
+			watcher := devicehealth.New(&vswitch, grace, testlog.New(t))
 			go watcher.Run(t.Context())
 			reach := tc.reach()
 			vswitch.Set(reach)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/contivpp/memif-agent/plugins/devicemanager/devicehealth"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // TestListAndWatchFollowsVswitchHealth: kubelet's stream gets every
@@ -33,7 +34,7 @@ func TestListAndWatchFollowsVswitchHealth(t *testing.T) {
 	dir := t.TempDir()
 	var vswitch vswitchapi.ReachabilityCell
 	vswitch.Set(steps[0].reach)
-	watcher := devicehealth.New(&vswitch, time.Minute, testLogger{t})
+	watcher := devicehealth.New(&vswitch, time.Minute, testlog.New(t))
 	go watcher.Run(t.Context())
 	registry := startRegistry(t, dir)
 	cfg := testConfig(dir)

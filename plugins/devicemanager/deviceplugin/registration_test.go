@@ -11,6 +11,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/unixsocket"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // TestRegistrationReachesNoNewerKubelet: a kubelet killed leaves its socket
@@ -34,7 +35,7 @@ func TestRegistrationReachesNoNewerKubelet(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "kubelet.sock")
 			old := deadSocket(t, path)
-			server, err := deviceplugin.New(testConfig(dir), &fakeAllocator{}, testLogger{t}, nil)
+			server, err := deviceplugin.New(testConfig(dir), &fakeAllocator{}, testlog.New(t), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

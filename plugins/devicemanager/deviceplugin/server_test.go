@@ -20,17 +20,11 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // waitLimit only bounds a failing test; nothing asserts how long things take.
 const waitLimit = 20 * time.Second
-
-type testLogger struct{ t *testing.T }
-
-func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
-func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
-func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
-func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
 
 // registrationCounter is the server's Observer in the tests: it counts
 // the registrations, and logs and counts every failed one.
@@ -92,7 +86,7 @@ func testConfig(dir string) deviceplugin.Config {
 
 func startServerWith(t *testing.T, cfg deviceplugin.Config, allocator deviceplugin.Allocator, observer deviceplugin.Observer) *deviceplugin.Server {
 	t.Helper()
-	server, err := deviceplugin.New(cfg, allocator, testLogger{t}, observer)
+	server, err := deviceplugin.New(cfg, allocator, testlog.New(t), observer)
 	if err != nil {
 		t.Fatal(err)
 	}

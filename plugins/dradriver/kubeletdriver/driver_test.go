@@ -34,6 +34,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 const (
@@ -95,7 +96,7 @@ func startNodeWith(t *testing.T, networksConf string) *node {
 // does when it starts, and a kubelet client of it; t's end stops them.
 func (n *node) startDriver(t *testing.T) {
 	t.Helper()
-	driver, err := kubeletdriver.New(n.cfg, n.apiServer, devicemanagertest.Logger(t))
+	driver, err := kubeletdriver.New(n.cfg, n.apiServer, testlog.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/devicehealth"
 	"github.com/contivpp/memif-agent/plugins/dradriver/kubeletdriver"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
-	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // TestVswitchTaint (a short name: the socket paths under its temporary
@@ -26,7 +26,7 @@ import (
 func TestVswitchTaint(t *testing.T) {
 	var vswitch vswitchapi.ReachabilityCell
 	vswitch.Set(vswitchapi.Reachability{Configured: true, Reachable: true, Since: time.Now()})
-	watcher := devicehealth.New(&vswitch, time.Minute, devicemanagertest.Logger(t))
+	watcher := devicehealth.New(&vswitch, time.Minute, testlog.New(t))
 	go watcher.Run(t.Context())
 	n := startNode(t)
 	n.driver.Stop()

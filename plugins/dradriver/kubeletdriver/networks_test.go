@@ -20,8 +20,8 @@ import (
 	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
 	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
-	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 const redAndLab = "networks:\n  - {name: red, type: l3, subnet: 10.70.0.0/24}\n  - {name: lab, type: l2}\ndefault-network: lab\n"
@@ -45,7 +45,7 @@ func newWiring(t *testing.T, dm *manager.Manager, networksConf string) *wiring.H
 		t.Fatal(err)
 	}
 	handler, err := wiring.NewHandler(dm, wiring.Config{}, wiring.Options{
-		Networks: fakeNetworksPlugin{networks}, Assigner: assigner, Recorder: dm, Log: devicemanagertest.Logger(t),
+		Networks: fakeNetworksPlugin{networks}, Assigner: assigner, Recorder: dm, Log: testlog.New(t),
 	})
 	if err != nil {
 		t.Fatal(err)

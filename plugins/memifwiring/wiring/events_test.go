@@ -22,6 +22,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // fakeNetworksPlugin hands out a fixed networks.conf, as the networks
@@ -46,7 +47,7 @@ func TestPodEvents(t *testing.T) {
 	devices := devicemanagertest.New(t, nil)
 	handler, err := wiring.NewHandler(devices, wiring.Config{}, wiring.Options{
 		Networks: fakeNetworksPlugin{networks}, Assigner: openAssigner(t, devices.NetworksStatePath()), Recorder: devices,
-		Events: recorder, Log: devicemanagertest.Logger(t),
+		Events: recorder, Log: testlog.New(t),
 	})
 	if err != nil {
 		t.Fatal(err)

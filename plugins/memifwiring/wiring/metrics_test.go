@@ -13,6 +13,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // TestAddressUseMetrics: each l3 network's pool shows how many of the
@@ -28,7 +29,7 @@ func TestAddressUseMetrics(t *testing.T) {
 	devices := devicemanagertest.New(t, nil)
 	handler, err := wiring.NewHandler(devices, wiring.Config{}, wiring.Options{
 		Networks: fakeNetworksPlugin{networks}, Assigner: openAssigner(t, devices.NetworksStatePath()), Recorder: devices,
-		Metrics: registry, Log: devicemanagertest.Logger(t),
+		Metrics: registry, Log: testlog.New(t),
 	})
 	if err != nil {
 		t.Fatal(err)

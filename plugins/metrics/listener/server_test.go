@@ -14,11 +14,8 @@ import (
 
 	"github.com/contivpp/memif-agent/plugins/metrics/listener"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
-
-type testLog struct{ t *testing.T }
-
-func (l testLog) Errorf(format string, args ...any) { l.t.Errorf(format, args...) }
 
 // serve starts the listener on the address Load makes of podIP and a free
 // port, over a registry holding one counter, and returns its base URL.
@@ -35,7 +32,7 @@ func serve(t *testing.T, podIP string) string {
 	if cfg.Port, err = strconv.Atoi(loopback.FreePort(t)); err != nil {
 		t.Fatal(err)
 	}
-	server, err := listener.Start(cfg.Endpoint(), registry, testLog{t})
+	server, err := listener.Start(cfg.Endpoint(), registry, testlog.FailOnError(t))
 	if err != nil {
 		t.Fatal(err)
 	}

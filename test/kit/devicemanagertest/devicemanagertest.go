@@ -16,6 +16,7 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // DeviceCount is how many devices the manager offers kubelet's device
@@ -39,7 +40,7 @@ func New(t testing.TB, now func() time.Time) *manager.Manager {
 	cfg.PluginDir = filepath.Join(dir, "device-plugins")
 	cfg.SocketRoot = filepath.Join(dir, "memif")
 	cfg.CheckpointPath = filepath.Join(dir, "checkpoint.json")
-	devices, err := manager.New(cfg, manager.Options{Log: testLogger{t}, Now: now})
+	devices, err := manager.New(cfg, manager.Options{Log: testlog.New(t), Now: now})
 	if err != nil {
 		t.Fatalf("create device manager: %v", err)
 	}
@@ -175,14 +176,3 @@ func waitFor(t testing.TB, what string, done func() bool) {
 		return nil
 	})
 }
-
-type testLogger struct{ t testing.TB }
-
-func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
-func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
-func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
-func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
-
-// Logger returns a logger writing to t's log, for the manager and the
-// plugins around it.
-func Logger(t testing.TB) manager.Logger { return testLogger{t} }

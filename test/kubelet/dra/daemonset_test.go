@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
@@ -22,7 +23,7 @@ import (
 // enabled: false and the pod replaced leaves no slice of the node; switched
 // back on, the slice is there again; the DaemonSet deleted leaves none.
 func TestDaemonSetRestartAndRemovalOnARealNode(t *testing.T) {
-	c, client := startChartCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c, client := startChartCluster(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	n, err := memifnode.Deploy(ctx, c, memifnode.Options{Values: []string{memifnode.ChartDir + "/ci/dra-values.yaml"}, Progress: t.Logf})

@@ -32,6 +32,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
@@ -121,7 +122,7 @@ func startDriver(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, 
 		RegistrarDir:  registrarDir,
 		CDIDir:        c.HostPath("/var/run/cdi"), SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
 		Interceptor: intercept, Claims: a.dm.ClaimPreparer(a.loop),
-	}, client, devicemanagertest.Logger(t))
+	}, client, testlog.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func startDeviceManager(t testing.TB, c *cluster.Cluster, cfg config.Config, int
 	cfg.PluginDir = c.HostPath("/var/lib/kubelet/device-plugins")
 	cfg.SocketRoot = c.HostPath("/run/contiv/memif")
 	cfg.CheckpointPath = c.HostPath("/var/lib/memif-agent/checkpoint.json")
-	dm, err := manager.New(cfg, manager.Options{Log: devicemanagertest.Logger(t), DevicePluginInterceptor: intercept})
+	dm, err := manager.New(cfg, manager.Options{Log: testlog.New(t), DevicePluginInterceptor: intercept})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func podOf(name, image string, command []string, claim bool) *corev1.Pod {
 // the pod unprepares the claim, the directory goes and the second pod gets
 // the device.
 func TestClaimOnARealNode(t *testing.T) {
-	c, client := startCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c, client := startCluster(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	image, err := testpmd.PodImage("docker.io/library/" + podImage)
@@ -300,7 +301,7 @@ func TestAgentRestartAndStopOnARealNode(t *testing.T) {
 }
 
 func agentRestartAndStop(t *testing.T, runtime cluster.Runtime) {
-	c, client := startCluster(t, cluster.Options{Runtime: runtime, Progress: cluster.TestLog(t)})
+	c, client := startCluster(t, cluster.Options{Runtime: runtime, Progress: testlog.Writer(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	a := startAgent(t, c, client)
@@ -372,7 +373,7 @@ func agentRestartAndStop(t *testing.T, runtime cluster.Runtime) {
 // kubelet wipes only the slices of a driver it registered; a driver
 // that stops before kubelet registered it withdraws its own.
 func TestDriverKubeletNeverRegisteredWithdrawsItsSlice(t *testing.T) {
-	c, client := startCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c, client := startCluster(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	a := startDeviceManager(t, c, claimsOnly(), nil)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
@@ -42,7 +43,7 @@ const (
 // runs, and the memifs held before the update are held after it, with
 // the same socket and secret.
 func TestRollingUpdateRefusesNoPodOnARealNode(t *testing.T) {
-	c, client := startChartCluster(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c, client := startChartCluster(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	n, err := memifnode.Deploy(ctx, c, memifnode.Options{Values: []string{memifnode.ChartDir + "/ci/dra-values.yaml"}, BinDir: os.Getenv("MEMIF_AGENT_BIN"), Progress: t.Logf})

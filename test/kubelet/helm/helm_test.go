@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
@@ -40,7 +41,7 @@ func releaseObjects(ctx context.Context, c *cluster.Cluster) ([]string, error) {
 // TestInstallUpgradeUninstall: helm install, upgrade and uninstall of the
 // chart on a real node, as an operator runs them.
 func TestInstallUpgradeUninstall(t *testing.T) {
-	c := cluster.StartForTest(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c := cluster.StartForTest(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: binDir, Values: []string{memifnode.ChartDir + "/ci/dra-values.yaml"}, Progress: t.Logf})

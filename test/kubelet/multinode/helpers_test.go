@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
@@ -43,7 +44,7 @@ type twoNodes struct {
 // agent Ready on each node.
 func startTwoNodes(ctx context.Context, t *testing.T, opts memifnode.Options, prepare func(*memifnode.Node) error) *twoNodes {
 	t.Helper()
-	c := cluster.StartForTest(t, cluster.Options{Nodes: nodes, Progress: cluster.TestLog(t)})
+	c := cluster.StartForTest(t, cluster.Options{Nodes: nodes, Progress: testlog.Writer(t)})
 	opts.BinDir, opts.Progress = binDir, t.Logf
 	agents, err := memifnode.Deploy(ctx, c, opts)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
 	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kit/vppcnf"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
@@ -116,7 +117,7 @@ func TestNetworksOnARealNode(t *testing.T) {
 }
 
 func start(t *testing.T) *suite {
-	c := cluster.StartForTest(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c := cluster.StartForTest(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx := t.Context()
 	node, err := memifnode.StartNodeVPP(ctx, c, "ping")
 	if err != nil {

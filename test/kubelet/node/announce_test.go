@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
@@ -33,7 +34,7 @@ const (
 // never again while nothing about it changes.
 func TestMultiMemifPodsAnnouncedOnce(t *testing.T) {
 	watch := reconcileWatch(t)
-	c := cluster.StartForTest(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c := cluster.StartForTest(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx := context.Background()
 	n, err := memifnode.Deploy(ctx, c, memifnode.Options{
 		BinDir: binDir, Progress: t.Logf,

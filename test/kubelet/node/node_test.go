@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
@@ -50,7 +51,7 @@ func TestAgentOnARealNode(t *testing.T) {
 			t.FailNow()
 		}
 	}
-	c := cluster.StartForTest(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c := cluster.StartForTest(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx := context.Background()
 	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: binDir, Progress: t.Logf})
 	if err != nil {

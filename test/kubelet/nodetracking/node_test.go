@@ -16,6 +16,7 @@ import (
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/agenttest"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 )
@@ -38,7 +39,7 @@ type node struct {
 
 func startNode(t testing.TB, runtime cluster.Runtime) *node {
 	t.Helper()
-	c := cluster.StartForTest(t, cluster.Options{Runtime: runtime, Progress: cluster.TestLog(t)})
+	c := cluster.StartForTest(t, cluster.Options{Runtime: runtime, Progress: testlog.Writer(t)})
 	client, err := c.Clientset()
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
@@ -65,7 +66,7 @@ func TestMetricsAndEventsOnARealNode(t *testing.T) {
 }
 
 func start(t *testing.T) *suite {
-	c := cluster.StartForTest(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c := cluster.StartForTest(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx := t.Context()
 	node, err := memifnode.StartNodeVPP(ctx, c)
 	if err != nil {

@@ -13,13 +13,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 )
 
 func TestNodeBecomesReadyAndRunsAPodThenStopLeavesNothing(t *testing.T) {
 	for _, runtime := range []cluster.Runtime{cluster.Containerd, cluster.DebianContainerd} {
 		t.Run(string(runtime), func(t *testing.T) {
-			c := cluster.StartForTest(t, cluster.Options{Runtime: runtime, Progress: cluster.TestLog(t)})
+			c := cluster.StartForTest(t, cluster.Options{Runtime: runtime, Progress: testlog.Writer(t)})
 			ctx := context.Background()
 			client, err := c.Clientset()
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 )
 
@@ -26,7 +27,7 @@ import (
 // the added node's loopback is not the host's; Stop leaves no process,
 // link or work dir.
 func TestTwoNodesEachRunTheirPodsThenStopLeavesNothing(t *testing.T) {
-	c := cluster.StartForTest(t, cluster.Options{Nodes: 2, Progress: cluster.TestLog(t)})
+	c := cluster.StartForTest(t, cluster.Options{Nodes: 2, Progress: testlog.Writer(t)})
 	ctx := context.Background()
 	client, err := c.Clientset()
 	if err != nil {

@@ -3,9 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/contivpp/memif-agent/test/kit/needs"
@@ -36,16 +34,6 @@ func StartForTest(tb testing.TB, opts Options) *Cluster {
 		}
 	})
 	return c
-}
-
-// TestLog is an Options.Progress that logs each line through tb.
-func TestLog(tb testing.TB) io.Writer { return testLog{tb} }
-
-type testLog struct{ tb testing.TB }
-
-func (w testLog) Write(p []byte) (int, error) {
-	w.tb.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 // keepLogs copies the peers' logs out of the work dir and says where.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 	"github.com/contivpp/memif-agent/test/kit/vppcnf"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
@@ -28,7 +29,7 @@ import (
 // connects with two queue pairs and pings its gateway and beyond it.
 func TestVPPPodIsTheMemifSlaveOfTheNodesVPP(t *testing.T) {
 	node := vpp.Start(t, vpp.Plugins("ping"))
-	c := cluster.StartForTest(t, cluster.Options{Progress: cluster.TestLog(t)})
+	c := cluster.StartForTest(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	if err := ImportVPPImage(ctx, c); err != nil {
