@@ -24,7 +24,8 @@ import (
 // a link refused or left by its pod side for longer than grace.
 //
 // An event names an interface whose admin or link state changed, or that
-// was made or deleted: the watcher reads that interface alone. After each
+// was made or deleted, with its state: a link known is up or down as the
+// event says, an interface not known is read alone. After each
 // connection it takes every memif's link from the resync's Retrieve
 // (descriptor.LinkStates.OnRetrieve), or reads them itself at the next
 // period if none came. VPP emits nothing when it refuses a pod side, whose
@@ -56,8 +57,8 @@ type linkWatcher struct {
 
 	mu sync.Mutex
 	// changed are the interfaces VPP's events named since the watcher
-	// last read them, each with whether its last event said deleted.
-	changed map[vppmsg.InterfaceIndex]bool
+	// last read them, each with its last event.
+	changed map[vppmsg.InterfaceIndex]*vppmsg.SwInterfaceEvent
 	// reread: every memif is to be read at the next period (a new
 	// connection whose resync has not read them yet, or a read that
 	// failed).
@@ -72,7 +73,7 @@ type linkWatcher struct {
 func newLinkWatcher(conn descriptor.ConnFunc, states *descriptor.LinkStates, names descriptor.InterfaceIndex, log logging.Logger) *linkWatcher {
 	w := &linkWatcher{conn: conn, states: states, names: names, log: log, now: time.Now, wake: make(chan struct{}, 1),
 		known: map[string]descriptor.Link{}, downSince: map[string]time.Time{}, troubleSince: map[string]time.Time{}, warned: map[string]bool{},
-		changed: map[vppmsg.InterfaceIndex]bool{}}
+		changed: map[vppmsg.InterfaceIndex]*vppmsg.SwInterfaceEvent{}}
 	states.OnRetrieve(w.linksRetrieved)
 	return w
 }
@@ -102,7 +103,7 @@ func (w *linkWatcher) linksRetrieved(links map[string]descriptor.Link) {
 // interface and returns.
 func (w *linkWatcher) interfaceEvent(event *vppmsg.SwInterfaceEvent) {
 	w.mu.Lock()
-	w.changed[event.SwIfIndex] = event.Deleted
+	w.changed[event.SwIfIndex] = event
 	w.mu.Unlock()
 	w.signal()
 }
@@ -139,7 +140,7 @@ func (w *linkWatcher) update(ctx context.Context) {
 	}
 	w.mu.Lock()
 	changed, retrieved := w.changed, w.retrieved
-	w.changed, w.retrieved = map[vppmsg.InterfaceIndex]bool{}, nil
+	w.changed, w.retrieved = map[vppmsg.InterfaceIndex]*vppmsg.SwInterfaceEvent{}, nil
 	if retrieved != nil {
 		w.reread = false
 	}
@@ -186,38 +187,59 @@ func (w *linkWatcher) replace(links map[string]descriptor.Link) {
 	}
 }
 
-// read reads the interfaces at the indexes changed, and why those known up
-// are down now (a pod side that left says why). An interface deleted is
-// not read, unless the KV scheduler holds another at its index already.
-func (w *linkWatcher) read(ctx context.Context, conn *vppapi.Conn, changed map[vppmsg.InterfaceIndex]bool) error {
-	links := map[string]descriptor.Link{}
-	for index, deleted := range changed {
-		var link descriptor.Link
-		found := false
-		if _, reused := w.names.Name(index); !deleted || reused {
-			var err error
-			if link, found, err = descriptor.ReadLink(ctx, conn, index, w.names); err != nil {
-				return err
-			}
-		}
-		for name, known := range w.known {
-			if known.Index == index && (!found || name != link.Name) {
+// read follows the events of the interfaces changed. A link known is up
+// or down as its event says (VPP's flags), and read only to learn why it
+// went down (a pod side that left says why); an interface not known is
+// read; one deleted is forgotten, unless the KV scheduler already holds
+// another at its index.
+func (w *linkWatcher) read(ctx context.Context, conn *vppapi.Conn, changed map[vppmsg.InterfaceIndex]*vppmsg.SwInterfaceEvent) error {
+	wentDown := map[string]descriptor.Link{}
+	for index, event := range changed {
+		name, known := w.knownAt(index)
+		if _, reused := w.names.Name(index); event.Deleted && !reused {
+			if known {
 				w.gone(name)
 			}
+			continue
 		}
-		if found && (link.Up || w.known[link.Name].Up) {
-			links[link.Name] = link
-		} else if found {
+		if known && !event.Deleted {
+			link := w.known[name]
+			link.Up = event.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0
+			if link.Up || !w.known[name].Up {
+				w.saw(link)
+			} else {
+				wentDown[name] = link
+			}
+			continue
+		}
+		link, found, err := descriptor.ReadLink(ctx, conn, index, w.names)
+		if err != nil {
+			return err
+		}
+		if known && (!found || name != link.Name) {
+			w.gone(name)
+		}
+		if found {
 			w.saw(link)
 		}
 	}
-	if err := descriptor.ReadDownReasons(ctx, conn, links); err != nil {
+	if err := descriptor.ReadDownReasons(ctx, conn, wentDown); err != nil {
 		return err
 	}
-	for _, link := range links {
+	for _, link := range wentDown {
 		w.saw(link)
 	}
 	return nil
+}
+
+// knownAt returns the name of the link known at index.
+func (w *linkWatcher) knownAt(index vppmsg.InterfaceIndex) (string, bool) {
+	for name, link := range w.known {
+		if link.Index == index {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // saw records link as read, logging and telling the KV scheduler a change.
