@@ -100,7 +100,8 @@ func TestWriterCompacts(t *testing.T) {
 }
 
 // TestWriterJournalTrouble: whatever happened to the journal between two
-// saves, the next Save persists its data whole.
+// saves, the next Save persists its data whole; also when the writer
+// holds the journal open since an earlier append.
 func TestWriterJournalTrouble(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -116,6 +117,14 @@ func TestWriterJournalTrouble(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"journal replaced", func(t *testing.T, journal string) {
+			if err := os.WriteFile(journal+".new", []byte("another file"), fileMode); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(journal+".new", journal); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"garbage appended to the journal", func(t *testing.T, journal string) {
 			f, err := os.OpenFile(journal, os.O_WRONLY|os.O_APPEND, 0)
 			if err != nil {
@@ -128,23 +137,28 @@ func TestWriterJournalTrouble(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "checkpoint.json")
-			w := NewWriter(path)
-			history := states()
-			if err := w.Save(history[0]); err != nil {
-				t.Fatal(err)
-			}
-			tc.trouble(t, journalPath(path))
-			for _, state := range history[1:3] {
-				if err := w.Save(state); err != nil {
-					t.Fatalf("Save: %v", err)
+		for _, appended := range []int{0, 1} {
+			t.Run(fmt.Sprintf("%s after %d appends", tc.name, appended), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "checkpoint.json")
+				w := NewWriter(path)
+				history := states()
+				for _, state := range history[:1+appended] {
+					if err := w.Save(state); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			if got, err := Load(path); err != nil || !same(got, history[2]) {
-				t.Errorf("Load = %+v, %v; want %+v", got, err, history[2])
-			}
-		})
+				tc.trouble(t, journalPath(path))
+				last := 3 + appended
+				for _, state := range history[1+appended : last] {
+					if err := w.Save(state); err != nil {
+						t.Fatalf("Save: %v", err)
+					}
+				}
+				if got, err := Load(path); err != nil || !same(got, history[last-1]) {
+					t.Errorf("Load = %+v, %v; want %+v", got, err, history[last-1])
+				}
+			})
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/contivpp/memif-agent/internal/securedir"
 )
@@ -37,6 +38,11 @@ type Writer struct {
 	// journalSize is the journal's length as this writer left it: an
 	// append goes only after exactly that.
 	journalSize int64
+	// journal is the journal of generation, opened at the first append
+	// after a compaction and kept open for the next ones: each append
+	// then costs a stat, a write and a sync, not the walk of the path's
+	// directories too. nil when none is open.
+	journal *os.File
 	// wrote, when set, is called after each file a compaction writes (a
 	// test stops the writer there, as a crash would).
 	wrote func()
@@ -61,8 +67,9 @@ func (w *Writer) Save(data Data) error {
 	if err != nil {
 		return err
 	}
-	if err := appendDurably(journalPath(w.path), w.journalSize, record); err != nil {
+	if err := w.appendDurably(record); err != nil {
 		// The journal may now end in a torn record: never append after it.
+		w.closeJournal()
 		w.generation = 0
 		if compactErr := w.compact(data); compactErr != nil {
 			return errors.Join(err, compactErr)
@@ -105,6 +112,7 @@ func (w *Writer) changes(data Data) journalRecord {
 //     does not leave a journal without its snapshot, which is a lost
 //     snapshot.
 func (w *Writer) compact(data Data) error {
+	w.closeJournal()
 	w.generation = 0
 	generation, err := newGeneration()
 	if err != nil {
@@ -205,35 +213,68 @@ func newGeneration() (uint64, error) {
 	}
 }
 
-// appendDurably appends records to the journal at path, which must be size
-// bytes long (else something other than this writer changed it), and syncs
-// its data (fdatasync: the size is part of it; nothing else about the file
+// appendDurably appends records to the journal, which must be
+// w.journalSize bytes long and still at its path (else something other
+// than this writer changed or replaced it), and syncs its data
+// (fdatasync: the size is part of it; nothing else about the file
 // changed).
-func appendDurably(path string, size int64, records []byte) error {
-	dir, err := openDir(path, false)
-	if err != nil {
-		return err
+func (w *Writer) appendDurably(records []byte) error {
+	path := journalPath(w.path)
+	if w.journal == nil {
+		journal, err := openJournal(path)
+		if err != nil {
+			return err
+		}
+		w.journal = journal
 	}
-	defer dir.Close()
-	journal, err := dir.OpenFile(filepath.Base(path), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return fmt.Errorf("open checkpoint journal %s: %w", path, err)
-	}
-	info, err := journal.Stat()
-	if err == nil && info.Size() != size {
-		err = fmt.Errorf("journal is %d bytes long, %d were written", info.Size(), size)
+	info, err := w.journal.Stat()
+	if err == nil {
+		err = unchanged(info, w.journalSize)
 	}
 	if err == nil {
-		_, err = journal.Write(records)
+		_, err = w.journal.Write(records)
 	}
 	if err == nil {
-		err = datasync(journal)
-	}
-	if closeErr := journal.Close(); err == nil {
-		err = closeErr
+		err = datasync(w.journal)
 	}
 	if err != nil {
 		return fmt.Errorf("append to checkpoint journal %s: %w", path, err)
 	}
 	return nil
+}
+
+// openJournal opens the journal at path for appending, through its
+// directory without following links.
+func openJournal(path string) (*os.File, error) {
+	dir, err := openDir(path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	journal, err := dir.OpenFile(filepath.Base(path), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open checkpoint journal %s: %w", path, err)
+	}
+	return journal, nil
+}
+
+// unchanged says what changed the journal since this writer wrote its
+// size bytes: removed or replaced (no link left to the file), or of
+// another size.
+func unchanged(info os.FileInfo, size int64) error {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink == 0 {
+		return errors.New("journal was removed or replaced")
+	}
+	if info.Size() != size {
+		return fmt.Errorf("journal is %d bytes long, %d were written", info.Size(), size)
+	}
+	return nil
+}
+
+// closeJournal closes the journal this writer keeps open, if any.
+func (w *Writer) closeJournal() {
+	if w.journal != nil {
+		w.journal.Close()
+		w.journal = nil
+	}
 }
