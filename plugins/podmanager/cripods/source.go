@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimev1 "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/contivpp/memif-agent/internal/backoff"
 	"github.com/contivpp/memif-agent/internal/unixgrpc"
 	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -26,6 +27,9 @@ const (
 	// DefaultRelistPeriod is how often a runtime that streams no events is
 	// listed again.
 	DefaultRelistPeriod = time.Second
+	// maxReconnectDelay caps the wait, doubling from the relist period,
+	// before the event stream is followed again after it broke.
+	maxReconnectDelay = 5 * time.Second
 )
 
 // kubelet's labels on sandboxes and containers.
@@ -283,7 +287,7 @@ func (s *Source) forgetMounts(seen map[string]bool) {
 // events, or relists every relist period when the runtime streams none,
 // until ctx ends.
 func (s *Source) Watch(ctx context.Context, listener podapi.RuntimeListener) {
-	backoff := s.relistPeriod
+	delay := backoff.New(s.relistPeriod, maxReconnectDelay)
 	for ctx.Err() == nil {
 		err := s.follow(ctx, listener)
 		if ctx.Err() != nil {
@@ -293,13 +297,13 @@ func (s *Source) Watch(ctx context.Context, listener podapi.RuntimeListener) {
 			s.relist(ctx, listener)
 			return
 		}
-		s.warn("CRI event stream at %s broke: %v; listing again in %s", s.endpoint, err, backoff)
+		wait := delay.Next()
+		s.warn("CRI event stream at %s broke: %v; listing again in %s", s.endpoint, err, wait)
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

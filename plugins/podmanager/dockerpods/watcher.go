@@ -12,6 +12,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/contivpp/memif-agent/internal/backoff"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -65,22 +66,22 @@ func NewWatcher(client *docker.Client, listener Listener, warnf Warnf, minBackof
 
 // Run watches until ctx ends. The caller owns the goroutine it runs in.
 func (w *Watcher) Run(ctx context.Context) {
-	backoff := w.minBackoff
+	delay := backoff.New(w.minBackoff, w.maxBackoff)
 	for {
 		connected, err := w.session(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if connected {
-			backoff = w.minBackoff
+			delay.Reset()
 		}
-		w.warn("docker event stream at %s broke: %v; reconnecting in %s", w.client.Endpoint(), err, backoff)
+		wait := delay.Next()
+		w.warn("docker event stream at %s broke: %v; reconnecting in %s", w.client.Endpoint(), err, wait)
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
-		backoff = min(2*backoff, w.maxBackoff)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
+	"github.com/contivpp/memif-agent/internal/backoff"
 	"github.com/contivpp/memif-agent/internal/unixgrpc"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
@@ -134,18 +135,15 @@ func (c *Client) get(ctx context.Context, pod podapi.PodID) (podapi.PodState, er
 // ResourceExhausted (its pod-resources server admits 100 calls a second,
 // bursts of 10), until ctx ends.
 func retryRateLimited(ctx context.Context, call func() error) error {
-	backoff := rateLimitMinBackoff
+	delay := backoff.New(rateLimitMinBackoff, rateLimitMaxBackoff)
 	for {
 		err := call()
 		if status.Code(err) != codes.ResourceExhausted {
 			return err
 		}
-		select {
-		case <-ctx.Done():
+		if !delay.Wait(ctx) {
 			return err
-		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, rateLimitMaxBackoff)
 	}
 }
 
