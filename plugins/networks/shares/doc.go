@@ -21,6 +21,10 @@
 // duration: a share is held until Release or the Node's deletion, not
 // renewed.
 //
+// Watch reports the shares every node holds (Held: by network, each node's
+// prefix), once listed and at each change, so that a node can route to the
+// others' shares and drop the routes of a share freed.
+//
 // The package talks to the API server through client-go only; it knows
 // nothing of networks.conf's file, pods or VPP.
 package shares

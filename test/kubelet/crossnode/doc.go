@@ -6,7 +6,9 @@
 //     distinct shares and the last one finds the subnet exhausted; a
 //     restarted claimer gets its share back; a changed share length
 //     replaces the node's Lease; a deleted Node's share is freed by the
-//     garbage collector and claimed by the next node;
+//     garbage collector and claimed by the next node; a watcher of the
+//     Leases sees every node's shares, one released, and a deleted Node's
+//     freed;
 //   - underlay addresses (plugins/networks/underlay): each node publishes
 //     its address as a Node annotation, and every watcher sees the others'
 //     addresses, their changes and a Node deleted.

@@ -3,6 +3,7 @@ package crossnode
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -208,4 +209,76 @@ func assertLeaseHeld(t *testing.T, namespace string, share shares.Share, node st
 	case lease.Annotations[shares.AnnotationShare] != share.Prefix.String():
 		t.Fatalf("Lease %s names share %q, want %s", lease.Name, lease.Annotations[shares.AnnotationShare], share.Prefix)
 	}
+}
+
+// TestSharesWatched: a watcher of the namespace's Leases sees every
+// node's share of every network, a share released, and the shares of a
+// deleted Node freed.
+func TestSharesWatched(t *testing.T) {
+	client := apiServer(t)
+	ctx := context.Background()
+	namespace := testNamespace(t, client)
+	nodes := createNodes(t, client, 2)
+	networks := []shares.Network{
+		{Name: "red", Subnet: netip.MustParsePrefix("10.70.0.0/24"), NodePrefixLength: 26},
+		{Name: "v6", Subnet: netip.MustParsePrefix("fd00:70::/64"), NodePrefixLength: 122},
+	}
+	held := &heldWatcher{}
+	watchCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- shares.Watch(watchCtx, client, namespace, func(h shares.Held) {
+			held.mu.Lock()
+			defer held.mu.Unlock()
+			held.last = h
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Watch: %v", err)
+		}
+	})
+	want := shares.Held{}
+	for _, network := range networks {
+		want[network.Name] = map[string]netip.Prefix{}
+		for _, node := range nodes {
+			share, err := (shares.Claimer{Client: client, Namespace: namespace, Node: node}).Claim(ctx, network)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[network.Name][node] = share.Prefix
+		}
+	}
+	held.waitFor(t, want)
+
+	if err := (shares.Claimer{Client: client, Namespace: namespace, Node: nodes[0]}).Release(ctx, "v6"); err != nil {
+		t.Fatal(err)
+	}
+	delete(want["v6"], nodes[0])
+	held.waitFor(t, want)
+
+	if err := client.CoreV1().Nodes().Delete(ctx, nodes[1], metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want = shares.Held{"red": {nodes[0]: want["red"][nodes[0]]}}
+	held.waitFor(t, want)
+}
+
+// heldWatcher keeps the last shares Watch reported.
+type heldWatcher struct {
+	mu   sync.Mutex
+	last shares.Held
+}
+
+func (w *heldWatcher) waitFor(t *testing.T, want shares.Held) {
+	t.Helper()
+	poll.Until(t, gcLimit, fmt.Sprintf("shares %v", want), func() error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if !w.last.Equal(want) {
+			return fmt.Errorf("the last report: %v", w.last)
+		}
+		return nil
+	})
 }
