@@ -59,8 +59,7 @@ func (l *Loop) scheduleHealing(failedSeq uint64) {
 	if l.healingTimer != nil {
 		return
 	}
-	l.healingTimer = time.NewTimer(l.healingDelay)
-	l.healingDelay = min(2*l.healingDelay, time.Duration(l.cfg.HealingMaxDelay))
+	l.healingTimer = time.NewTimer(l.healingDelay.Next())
 }
 
 // resyncFailed marks the loop unhealthy and schedules healing; seq is the
@@ -86,9 +85,7 @@ func (l *Loop) resyncCommitted(seq uint64) {
 }
 
 // resetHealing restores the first healing delay after a successful resync.
-func (l *Loop) resetHealing() {
-	l.healingDelay = time.Duration(l.cfg.HealingDelay)
-}
+func (l *Loop) resetHealing() { l.healingDelay.Reset() }
 
 func (l *Loop) stopHealing() {
 	if l.healingTimer != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/gogo/protobuf/proto"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/contivpp/memif-agent/internal/backoff"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
 
@@ -74,7 +75,7 @@ type Loop struct {
 	followUps    []controllerapi.Event
 	seqNum       uint64
 	healingTimer *time.Timer
-	healingDelay time.Duration
+	healingDelay *backoff.Delay
 	// lastFailure is the last event whose failure asked for healing,
 	// lastFailedResync the last failed resync (health.go).
 	lastFailure, lastFailedResync uint64
@@ -102,7 +103,7 @@ func New(cfg Config, deps Deps) (*Loop, error) {
 		stopped:      make(chan struct{}),
 		drain:        make(chan struct{}),
 		committed:    map[string]proto.Message{},
-		healingDelay: time.Duration(cfg.HealingDelay),
+		healingDelay: backoff.New(time.Duration(cfg.HealingDelay), time.Duration(cfg.HealingMaxDelay)),
 		health:       Health{State: Starting},
 	}
 	m, err := newMetrics(deps.Metrics, func() float64 { return float64(len(l.queue)) })
