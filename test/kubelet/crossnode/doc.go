@@ -4,7 +4,8 @@
 // collector; the Node objects stand for nodes, created by the tests):
 //   - IPAM shares (plugins/networks/shares): nodes claiming at once get
 //     distinct shares and the last one finds the subnet exhausted; a
-//     restarted claimer gets its share back; a changed share length
+//     restarted claimer gets its share back, and a node registered again
+//     under its name one its new Node owns; a changed share length
 //     replaces the node's Lease; a deleted Node's share is freed by the
 //     garbage collector and claimed by the next node; a watcher of the
 //     Leases sees every node's shares, one released, and a deleted Node's

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -281,4 +283,60 @@ func (w *heldWatcher) waitFor(t *testing.T, want shares.Held) {
 		}
 		return nil
 	})
+}
+
+// TestShareOfANodeRegisteredAgain: a node deleted and registered again
+// under its name (a new Node object) before the garbage collector freed
+// its share claims a share, owned by the new Node, that the collector
+// leaves: it either kept the old one (handed to the new Node) or, freed
+// meanwhile, claimed one anew.
+func TestShareOfANodeRegisteredAgain(t *testing.T) {
+	client := apiServer(t)
+	ctx := context.Background()
+	namespace := testNamespace(t, client)
+	node := createNodes(t, client, 1)[0]
+	red := shares.Network{Name: "red", Subnet: netip.MustParsePrefix("10.70.0.0/24"), NodePrefixLength: 26}
+	claimer := shares.Claimer{Client: client, Namespace: namespace, Node: node}
+	if _, err := claimer.Claim(ctx, red); err != nil {
+		t.Fatal(err)
+	}
+	old, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sentinel is owned by the old Node alone: once the collector deleted
+	// it, it has dealt with the old Node's dependents.
+	sentinel := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "sentinel", Namespace: namespace,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node, UID: old.UID}}}}
+	if _, err := client.CoordinationV1().Leases(namespace).Create(ctx, sentinel, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().Nodes().Delete(ctx, node, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	share, err := claimer.Claim(ctx, red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, gcLimit, "the old Node's sentinel Lease gone", func() error {
+		_, err := client.CoordinationV1().Leases(namespace).Get(ctx, sentinel.Name, metav1.GetOptions{})
+		if err == nil {
+			return errors.New("it is still there")
+		}
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+	lease, err := client.CoordinationV1().Leases(namespace).Get(ctx, share.Lease, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the share claimed after the Node came back: %v", err)
+	}
+	if len(lease.OwnerReferences) != 1 || lease.OwnerReferences[0].UID != again.UID {
+		t.Fatalf("Lease %s is owned by %+v, want the new Node (%s)", lease.Name, lease.OwnerReferences, again.UID)
+	}
 }
