@@ -80,6 +80,9 @@ func (a kubeletAllocator) Allocate(ctx context.Context, deviceIDs []string) (dev
 		}
 		return deviceplugin.Answer{}, kubeletError(err)
 	}
+	if event.AllocationID == "" {
+		return deviceplugin.Answer{}, fmt.Errorf("the event loop answered %s without an allocation: the device manager is not among its handlers", event)
+	}
 	return answerOf(event), nil
 }
 

@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
 // TestAllocatorAnswersWhatTheLoopDid: the device manager as the device
@@ -52,8 +55,12 @@ func TestAllocatorFailures(t *testing.T) {
 		deviceIDs []string
 		extra     []controllerapi.EventHandler
 		closeLoop bool
+		// otherLoop: the Allocator is given a loop the device manager
+		// does not handle events of.
+		otherLoop bool
 		wantCode  codes.Code
 		wantIs    error
+		wantMsg   string
 	}{
 		{name: "unknown device", deviceIDs: []string{"gpu-0"}, wantCode: codes.InvalidArgument, wantIs: dmapi.ErrInvalidRequest},
 		{name: "device twice", deviceIDs: []string{"memif-001", "memif-001"}, wantCode: codes.InvalidArgument, wantIs: dmapi.ErrInvalidRequest},
@@ -63,6 +70,8 @@ func TestAllocatorFailures(t *testing.T) {
 			wantCode: codes.Internal, wantIs: errWiring},
 		{name: "event loop closed", deviceIDs: []string{"memif-000"}, closeLoop: true,
 			wantCode: codes.Unavailable, wantIs: controllerapi.ErrClosedEventLoop},
+		{name: "not a handler of the loop", deviceIDs: []string{"memif-000"}, otherLoop: true,
+			wantCode: codes.Internal, wantMsg: "the device manager is not among its handlers"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,9 +81,13 @@ func TestAllocatorFailures(t *testing.T) {
 			if tc.closeLoop {
 				a.loop.Close()
 			}
-			_, err := a.dm.Allocator(a.loop).Allocate(context.Background(), tc.deviceIDs)
-			if code := deviceplugin.Code(err); code != tc.wantCode || !errors.Is(err, tc.wantIs) {
-				t.Errorf("Allocate = %v (code %s), want %s wrapping %v", err, code, tc.wantCode, tc.wantIs)
+			var loop controllerapi.EventLoop = a.loop
+			if tc.otherLoop {
+				loop = startLoop(t)
+			}
+			_, err := a.dm.Allocator(loop).Allocate(context.Background(), tc.deviceIDs)
+			if code := deviceplugin.Code(err); code != tc.wantCode || err == nil || (tc.wantIs != nil && !errors.Is(err, tc.wantIs)) || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Errorf("Allocate = %v (code %s), want %s wrapping %v, saying %q", err, code, tc.wantCode, tc.wantIs, tc.wantMsg)
 			}
 			if held := a.dm.ListAllocations(); len(held) != 0 {
 				t.Errorf("a failed Allocate left %v", held)
@@ -145,3 +158,15 @@ func (w *heldWiring) Update(controllerapi.Event, controllerapi.EventOperations) 
 	return "", nil
 }
 func (*heldWiring) Revert(controllerapi.Event) error { return nil }
+
+// startLoop starts an event loop with no handler.
+func startLoop(t *testing.T) *eventloop.Loop {
+	t.Helper()
+	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Committer: fakevswitch.Committer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop.Start()
+	t.Cleanup(func() { loop.Close() })
+	return loop
+}
