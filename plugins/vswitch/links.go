@@ -189,20 +189,27 @@ func (w *linkWatcher) replace(links map[string]descriptor.Link) {
 
 // read follows the events of the interfaces changed. A link known is up
 // or down as its event says (VPP's flags), and read only to learn why it
-// went down (a pod side that left says why); an interface not known is
-// read; one deleted is forgotten, unless the KV scheduler already holds
-// another at its index.
+// went down (a pod side that left says why); one deleted is forgotten; an
+// interface not known is read once set admin up or its link up: the agent
+// makes a memif admin down, tags it, then sets it up, so the event of its
+// making names no memif of the agent's yet. An event that says deleted and
+// admin up (VPP sends a deletion and a making close together as one) is
+// read.
 func (w *linkWatcher) read(ctx context.Context, conn *vppapi.Conn, changed map[vppmsg.InterfaceIndex]*vppmsg.SwInterfaceEvent) error {
 	wentDown := map[string]descriptor.Link{}
 	for index, event := range changed {
 		name, known := w.knownAt(index)
-		if _, reused := w.names.Name(index); event.Deleted && !reused {
+		// The flags say what changed: admin up, link up, or neither.
+		adminUp := event.Flags&vppmsg.IfStatusAPIFlagAdminUp != 0
+		switch {
+		case event.Deleted && !adminUp:
 			if known {
 				w.gone(name)
 			}
 			continue
-		}
-		if known && !event.Deleted {
+		case !known && event.Flags == 0:
+			continue
+		case known && !event.Deleted:
 			link := w.known[name]
 			link.Up = event.Flags&vppmsg.IfStatusAPIFlagLinkUp != 0
 			if link.Up || !w.known[name].Up {
