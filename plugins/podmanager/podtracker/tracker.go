@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contivpp/memif-agent/internal/backoff"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
@@ -552,7 +553,7 @@ func (t *Tracker) apply(ctx context.Context, id podapi.PodID, live *podapi.PodSt
 
 // push queues event, waiting while the controller's queue is full.
 func (t *Tracker) push(ctx context.Context, event controllerapi.Event) {
-	backoff := pushMinBackoff
+	delay := backoff.New(pushMinBackoff, pushMaxBackoff)
 	for {
 		err := t.deps.EventLoop.PushEvent(event)
 		if err == nil {
@@ -563,12 +564,9 @@ func (t *Tracker) push(ctx context.Context, event controllerapi.Event) {
 			t.deps.Log.Warnf("%s not delivered: %v", event, err)
 			return
 		}
-		select {
-		case <-ctx.Done():
+		if !delay.Wait(ctx) {
 			return
-		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, pushMaxBackoff)
 	}
 }
 
