@@ -298,13 +298,17 @@ func (w *linkWatcher) check(ctx context.Context) {
 	reread := w.reread
 	w.reread = false
 	w.mu.Unlock()
-	if reread {
-		err = w.readAll(ctx, conn)
-	} else {
-		err = w.readDownReasons(ctx, conn)
-	}
-	if err != nil {
-		w.readFailed(ctx, err)
+	switch {
+	case reread:
+		if err := w.readAll(ctx, conn); err != nil {
+			w.readFailed(ctx, err)
+		}
+	default:
+		// VPP refuses the whole show memif when one of the memifs is
+		// gone meanwhile; its deletion event will tell.
+		if err := w.readDownReasons(ctx, conn); err != nil && ctx.Err() == nil {
+			w.log.Debugf("read why memif links are down: %v", err)
+		}
 	}
 	w.setLast(w.track(w.readCounters(ctx, conn)))
 }
