@@ -13,8 +13,10 @@ import (
 
 	"google.golang.org/grpc"
 
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	resourcev1 "k8s.io/client-go/kubernetes/typed/resource/v1"
 
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/test/kit/poll"
@@ -32,8 +34,11 @@ import (
 // medians of how long the agent took to answer kubelet's
 // NodePrepareResources and Allocate calls for these pods, timed as each
 // call arrives and is answered on the agent's gRPC servers, and their ratio
-// (prepare/allocate). Run it with -benchtime=20x or more for p50 over ≥ 20
-// pods of each kind.
+// (prepare/allocate). Of each NodePrepareResources, the driver's read of
+// the claim from the API server (kubeletplugin's, before the driver is
+// called) is timed apart: its median, and the ratio to Allocate of the
+// rest of the call, what the agent itself adds. Run it with -benchtime=20x
+// or more for p50 over ≥ 20 pods of each kind.
 func BenchmarkPodCreateToRunning(b *testing.B) {
 	c, client := startCluster(b, cluster.Options{})
 	ctx := context.Background()
@@ -43,7 +48,7 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 	// it): enough devices for every iteration.
 	cfg.DeviceCount, cfg.ClaimDeviceCount = 64, 4
 	calls := &callTimes{byMethod: map[string][]time.Duration{}}
-	a := startAgentWith(b, c, client, cfg, calls.intercept)
+	a := startAgentWith(b, c, timedClaimReads{client, calls}, cfg, calls.intercept)
 	poll.Until(b, waitLimit, "the node's memifs published and allocatable", func() error {
 		node, err := client.CoreV1().Nodes().Get(ctx, cluster.NodeName, metav1.GetOptions{})
 		if err != nil {
@@ -68,6 +73,52 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 	b.ReportMetric(float64(prepareMedian.Microseconds()), "prepare-us/call")
 	b.ReportMetric(float64(allocateMedian.Microseconds()), "allocate-us/call")
 	b.ReportMetric(float64(prepareMedian)/float64(allocateMedian), "prepare/allocate")
+	reads := calls.of(claimRead)
+	if len(reads) != len(prepares) {
+		b.Fatalf("the driver read %d claims for %d NodePrepareResources calls", len(reads), len(prepares))
+	}
+	withoutRead := make([]time.Duration, len(prepares))
+	for i := range prepares {
+		withoutRead[i] = prepares[i] - reads[i]
+	}
+	b.ReportMetric(float64(podbench.Median(reads).Microseconds()), "claim-read-us/call")
+	b.ReportMetric(float64(podbench.Median(withoutRead))/float64(allocateMedian), "prepare-without-read/allocate")
+}
+
+// claimRead is the name callTimes records the driver's claim reads under.
+const claimRead = "claim read"
+
+// timedClaimReads is the driver's API server client, timing each read of
+// a ResourceClaim (kubeletplugin reads the claim of each
+// NodePrepareResources call with it) into calls.
+type timedClaimReads struct {
+	kubernetes.Interface
+	calls *callTimes
+}
+
+func (c timedClaimReads) ResourceV1() resourcev1.ResourceV1Interface {
+	return timedResourceV1{c.Interface.ResourceV1(), c.calls}
+}
+
+type timedResourceV1 struct {
+	resourcev1.ResourceV1Interface
+	calls *callTimes
+}
+
+func (r timedResourceV1) ResourceClaims(namespace string) resourcev1.ResourceClaimInterface {
+	return timedClaims{r.ResourceV1Interface.ResourceClaims(namespace), r.calls}
+}
+
+type timedClaims struct {
+	resourcev1.ResourceClaimInterface
+	calls *callTimes
+}
+
+func (c timedClaims) Get(ctx context.Context, name string, opts metav1.GetOptions) (*resourceapi.ResourceClaim, error) {
+	start := time.Now()
+	claim, err := c.ResourceClaimInterface.Get(ctx, name, opts)
+	c.calls.record(claimRead, time.Since(start))
+	return claim, err
 }
 
 // callTimes records how long the agent took to answer each of kubelet's
@@ -81,12 +132,15 @@ type callTimes struct {
 func (r *callTimes) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	start := time.Now()
 	response, err := handler(ctx, req)
-	elapsed := time.Since(start)
+	r.record(path.Base(info.FullMethod), time.Since(start))
+	return response, err
+}
+
+// record adds one call of method that took elapsed.
+func (r *callTimes) record(method string, elapsed time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	method := path.Base(info.FullMethod)
 	r.byMethod[method] = append(r.byMethod[method], elapsed)
-	return response, err
 }
 
 // of returns the times of the calls of method.
