@@ -24,6 +24,15 @@
 // every interface back, while a resync that finds VPP as it should be
 // changes nothing.
 //
+// The link watcher follows the memifs' links through VPP's interface
+// events (want_interface_events, subscribed at each connection), logs
+// each change, and tells the KV scheduler each link's state, on which a
+// memif's rx modes wait (descriptor.LinkStates, descriptor.RxModes): the
+// scheduler writes them when a pod side connects. Each link-check-period
+// it reads the memifs' counters and, while links are down, why (VPP
+// refuses a wrong secret without an event), for MemifLinks and the
+// pods' Events.
+//
 // Register it with the KV scheduler and the event loop. Init registers the
 // descriptors and waits for the first dial to VPP, so before the
 // controller's startup resync: a VPP that is up is programmed by that
