@@ -39,6 +39,16 @@ func (l pluginLogger) ErrorS(err error, msg string, kv ...any) {
 	l.log.WithFields(Fields(err, kv)).Error(msg)
 }
 
+// Discard drops every line: for a package given no logger.
+func Discard() Logger { return discard{} }
+
+type discard struct{}
+
+func (discard) DebugS(string, ...any)        {}
+func (discard) InfoS(string, ...any)         {}
+func (discard) WarnS(string, ...any)         {}
+func (discard) ErrorS(error, string, ...any) {}
+
 // redacted replaces the value of a key naming a secret.
 const redacted = "(redacted)"
 
