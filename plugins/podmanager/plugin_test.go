@@ -9,17 +9,12 @@ import (
 
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 )
-
-// configFile points the plugin at a config file, as -podmanager-config does.
-type configFile string
-
-func (f configFile) LoadValue(interface{}) (bool, error) { return false, nil }
-func (f configFile) GetConfigName() string               { return string(f) }
 
 // podEvents is a controller event handler that forwards pod events.
 type podEvents chan controllerapi.Event
@@ -59,7 +54,7 @@ func TestPluginInAgent(t *testing.T) {
 		deps.EventHandlers = []controllerapi.EventHandler{events}
 	}))
 	pm := NewPlugin(UseDeps(func(deps *Deps) {
-		deps.Cfg = configFile(path)
+		deps.Cfg = configfile.File(path)
 		deps.EventLoop = ctrl
 	}))
 	for _, step := range []func() error{scheduler.Init, ctrl.Init, pm.Init, ctrl.AfterInit, pm.AfterInit} {
@@ -109,7 +104,7 @@ func TestInitRefusesInvalidConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	pm := NewPlugin(UseDeps(func(deps *Deps) {
-		deps.Cfg = configFile(path)
+		deps.Cfg = configfile.File(path)
 		deps.EventLoop = controller.NewPlugin()
 	}))
 	if err := pm.Init(); err == nil || !strings.Contains(err.Error(), "reconcile-period") {

@@ -20,6 +20,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 func claimConfig(t testing.TB) config.Config {
@@ -31,7 +32,7 @@ func claimConfig(t testing.TB) config.Config {
 
 func startClaims(t testing.TB, cfg config.Config) *manager.Manager {
 	t.Helper()
-	dm, err := manager.New(cfg, manager.Options{Log: testLogger{t}})
+	dm, err := manager.New(cfg, manager.Options{Log: testlog.New(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestPrepareClaimRefusalLeavesNothing(t *testing.T) {
 func TestPreparedClaimSurvivesRestartAndCollection(t *testing.T) {
 	cfg := claimConfig(t)
 	tracker := fakepodtracker.New(true) // no pod alive at all
-	first, err := manager.New(cfg, manager.Options{Log: testLogger{t}, LivePods: tracker})
+	first, err := manager.New(cfg, manager.Options{Log: testlog.New(t), LivePods: tracker})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestPreparedClaimSurvivesRestartAndCollection(t *testing.T) {
 	}
 	loop.Close()
 
-	second, err := manager.New(cfg, manager.Options{Log: testLogger{t}, LivePods: tracker})
+	second, err := manager.New(cfg, manager.Options{Log: testlog.New(t), LivePods: tracker})
 	if err != nil {
 		t.Fatal(err)
 	}

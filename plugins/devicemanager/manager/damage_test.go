@@ -18,6 +18,7 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // journalHeaderSize and recordHeaderSize are the checkpoint journal's
@@ -207,7 +208,7 @@ func TestCheckpointLossIsCounted(t *testing.T) {
 				t.Fatal(err)
 			}
 			registry := prometheus.NewRegistry()
-			dm, err := manager.New(cfg, manager.Options{Log: testLogger{t}, Metrics: registry})
+			dm, err := manager.New(cfg, manager.Options{Log: testlog.New(t), Metrics: registry})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // TestAllocatorAnswersWhatTheLoopDid: the device manager as the device
@@ -22,7 +23,7 @@ import (
 // answers with what the allocation holds.
 func TestAllocatorAnswersWhatTheLoopDid(t *testing.T) {
 	cfg := testConfig(t)
-	a := startAgentWith(t, cfg, manager.Options{Log: testLogger{t}})
+	a := startAgentWith(t, cfg, manager.Options{Log: testlog.New(t)})
 	answer, err := a.dm.Allocator(a.loop).Allocate(context.Background(), []string{"memif-003", "memif-001"})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func TestAllocatorFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.ClaimDeviceCount = 1
-			a := startAgentWith(t, cfg, manager.Options{Log: testLogger{t}}, tc.extra...)
+			a := startAgentWith(t, cfg, manager.Options{Log: testlog.New(t)}, tc.extra...)
 			if tc.closeLoop {
 				a.loop.Close()
 			}
@@ -102,7 +103,7 @@ func TestAllocatorFailures(t *testing.T) {
 func TestAllocatorReleasesWhatKubeletStoppedWaitingFor(t *testing.T) {
 	cfg := testConfig(t)
 	wiring := &heldWiring{entered: make(chan struct{}), release: make(chan struct{})}
-	a := startAgentWith(t, cfg, manager.Options{Log: testLogger{t}}, wiring)
+	a := startAgentWith(t, cfg, manager.Options{Log: testlog.New(t)}, wiring)
 	ctx, cancel := context.WithCancel(context.Background())
 	answered := make(chan error, 1)
 	go func() {
@@ -122,7 +123,7 @@ func TestAllocatorReleasesWhatKubeletStoppedWaitingFor(t *testing.T) {
 // before, directories included.
 func TestAllocatorAbandonReleases(t *testing.T) {
 	cfg := testConfig(t)
-	a := startAgentWith(t, cfg, manager.Options{Log: testLogger{t}})
+	a := startAgentWith(t, cfg, manager.Options{Log: testlog.New(t)})
 	allocator := a.dm.Allocator(a.loop)
 	var ids []string
 	for _, device := range []string{"memif-000", "memif-005"} {

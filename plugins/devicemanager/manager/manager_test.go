@@ -25,23 +25,10 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 const waitLimit = 20 * time.Second
-
-type testLogger struct{ t testing.TB }
-
-func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
-func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
-func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
-func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
-
-type discardLogger struct{}
-
-func (discardLogger) Debugf(string, ...interface{}) {}
-func (discardLogger) Infof(string, ...interface{})  {}
-func (discardLogger) Warnf(string, ...interface{})  {}
-func (discardLogger) Errorf(string, ...interface{}) {}
 
 func testConfig(t testing.TB) config.Config {
 	dir := t.TempDir()
@@ -66,9 +53,9 @@ type agent struct {
 // tracker, when not nil, stands in for the pod tracker.
 func startAgent(t testing.TB, cfg config.Config, tracker *fakepodtracker.Tracker, extra ...controllerapi.EventHandler) *agent {
 	t.Helper()
-	var log manager.Logger = testLogger{t}
+	log := testlog.New(t)
 	if _, benchmark := t.(*testing.B); benchmark {
-		log = discardLogger{} // a line per allocation would drown the figures
+		log = testlog.Discard() // a line per allocation would drown the figures
 	}
 	opts := manager.Options{Log: log}
 	if tracker != nil {
@@ -349,7 +336,7 @@ func TestLookupBeforeTheCheckpointIsRestored(t *testing.T) {
 	}
 	first.stop()
 
-	second, err := manager.New(cfg, manager.Options{Log: testLogger{t}, LookupTimeout: time.Millisecond})
+	second, err := manager.New(cfg, manager.Options{Log: testlog.New(t), LookupTimeout: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -623,7 +610,7 @@ func TestLookupWhileTheLoopBindsThePod(t *testing.T) {
 	resolver := &bindingResolver{answer: podapi.PodState{Pod: podapi.Pod{ID: pod.ID}, Containers: []podapi.PodContainer{
 		{Name: "app", DeviceIDs: map[string][]string{dmapi.DefaultResourceName: {"memif-000"}}},
 	}}}
-	a := startAgentWith(t, testConfig(t), manager.Options{Log: testLogger{t}, PodResolver: resolver})
+	a := startAgentWith(t, testConfig(t), manager.Options{Log: testlog.New(t), PodResolver: resolver})
 	response, err := allocate(a, []string{"memif-000"})
 	if err != nil {
 		t.Fatal(err)

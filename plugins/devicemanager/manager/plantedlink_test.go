@@ -10,6 +10,7 @@ import (
 
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // dirGroup is the dir-group of the test: a group every Debian machine has.
@@ -41,7 +42,7 @@ func TestLinkAtAllocationPathSkipped(t *testing.T) {
 				t.Fatal(err)
 			}
 			registry := prometheus.NewRegistry()
-			a := startAgentWith(t, cfg, manager.Options{Log: testLogger{t}, Metrics: registry})
+			a := startAgentWith(t, cfg, manager.Options{Log: testlog.New(t), Metrics: registry})
 			response, err := allocate(a, []string{"memif-000"}, []string{"memif-001"})
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +65,7 @@ func TestLinkAtAllocationPathSkipped(t *testing.T) {
 			if tc.restart {
 				a.stop()
 				registry = prometheus.NewRegistry()
-				a = startAgentWith(t, cfg, manager.Options{Log: testLogger{t}, Metrics: registry})
+				a = startAgentWith(t, cfg, manager.Options{Log: testlog.New(t), Metrics: registry})
 			} else {
 				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 				defer cancel()

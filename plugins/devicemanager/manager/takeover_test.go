@@ -19,6 +19,7 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/needs"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // takeovers reads memif_device_manager_takeovers_total by holder kind.
@@ -46,7 +47,7 @@ func TestAllocateTakesOverDevicesKubeletHandsOutAgain(t *testing.T) {
 	cfg := testConfig(t)
 	registry := prometheus.NewRegistry()
 	// The tracker's decision at the startup resync holds no pod.
-	a := startAgentWith(t, cfg, manager.Options{Log: testLogger{t}, LivePods: fakepodtracker.New(true), Metrics: registry})
+	a := startAgentWith(t, cfg, manager.Options{Log: testlog.New(t), LivePods: fakepodtracker.New(true), Metrics: registry})
 	web := podapi.Pod{ID: podapi.PodID{Namespace: "ns", Name: "web"}, UID: "uid-web"}
 
 	// An init container and its pod's app container are handed the same

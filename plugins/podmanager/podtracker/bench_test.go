@@ -17,17 +17,12 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // benchPods pods, each a running sandbox and one created app container:
 // 2*benchPods kubelet containers in Docker.
 const benchPods = 100
-
-// quietLog drops the tracker's logs during benchmarks.
-type quietLog struct{}
-
-func (quietLog) Debugf(string, ...any) {}
-func (quietLog) Warnf(string, ...any)  {}
 
 // BenchmarkResync measures a full resync over 200 pod containers in a real
 // dockerd: the raw Docker listing with the same label filter is the
@@ -95,7 +90,7 @@ func benchTracker(b *testing.B, client *docker.Client, admitted []*podresourcesv
 	loop.Start()
 	b.Cleanup(func() { loop.Close() })
 	tracker, err := podtracker.New(podtracker.Config{ReconcilePeriod: time.Hour},
-		podtracker.Deps{Runtime: dockerpods.NewSource(client, nil, 0, 0), Kubelet: kubeletClient, EventLoop: loop, Log: quietLog{}})
+		podtracker.Deps{Runtime: dockerpods.NewSource(client, nil, 0, 0), Kubelet: kubeletClient, EventLoop: loop, Log: testlog.Discard()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 const (
@@ -83,11 +84,6 @@ func isDelete(name string) func(controllerapi.Event) bool {
 	}
 }
 
-type testLog struct{ t *testing.T }
-
-func (l testLog) Debugf(format string, args ...any) { l.t.Logf(format, args...) }
-func (l testLog) Warnf(format string, args ...any)  { l.t.Logf("WARN "+format, args...) }
-
 type fixture struct {
 	docker  *docker.Client
 	daemon  *dockerd.Daemon
@@ -132,8 +128,8 @@ func newFixtureReconciling(t *testing.T, queueSize int, startLoop bool, reconcil
 	}
 	f.tracker, err = podtracker.New(
 		podtracker.Config{ReconcilePeriod: reconcilePeriod, GoneGrace: 50 * time.Millisecond},
-		podtracker.Deps{Runtime: dockerpods.NewSource(f.docker, testLog{t}.Warnf, 20*time.Millisecond, 200*time.Millisecond),
-			Kubelet: kubeletClient, EventLoop: f.loop, Log: testLog{t}})
+		podtracker.Deps{Runtime: dockerpods.NewSource(f.docker, testlog.New(t).Warnf, 20*time.Millisecond, 200*time.Millisecond),
+			Kubelet: kubeletClient, EventLoop: f.loop, Log: testlog.New(t)})
 	if err != nil {
 		t.Fatalf("tracker: %v", err)
 	}
