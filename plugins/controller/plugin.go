@@ -14,6 +14,7 @@ import (
 	"github.com/unrolled/render"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/promregistry"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
@@ -23,6 +24,8 @@ import (
 // controllerapi.EventLoop.
 type Plugin struct {
 	Deps
+	// log is Log, structured; set in Init.
+	log  logs.Logger
 	loop *eventloop.Loop
 }
 
@@ -50,6 +53,7 @@ var (
 // Init reads the config and creates the loop; events may be pushed from now
 // on and wait for the startup resync.
 func (p *Plugin) Init() error {
+	p.log = logs.FromPlugin(p.Log)
 	if p.KVScheduler == nil {
 		return fmt.Errorf("controller plugin: no KVScheduler dependency given")
 	}
@@ -68,7 +72,7 @@ func (p *Plugin) Init() error {
 		Handlers:      p.EventHandlers,
 		Committer:     kvSchedulerCommitter{scheduler: p.KVScheduler},
 		Metrics:       metrics,
-		Log:           p.Log,
+		Log:           p.log,
 		HealthChanged: p.reportHealth,
 	})
 	if err != nil {
@@ -154,7 +158,7 @@ func (p *Plugin) reportHealth(health eventloop.Health) {
 func (p *Plugin) HandOver(context.Context, string) {
 	if p.loop != nil {
 		p.loop.Drain()
-		p.Log.Infof("controller: event loop drained for the handover; events pushed from now on are refused")
+		p.log.InfoS("controller event loop drained for the handover: events pushed from now on are refused")
 	}
 }
 

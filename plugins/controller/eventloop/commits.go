@@ -303,7 +303,7 @@ func (o *pendingOutcomes) Done(error) {
 func (l *Loop) committedJob(res commitResult) {
 	last := res.job.seqNums[len(res.job.seqNums)-1]
 	if res.err != nil {
-		l.deps.Log.Warnf("controller: %v", res.err)
+		l.deps.Log.WarnS("controller commit failed", "seqNums", res.job.seqNums, "err", res.err)
 		l.history.amend(res.job.seqNums, res.err)
 		l.metrics.commits.WithLabelValues(outcomeError).Inc()
 	} else {

@@ -11,15 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/contivpp/memif-agent/internal/backoff"
+	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 )
-
-// Logger is the part of a logger the loop uses; cn-infra's logging.Logger
-// satisfies it.
-type Logger interface {
-	Debugf(format string, args ...interface{})
-	Warnf(format string, args ...interface{})
-}
 
 // Deps are what the loop works with.
 type Deps struct {
@@ -30,7 +24,7 @@ type Deps struct {
 	// Metrics is where the loop registers its metrics; nil: not exposed.
 	Metrics prometheus.Registerer
 	// Log receives a line per event; nil: no logging.
-	Log Logger
+	Log logs.Logger
 	// HealthChanged, if set, is called from the loop goroutine whenever the
 	// health state changes.
 	HealthChanged func(Health)
@@ -91,7 +85,7 @@ func New(cfg Config, deps Deps) (*Loop, error) {
 		return nil, fmt.Errorf("create controller event loop: no committer given")
 	}
 	if deps.Log == nil {
-		deps.Log = discardLogger{}
+		deps.Log = logs.Discard()
 	}
 	l := &Loop{
 		cfg:          cfg,
@@ -298,8 +292,3 @@ func (l *Loop) failUnprocessed() {
 		}
 	}
 }
-
-type discardLogger struct{}
-
-func (discardLogger) Debugf(string, ...interface{}) {}
-func (discardLogger) Warnf(string, ...interface{})  {}

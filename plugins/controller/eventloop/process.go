@@ -41,9 +41,9 @@ func (l *Loop) process(event controllerapi.Event) {
 	rec.End = time.Now()
 	if ran.err != nil {
 		rec.Error = ran.err.Error()
-		l.deps.Log.Warnf("controller event #%d %s failed: %v", rec.SeqNum, rec.Description, ran.err)
+		l.deps.Log.WarnS("controller event failed", "seqNum", rec.SeqNum, "event", rec.Description, "err", ran.err)
 	} else {
-		l.deps.Log.Debugf("controller event #%d %s done", rec.SeqNum, rec.Description)
+		l.deps.Log.DebugS("controller event done", "seqNum", rec.SeqNum, "event", rec.Description)
 	}
 	l.history.add(rec)
 	l.metrics.duration.WithLabelValues(rec.Name).Observe(rec.End.Sub(rec.Start).Seconds())
@@ -78,7 +78,7 @@ func (l *Loop) dropFollowUps(txn *eventTxn, rec *controllerapi.EventRecord) {
 		names[i] = followUp.String()
 		tell(followUp, fmt.Errorf("%s, pushed by event #%d %s: %w", followUp.Spec().Name, rec.SeqNum, rec.Name, controllerapi.ErrDroppedFollowUp))
 	}
-	l.deps.Log.Warnf("controller event #%d %s failed: its follow-ups %v are dropped", rec.SeqNum, rec.Description, names)
+	l.deps.Log.WarnS("controller event failed: its follow-ups are dropped", "seqNum", rec.SeqNum, "event", rec.Description, "followUps", names)
 	txn.followUps = nil
 }
 
