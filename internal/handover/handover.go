@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/unixgroup"
 	"github.com/contivpp/memif-agent/internal/unixsocket"
 )
@@ -50,7 +51,7 @@ type Server struct {
 	socket   unixsocket.ID
 	holder   Holder
 	timeout  time.Duration
-	log      Logger
+	log      logs.Logger
 
 	stop    context.CancelFunc
 	ctx     context.Context
@@ -59,17 +60,11 @@ type Server struct {
 	closed  bool
 }
 
-// Logger is the part of a logger the server uses.
-type Logger interface {
-	Infof(format string, args ...interface{})
-	Warnf(format string, args ...interface{})
-}
-
 // Serve listens at path (replacing a stale socket) and hands the node
 // over to the first successor whose HandOver succeeds, each HandOver
 // bounded by timeout. After a successful handover it stops listening: the
 // successor serves its own socket at path. Close stops it.
-func Serve(path string, holder Holder, timeout time.Duration, log Logger) (*Server, error) {
+func Serve(path string, holder Holder, timeout time.Duration, log logs.Logger) (*Server, error) {
 	listener, socket, err := unixsocket.Listen(path, socketMode, unixgroup.None)
 	if err != nil {
 		return nil, fmt.Errorf("serve handover socket: %w", err)
@@ -125,22 +120,22 @@ func (s *Server) serve(conn net.Conn) bool {
 	reader := bufio.NewReaderSize(conn, maxLine)
 	var request message
 	if err := readMessage(reader, &request); err != nil || request.Successor == "" {
-		s.log.Warnf("handover: a request that names no successor: %v", err)
+		s.log.WarnS("handover request names no successor", "err", err)
 		return false
 	}
-	s.log.Infof("handover: the memif-agent of pod %s asks for the node", request.Successor)
+	s.log.InfoS("handover asked: a successor memif-agent asks for the node", "successorPod", request.Successor)
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	err := s.holder.HandOver(ctx, request.Successor)
 	cancel()
 	if err != nil {
-		s.log.Warnf("handover to pod %s refused, this agent keeps the node: %v", request.Successor, err)
+		s.log.WarnS("handover refused: this agent keeps the node", "successorPod", request.Successor, "err", err)
 		_ = writeMessage(conn, message{Error: err.Error()})
 		return false
 	}
 	// The successor listens at our path from now on.
 	s.closeListener()
 	if err := writeMessage(conn, message{Released: true}); err != nil {
-		s.log.Warnf("handover: tell pod %s the node is released: %v", request.Successor, err)
+		s.log.WarnS("handover: telling the successor the node is released failed", "successorPod", request.Successor, "err", err)
 	}
 	var serving message
 	if err := readMessage(reader, &serving); err != nil || !serving.Serving {
@@ -149,7 +144,7 @@ func (s *Server) serve(conn net.Conn) bool {
 		}
 		return true
 	}
-	s.log.Infof("handover: the memif-agent of pod %s serves the node", request.Successor)
+	s.log.InfoS("handover done: the successor memif-agent serves the node", "successorPod", request.Successor)
 	s.holder.SuccessorServing()
 	return true
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/internal/handover"
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/nodelock"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
@@ -94,7 +95,7 @@ func (p *Plugin) serveNode(ctx context.Context) {
 	if p.nodeLock == nil {
 		return
 	}
-	server, err := handover.Serve(handoverPath(p.lockPath), p, HandoverTimeout, p.Log)
+	server, err := handover.Serve(handoverPath(p.lockPath), p, HandoverTimeout, logs.FromPlugin(p.Log))
 	if err != nil {
 		p.Log.Warnf("no handover for the agent that replaces this one, which will wait for this one to exit: %v", err)
 		return
