@@ -9,6 +9,7 @@ import (
 	"github.com/ligato/cn-infra/infra"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/plugins/metrics/listener"
 )
 
@@ -25,6 +26,8 @@ type Deps struct {
 // the same address.
 type Plugin struct {
 	Deps
+	// log is Log, structured; set in Init.
+	log    logs.Logger
 	config listener.Config
 
 	mu         sync.Mutex
@@ -34,6 +37,7 @@ type Plugin struct {
 
 // Init reads metrics.conf and $MEMIF_AGENT_POD_IP.
 func (p *Plugin) Init() error {
+	p.log = logs.FromPlugin(p.Log)
 	var configFile string
 	if p.Cfg != nil {
 		configFile = p.Cfg.GetConfigName()
@@ -44,9 +48,9 @@ func (p *Plugin) Init() error {
 	}
 	p.config = cfg
 	if source == listener.FromFallback {
-		p.Log.Warnf("metrics listener address %s: %s", cfg.Address, source)
+		p.log.WarnS("metrics listener address", "address", cfg.Address, "source", source)
 	} else {
-		p.Log.Infof("metrics listener address %s from %s", cfg.Address, source)
+		p.log.InfoS("metrics listener address", "address", cfg.Address, "source", source)
 	}
 	return nil
 }
@@ -62,12 +66,12 @@ func (p *Plugin) AfterInit() error {
 	if gatherer == nil {
 		gatherer = prometheus.DefaultGatherer
 	}
-	server, err := listener.Start(p.config.Endpoint(), gatherer, p.Log)
+	server, err := listener.Start(p.config.Endpoint(), gatherer, p.log)
 	if err != nil {
 		return fmt.Errorf("metrics plugin: %w", err)
 	}
 	p.server = server
-	p.Log.Infof("metrics served on http://%s%s (read-only)", server.Addr(), listener.MetricsPath)
+	p.log.InfoS("metrics served (read-only)", "url", "http://"+server.Addr().String()+listener.MetricsPath)
 	return nil
 }
 
@@ -91,9 +95,9 @@ func (p *Plugin) HandOver(context.Context, string) {
 	p.handedOver = true
 	p.mu.Unlock()
 	if err := p.Close(); err != nil {
-		p.Log.Warnf("metrics listener: %v", err)
+		p.log.WarnS("metrics listener close failed", "err", err)
 	}
-	p.Log.Infof("metrics listener on %s closed: handed over to the agent replacing this one", p.config.Endpoint())
+	p.log.InfoS("metrics listener closed: handed over to the agent replacing this one", "endpoint", p.config.Endpoint())
 }
 
 // SuccessorServing is the device manager's handover participant's; the

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/net/netutil"
+
+	"github.com/contivpp/memif-agent/internal/logs"
 )
 
 // MetricsPath is where the metrics are served.
@@ -31,12 +33,6 @@ const (
 	maxHeaderBytes     = 8 << 10
 )
 
-// Logger is the part of a logger the server uses; cn-infra's
-// logging.Logger satisfies it.
-type Logger interface {
-	Errorf(format string, args ...any)
-}
-
 // Server serves the metrics until Close.
 type Server struct {
 	listener net.Listener
@@ -47,7 +43,7 @@ type Server struct {
 // Start listens on endpoint (host:port) and serves what gatherer gathers
 // at MetricsPath; log gets the server's failure, should it stop before
 // Close.
-func Start(endpoint string, gatherer prometheus.Gatherer, log Logger) (*Server, error) {
+func Start(endpoint string, gatherer prometheus.Gatherer, log logs.Logger) (*Server, error) {
 	listener, err := net.Listen("tcp", endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener: %w", err)
@@ -67,7 +63,7 @@ func Start(endpoint string, gatherer prometheus.Gatherer, log Logger) (*Server, 
 	go func() {
 		defer close(s.served)
 		if err := s.http.Serve(netutil.LimitListener(listener, MaxConnections)); !errors.Is(err, http.ErrServerClosed) {
-			log.Errorf("metrics listener on %s stopped: %v", endpoint, err)
+			log.ErrorS(err, "metrics listener stopped", "endpoint", endpoint)
 		}
 	}()
 	return s, nil
