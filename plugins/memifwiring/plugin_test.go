@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/gogo/protobuf/proto"
-	"github.com/ligato/cn-infra/config"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
@@ -33,28 +33,12 @@ import (
 	"github.com/contivpp/memif-agent/plugins/vswitch"
 	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // waitLimit only bounds a wait for something that should happen; no test
 // asserts how long anything takes.
 const waitLimit = 20 * time.Second
-
-// configFile is a config.PluginConfig reading one YAML file, as cn-infra
-// does with -<plugin>-config.
-type configFile string
-
-func (f configFile) LoadValue(value interface{}) (bool, error) {
-	return true, config.ParseConfigFromYamlFile(string(f), value)
-}
-
-func (f configFile) GetConfigName() string { return string(f) }
-
-type testLogger struct{ t testing.TB }
-
-func (l testLogger) Debugf(f string, a ...interface{}) { l.t.Logf("DEBUG "+f, a...) }
-func (l testLogger) Infof(f string, a ...interface{})  { l.t.Logf("INFO "+f, a...) }
-func (l testLogger) Warnf(f string, a ...interface{})  { l.t.Logf("WARN "+f, a...) }
-func (l testLogger) Errorf(f string, a ...interface{}) { l.t.Logf("ERROR "+f, a...) }
 
 // failingSibling is another handler of pod events that fails while armed.
 type failingSibling struct{ armed bool }
@@ -154,7 +138,7 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 	schedulerConf := writeFile(t, dir, "kvscheduler.conf", "print-txn-summary: false\n")
 	a.scheduler = kvscheduler.NewPlugin(kvscheduler.UseDeps(func(deps *kvscheduler.Deps) {
 		deps.HTTPHandlers = restPlugin
-		deps.Cfg = configFile(schedulerConf)
+		deps.Cfg = configfile.File(schedulerConf)
 	}))
 	if err := a.scheduler.Init(); err != nil {
 		t.Fatalf("scheduler Init: %v", err)
@@ -175,7 +159,7 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 	dmCfg.PluginDir = filepath.Join(dir, "device-plugins")
 	dmCfg.SocketRoot = filepath.Join(dir, "memif")
 	dmCfg.CheckpointPath = filepath.Join(dir, "state", "checkpoint.json")
-	dmOptions := manager.Options{Log: testLogger{t}}
+	dmOptions := manager.Options{Log: testlog.New(t)}
 	for _, set := range setup.managerOptions {
 		set(&dmOptions)
 	}
@@ -192,13 +176,13 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 	var networksPlugin *networks.Plugin
 	if setup.networksConf != "" {
 		networksPlugin = networks.NewPlugin(networks.UseDeps(func(deps *networks.Deps) {
-			deps.Cfg = configFile(writeFile(t, dir, "networks.conf", setup.networksConf))
+			deps.Cfg = configfile.File(writeFile(t, dir, "networks.conf", setup.networksConf))
 		}))
 		a.networks = networksPlugin
 	}
 	wiring := memifwiring.NewPlugin(memifwiring.UseDeps(func(deps *memifwiring.Deps) {
 		deps.DeviceManager = devices
-		deps.Cfg = configFile(writeFile(t, dir, "memifwiring.conf", wiringConf))
+		deps.Cfg = configfile.File(writeFile(t, dir, "memifwiring.conf", wiringConf))
 		if networksPlugin != nil {
 			deps.Networks = networksPlugin
 		}
@@ -206,7 +190,7 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 	controllerConf := writeFile(t, dir, "controller.conf", "healing-delay: 10ms\nhealing-max-delay: 100ms\n")
 	a.controller = controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
 		deps.KVScheduler = a.scheduler
-		deps.Cfg = configFile(controllerConf)
+		deps.Cfg = configfile.File(controllerConf)
 		deps.EventHandlers = []controllerapi.EventHandler{a.sibling, devices, wiring}
 	}))
 	if tracker, ok := dmOptions.LivePods.(*fakepodtracker.Tracker); ok {

@@ -34,6 +34,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/syncbuffer"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
 
@@ -78,7 +79,7 @@ func (n *kubeletNode) startDRADriver(t testing.TB) (drapb.DRAPluginClient, *fake
 		PluginDataDir: filepath.Join(n.dir, "dra"), RegistrarDir: filepath.Join(n.dir, "reg"), CDIDir: filepath.Join(n.dir, "cdi"),
 		SocketRoot: socketRoot, ContainerDir: "/run/vpp", Devices: allocation.ClaimDeviceIDs(2),
 		Claims: n.devices.ClaimPreparer(n.controller),
-	}, apiServer, testLogger{t})
+	}, apiServer, testlog.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func startKubeletNode(t testing.TB, v *vpp.VPP, vswitchConf string) *kubeletNode
 			t.Logf("vswitch plugin log:\n%s", a.log)
 		}
 	})
-	devices := devicehealth.New(a.vswitchPlugin, hungGrace, testLogger{t})
+	devices := devicehealth.New(a.vswitchPlugin, hungGrace, testlog.New(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -163,7 +164,7 @@ func startKubeletNode(t testing.TB, v *vpp.VPP, vswitchConf string) *kubeletNode
 			health, changed := devices.DeviceHealth()
 			return health.Healthy, changed
 		},
-	}, a.devices.Allocator(a.controller), testLogger{t}, nil)
+	}, a.devices.Allocator(a.controller), testlog.New(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

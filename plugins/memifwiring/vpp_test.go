@@ -19,6 +19,7 @@ import (
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -130,7 +131,7 @@ func newVswitchPlugin(t testing.TB, a *testAgent, dir string, setup agentSetup) 
 	plugin := vswitch.NewPlugin(vswitch.UseDeps(func(deps *vswitch.Deps) {
 		deps.KVScheduler = records
 		deps.EventLoop = a.controller
-		deps.Cfg = configFile(writeFile(t, dir, "vswitch.conf", setup.vswitchConf))
+		deps.Cfg = configfile.File(writeFile(t, dir, "vswitch.conf", setup.vswitchConf))
 		deps.StatusCheck = setup.health
 	}))
 	random := make([]byte, 4)
