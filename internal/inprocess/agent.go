@@ -236,16 +236,19 @@ func (a *Agent) harnessConfigs(tb testing.TB, given map[string]any) map[string]a
 		cfg.PluginDir = filepath.Join(a.Dir, "device-plugins")
 		cfg.SocketRoot = filepath.Join(a.Dir, "memif")
 		cfg.CheckpointPath = filepath.Join(a.Dir, "state", "checkpoint.json")
-		if standIns.first(tb, cfg.PluginDir) {
+		standIns.once(tb, cfg.PluginDir, func() any {
 			fakekubelet.StartForAgent(tb, cfg.PluginDir)
-		}
+			return nil
+		})
 		configs[devicemanager.PluginName] = cfg
 	}
 	if _, ok := given[podmanager.PluginName]; !ok {
 		cfg := podmanager.DefaultConfig()
 		cfg.Runtime = podmanager.RuntimeNone
 		cfg.PodResourcesSocket = filepath.Join(a.Dir, "pod-resources.sock")
-		a.PodResources = standIns.podResources(tb, cfg.PodResourcesSocket)
+		a.PodResources = standIns.once(tb, cfg.PodResourcesSocket, func() any {
+			return fakepodresources.Serve(tb, cfg.PodResourcesSocket)
+		}).(*fakepodresources.Server)
 		configs[podmanager.PluginName] = cfg
 	}
 	if _, ok := given[vswitch.PluginName]; !ok {
@@ -286,46 +289,28 @@ func atoi(tb testing.TB, port string) int {
 
 // standIns are the stand-ins serving agents, by socket: an agent started
 // again on the same Dir finds its kubelet still there, as on a node.
-var standIns = &standInSet{pods: map[string]*fakepodresources.Server{}, started: map[string]bool{}}
+var standIns = &standInSet{started: map[string]any{}}
 
 type standInSet struct {
 	mu      sync.Mutex
-	pods    map[string]*fakepodresources.Server
-	started map[string]bool
+	started map[string]any
 }
 
-// first tells whether key is new; it is forgotten when tb's test ends.
-func (s *standInSet) first(tb testing.TB, key string) bool {
+// once returns what start returned for socket, calling start when no
+// stand-in serves socket yet; the stand-in is forgotten when tb's test
+// ends (start's own cleanup stops it).
+func (s *standInSet) once(tb testing.TB, socket string, start func() any) any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.started[key] {
-		return false
+	if standIn, found := s.started[socket]; found {
+		return standIn
 	}
-	s.started[key] = true
+	standIn := start()
+	s.started[socket] = standIn
 	tb.Cleanup(func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		delete(s.started, key)
+		delete(s.started, socket)
 	})
-	return true
-}
-
-// podResources is the fake pod-resources API serving socket, started
-// when none does.
-func (s *standInSet) podResources(tb testing.TB, socket string) *fakepodresources.Server {
-	if !s.first(tb, socket) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.pods[socket]
-	}
-	server := fakepodresources.Serve(tb, socket)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pods[socket] = server
-	tb.Cleanup(func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.pods, socket)
-	})
-	return server
+	return standIn
 }
