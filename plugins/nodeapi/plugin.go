@@ -8,6 +8,7 @@ import (
 	"github.com/ligato/cn-infra/infra"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/nodeapi/server"
@@ -26,6 +27,8 @@ type Deps struct {
 // Plugin serves the node-local API from AfterInit until Close.
 type Plugin struct {
 	Deps
+	// log is Log, structured; set in Init.
+	log logs.Logger
 
 	serverConfig server.Config
 	service      *server.Service
@@ -38,6 +41,7 @@ type Plugin struct {
 
 // Init reads nodeapi.conf.
 func (p *Plugin) Init() error {
+	p.log = logs.FromPlugin(p.Log)
 	if p.DeviceManager == nil {
 		return fmt.Errorf("nodeapi plugin: DeviceManager dependency is not set")
 	}
@@ -64,7 +68,7 @@ func (p *Plugin) AfterInit() error {
 		return fmt.Errorf("start node API: %w", err)
 	}
 	p.server = srv
-	p.Log.Infof("node API listening on %s", srv.SocketPath())
+	p.log.InfoS("node API listening", "socket", srv.SocketPath())
 	return nil
 }
 
@@ -88,7 +92,7 @@ func (p *Plugin) HandOver(context.Context, string) {
 	p.handedOver = true
 	p.serverMu.Unlock()
 	if err := p.Close(); err != nil {
-		p.Log.Warnf("node API: %v", err)
+		p.log.WarnS("node API close failed at the handover", "err", err)
 	}
 }
 

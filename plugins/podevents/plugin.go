@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	"github.com/contivpp/memif-agent/plugins/podevents/kubeevents"
@@ -46,6 +47,8 @@ type AllocationLister interface {
 // Plugin posts pod events once AfterInit found a client.
 type Plugin struct {
 	Deps
+	// log is Log, structured; set in Init.
+	log      logs.Logger
 	recorder atomic.Pointer[kubeevents.Recorder]
 }
 
@@ -56,18 +59,21 @@ var (
 
 // Init implements infra.Plugin; the client is known only after the DRA
 // driver's AfterInit.
-func (p *Plugin) Init() error { return nil }
+func (p *Plugin) Init() error {
+	p.log = logs.FromPlugin(p.Log)
+	return nil
+}
 
 // AfterInit starts the recorder over the DRA driver's client, or the pod's
 // service account's.
 func (p *Plugin) AfterInit() error {
 	client, from := p.client()
 	if client == nil {
-		p.Log.Infof("no Kubernetes Events on pods: the DRA driver is off and %s; memifctl get shows what became of each memif", from)
+		p.log.InfoS("no Kubernetes Events on pods: no API server client (memifctl get shows what became of each memif)", "reason", "the DRA driver is off and "+from)
 		return nil
 	}
 	p.recorder.Store(kubeevents.New(client, os.Getenv(nodeNameEnv)))
-	p.Log.Infof("posting memif events on pods through %s", from)
+	p.log.InfoS("posting memif events on pods", "client", from)
 	return nil
 }
 
@@ -138,7 +144,7 @@ func (p *Plugin) podOf(link vswitchapi.MemifLink) (podapi.Pod, kubeevents.Link, 
 	}
 	owner, ok := wiring.MemifInterfaces(p.Allocations.ListAllocations())[link.Name]
 	if !ok {
-		p.Log.Debugf("no pod holds memif %s (VPP %s): its link event is dropped", link.Name, link.VPPName)
+		p.log.DebugS("link event dropped: no pod holds the memif", "memif", link.Name, "vppName", link.VPPName)
 		return podapi.Pod{}, kubeevents.Link{}, false
 	}
 	return podapi.Pod{ID: owner.Pod, UID: owner.PodUID}, kubeevents.Link{Container: owner.Container, MemifID: owner.MemifID,
