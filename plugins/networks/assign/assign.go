@@ -62,6 +62,10 @@ type Assigner struct {
 	records map[string]Record
 	ipam    *ipam.IPAM
 	dirty   bool
+	// spanning: the l3 networks span nodes, and each hands out the
+	// node's share of its subnet (shares, by network name).
+	spanning bool
+	shares   map[string]netip.Prefix
 }
 
 // Open returns the assigner persisted at path (a missing file is an empty
@@ -123,7 +127,11 @@ func (a *Assigner) SetNetworks(desired netconf.Config) []netconf.Refusal {
 		if n.Type != netconf.L3 {
 			continue
 		}
-		if err := a.ipam.SetNetwork(n.Name, n.Prefix(), n.Prefix()); err != nil {
+		share, ok := a.shareOf(n)
+		if !ok {
+			continue
+		}
+		if err := a.ipam.SetNetwork(n.Name, n.Prefix(), share); err != nil {
 			// Only a pool that hands out addresses refuses, and those
 			// belong to records, whose network Reconcile kept as it was.
 			refusals = append(refusals, netconf.Refusal{Network: n.Name, Change: netconf.ChangeSubnet, HeldBy: n.Name, Detail: err.Error()})
@@ -134,6 +142,35 @@ func (a *Assigner) SetNetworks(desired netconf.Config) []netconf.Refusal {
 		a.dirty = true
 	}
 	return refusals
+}
+
+// SetShares makes the l3 networks hand out the node's share of their
+// subnets (shares, by network name) once spanning: the networks span
+// nodes, and each node's share is claimed through the API server. A
+// network whose share is not claimed yet keeps the pool it has (restored
+// after a restart, and the claim gives the same share back) or has none,
+// so that its memifs are refused until it is claimed and never get an
+// address of another node's share. Not spanning, each hands out its whole
+// subnet. The pools follow at the next SetNetworks.
+func (a *Assigner) SetShares(spanning bool, shares map[string]netip.Prefix) {
+	a.spanning, a.shares = spanning, maps.Clone(shares)
+}
+
+// shareOf is what network n hands out: its whole subnet, or spanning the
+// node's share of it when one of n's share length is claimed.
+func (a *Assigner) shareOf(n netconf.Network) (netip.Prefix, bool) {
+	if !a.spanning {
+		return n.Prefix(), true
+	}
+	share, ok := a.shares[n.Name]
+	if ok && share.Bits() == n.NodePrefix() && n.Prefix().Contains(share.Addr()) {
+		return share, true
+	}
+	if pool, err := a.ipam.Pool(n.Name); err == nil && pool.Subnet() != n.Prefix() {
+		// A pool of the subnet before: gone once its addresses are.
+		_ = a.ipam.RemoveNetwork(n.Name)
+	}
+	return netip.Prefix{}, false
 }
 
 func equalConfigs(x, y netconf.Config) bool {
@@ -238,6 +275,9 @@ func (a *Assigner) resolve(owner string, spec memifspec.Spec) (Assignment, error
 		return assignment, nil
 	}
 	pool, err := a.ipam.Pool(memif.Network.Name)
+	if err != nil && a.spanning {
+		return Assignment{}, fmt.Errorf("network %q: this node's share of subnet %s is not claimed yet (through the API server); the memif is wired once it is: %w", memif.Network.Name, memif.Network.Subnet, err)
+	}
 	if err != nil {
 		return Assignment{}, err
 	}

@@ -1,6 +1,7 @@
 package assign_test
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,78 @@ func TestRecordClaim(t *testing.T) {
 	}
 	if got := a.Resolve("claim-2")[0]; got.Memif.Network.Name != "lab" {
 		t.Errorf("claim-2 = %+v, want the default network", got)
+	}
+}
+
+// TestShares: spanning nodes, an l3 network hands out the node's share of
+// its subnet, refuses its memifs until the share is claimed, and keeps
+// the share's pool across a restart before the claim comes back; not
+// spanning, the whole subnet.
+func TestShares(t *testing.T) {
+	red := netip.MustParsePrefix("10.70.0.64/26")
+	for _, tc := range []struct {
+		name     string
+		spanning bool
+		shares   map[string]netip.Prefix
+		want     string // the first memif's address; "" refused
+		gateway  string
+	}{
+		{"one node", false, nil, "10.70.0.2/24", "10.70.0.1"},
+		{"one node, shares ignored", false, map[string]netip.Prefix{"red": red}, "10.70.0.2/24", "10.70.0.1"},
+		{"spanning, share claimed", true, map[string]netip.Prefix{"red": red}, "10.70.0.65/24", "10.70.0.64"},
+		{"spanning, first share", true, map[string]netip.Prefix{"red": netip.MustParsePrefix("10.70.0.0/26")}, "10.70.0.2/24", "10.70.0.1"},
+		{"spanning, no share yet", true, nil, "", ""},
+		{"spanning, share of another length", true, map[string]netip.Prefix{"red": netip.MustParsePrefix("10.70.0.0/25")}, "", ""},
+		{"spanning, share outside the subnet", true, map[string]netip.Prefix{"red": netip.MustParsePrefix("10.71.0.0/26")}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := assign.Open("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.SetShares(tc.spanning, tc.shares)
+			if refusals := a.SetNetworks(networks); len(refusals) > 0 {
+				t.Fatalf("SetNetworks refused %v", refusals)
+			}
+			a.Record("alloc-1", "default/r1", "app", 1, `[{"network": "red"}]`)
+			got := a.Resolve("alloc-1")[0]
+			if tc.want == "" {
+				if got.Refused == nil || !strings.Contains(got.Refused.Message, "not claimed yet") {
+					t.Fatalf("got %+v, want refused until the share is claimed", got)
+				}
+				return
+			}
+			if got.Refused != nil || got.Address.String() != tc.want || got.Gateway.String() != tc.gateway {
+				t.Fatalf("got %s via %s (refused: %v), want %s via %s", got.Address, got.Gateway, got.Refused, tc.want, tc.gateway)
+			}
+		})
+	}
+}
+
+// TestShareKeptAcrossRestartBeforeTheClaim: after a restart the share's
+// pool is restored, and its addresses stay while the claim is pending.
+func TestShareKeptAcrossRestartBeforeTheClaim(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "networks.json")
+	a, err := assign.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.SetShares(true, map[string]netip.Prefix{"red": netip.MustParsePrefix("10.70.0.64/26")})
+	a.SetNetworks(networks)
+	a.Record("alloc-1", "default/r1", "app", 1, `[{"network": "red"}]`)
+	before := a.Resolve("alloc-1")[0]
+	if err := a.Save(); err != nil {
+		t.Fatal(err)
+	}
+	restarted, err := assign.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted.SetShares(true, nil)
+	if refusals := restarted.SetNetworks(networks); len(refusals) > 0 {
+		t.Fatalf("SetNetworks refused %v", refusals)
+	}
+	if after := restarted.Resolve("alloc-1")[0]; after.Address != before.Address || after.Gateway != before.Gateway {
+		t.Errorf("after a restart: %+v, want %s via %s", after, before.Address, before.Gateway)
 	}
 }

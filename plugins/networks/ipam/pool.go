@@ -40,10 +40,7 @@ func NewPool(subnet, share netip.Prefix) (*Pool, error) {
 	if err := checkPrefixes(subnet, share); err != nil {
 		return nil, err
 	}
-	first, last := share.Addr(), lastAddr(share)
-	if first == subnet.Addr() {
-		first = first.Next()
-	}
+	first, last := GatewayOf(subnet, share), lastAddr(share)
 	if subnet.Addr().Is4() && last == lastAddr(subnet) {
 		last = last.Prev()
 	}
@@ -58,6 +55,17 @@ func NewPool(subnet, share netip.Prefix) (*Pool, error) {
 	p.capacity = p.count()
 	p.next = p.first
 	return p, nil
+}
+
+// GatewayOf is the gateway address of share, a prefix within subnet: its
+// first address, or the next when that is the subnet's own. Each node's
+// VPP holds the gateway of its share, and routes to another node's share
+// through that node's.
+func GatewayOf(subnet, share netip.Prefix) netip.Addr {
+	if first := share.Addr(); first != subnet.Addr() {
+		return first
+	}
+	return share.Addr().Next()
 }
 
 func checkPrefixes(subnet, share netip.Prefix) error {

@@ -51,6 +51,10 @@ func TestNewPool(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The other nodes route to this share through GatewayOf.
+			if gateway := GatewayOf(netip.MustParsePrefix(tc.subnet), netip.MustParsePrefix(tc.share)); gateway != pool.Gateway() {
+				t.Errorf("GatewayOf = %s, the pool's gateway %s", gateway, pool.Gateway())
+			}
 			got := fmt.Sprintln(pool.Gateway(), pool.first, pool.last, pool.capacity)
 			if want := fmt.Sprintln(tc.gateway, tc.first, tc.last, tc.capacity); got != want {
 				t.Errorf("gateway, first, last, capacity = %s, want %s", got, want)

@@ -175,6 +175,7 @@ func (c Config) Validate() error {
 		seen[n.Name] = i + 1
 	}
 	c.checkIDs(&problems)
+	c.checkVNIs(&problems)
 	if _, ok := seen[c.DefaultNetwork]; c.DefaultNetwork != "" && !ok {
 		problems.Addf("default-network", "%s is not a network of this file; the networks are %s", quoted(c.DefaultNetwork), c.names())
 	}
@@ -295,6 +296,25 @@ func (c Config) checkIDs(problems *configfile.Problems) {
 			continue
 		}
 		ids[id] = n.Name
+	}
+}
+
+// VNI is the VXLAN network identifier that carries the network between
+// nodes: derived from the name alone, so that every node agrees on it
+// whatever ids the nodes' files set, and apart from the VRF table and
+// bridge domain IDs, which an l3 and an l2 network may share.
+func (n Network) VNI() uint32 { return DeriveID("vni:" + n.Name) }
+
+// checkVNIs refuses two networks whose names give one VNI.
+func (c Config) checkVNIs(problems *configfile.Problems) {
+	holder := map[uint32]string{}
+	for _, n := range c.Networks {
+		vni := n.VNI()
+		if other, taken := holder[vni]; taken && other != n.Name {
+			problems.Addf("networks", "%s and %s would both use VXLAN network identifier %d between nodes; rename one of them", quoted(other), quoted(n.Name), vni)
+			continue
+		}
+		holder[vni] = n.Name
 	}
 }
 

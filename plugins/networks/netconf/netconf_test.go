@@ -61,6 +61,31 @@ func TestDerivedIDsAreStable(t *testing.T) {
 	}
 }
 
+// TestVNIs: a network's VNI is its name's alone, apart from its VRF
+// table or bridge domain ID (an l3 and an l2 network may share an ID, so
+// an ID cannot be the VNI), and stable across versions (values computed
+// from an independent implementation): a changed VNI would cut a network
+// between nodes of two versions.
+func TestVNIs(t *testing.T) {
+	for _, tc := range []struct {
+		network Network
+		want    uint32
+	}{
+		{Network{Name: "red", Type: L3}, DeriveID("vni:red")},
+		{Network{Name: "red", Type: L3, ID: 9}, DeriveID("vni:red")},
+		{Network{Name: "lab", Type: L2, ID: 9}, DeriveID("vni:lab")},
+		{Network{Name: "n6293", Type: L2}, 12371894},
+	} {
+		got := tc.network.VNI()
+		if got != tc.want {
+			t.Errorf("VNI of %+v = %d, want %d", tc.network, got, tc.want)
+		}
+		if got == tc.network.TableID() {
+			t.Errorf("VNI of %+v is its ID %d", tc.network, got)
+		}
+	}
+}
+
 func TestNodePrefix(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -113,6 +138,7 @@ func TestValidate(t *testing.T) {
 		{"id clash", "networks: [{name: a, type: l3, subnet: 10.0.0.0/24, id: 9}, {name: b, type: l3, subnet: 10.1.0.0/24, id: 9}]\n", "networks", `"a" and "b" would both use VRF table 9`},
 		{"derived id clash", "networks: [{name: a, type: l2, id: 6329175}, {name: lab, type: l2}]\n", "networks", "would both use bridge domain 6329175"},
 		{"same id, other type", "networks: [{name: a, type: l3, subnet: 10.0.0.0/24, id: 9}, {name: b, type: l2, id: 9}]\n", "", ""},
+		{"VNI clash", "networks: [{name: n6293, type: l2}, {name: n17130, type: l2}]\n", "networks", `"n6293" and "n17130" would both use VXLAN network identifier 12371894`},
 		{"mtu too small", "networks: [{name: a, type: l2, mtu: 100}]\n", "networks", "mtu must be from 576 to 9216"},
 		{"IPv6 mtu", "networks: [{name: a, type: l3, subnet: 'fd00::/64', mtu: 1000}]\n", "networks", "mtu must be from 1280 to 9216"},
 		{"mtu too large", "networks: [{name: a, type: l2, mtu: 9217}]\n", "networks", "mtu must be from 576"},
