@@ -7,6 +7,7 @@ import (
 	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/promregistry"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -56,7 +57,7 @@ func (p *Plugin) Init() error {
 	if err != nil {
 		return fmt.Errorf("memifwiring plugin: %w", err)
 	}
-	opts := wiring.Options{Networks: p.Networks, Log: p.Log, Events: p.Events}
+	opts := wiring.Options{Networks: p.Networks, Log: logs.FromPlugin(p.Log), Events: p.Events}
 	if recorder, ok := p.DeviceManager.(dmapi.NetworkRecorder); ok {
 		opts.Recorder = recorder
 		if opts.Assigner, err = assign.Open(recorder.NetworksStatePath()); err != nil {

@@ -13,6 +13,7 @@ import (
 	vpp_l2 "github.com/ligato/vpp-agent/api/models/vpp/l2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
@@ -43,14 +44,6 @@ type undo struct {
 	assigned assign.State
 }
 
-// Logger is the part of a logger the handler uses; cn-infra's
-// logging.Logger satisfies it.
-type Logger interface {
-	Infof(format string, args ...any)
-	Warnf(format string, args ...any)
-	Errorf(format string, args ...any)
-}
-
 // Options are the handler's optional collaborators.
 type Options struct {
 	// Networks hands out the networks at a resync; nil: none (every memif
@@ -68,7 +61,7 @@ type Options struct {
 	// wired by an update; nil: nothing is told.
 	Events PodEvents
 	// Log gets refusals; nil: none.
-	Log Logger
+	Log logs.Logger
 }
 
 // Handler is the controller event handler of the vswitch-side memif
@@ -99,6 +92,9 @@ var _ controllerapi.EventHandler = (*Handler)(nil)
 
 // NewHandler returns a handler reading devices; config must be valid.
 func NewHandler(devices dmapi.DeviceManagerAPI, config Config, opts Options) (*Handler, error) {
+	if opts.Log == nil {
+		opts.Log = logs.Discard()
+	}
 	h := &Handler{devices: devices, config: config, opts: opts, assigner: opts.Assigner,
 		wired: map[podapi.PodID]wiredPod{}, told: map[string]toldAllocation{}}
 	if h.assigner == nil {
@@ -222,7 +218,7 @@ func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOpera
 func (h *Handler) applyNetworks(cfg netconf.Config) {
 	refusals := h.assigner.SetNetworks(cfg)
 	for _, refusal := range refusals {
-		h.logf(Logger.Warnf, "networks.conf: %v", refusal)
+		h.opts.Log.WarnS("networks.conf change refused", "network", refusal.Network, "change", refusal.Change, "err", refusal)
 	}
 	h.metrics.changesRefused(refusals)
 }
@@ -235,7 +231,7 @@ func (h *Handler) rewireAll(cfg netconf.Config, txn controllerapi.EventOperation
 		h.remember(pod)
 		change, err := h.wire(podapi.Pod{ID: pod, UID: h.wired[pod].uid}, txn)
 		if err != nil {
-			h.logf(Logger.Errorf, "wire pod %s under the new networks: %v", pod, err)
+			h.opts.Log.ErrorS(err, "wiring a pod under the new networks failed", "pod", pod)
 			continue
 		}
 		if change != "" {
@@ -464,7 +460,7 @@ func (h *Handler) tell(pod podapi.PodID, memif dmapi.MemifInfo, networks []dmapi
 		}
 		if n.Refused != "" {
 			h.metrics.memifRefused(n.Reason)
-			h.logf(Logger.Warnf, "memif %d of pod %s (%s) is not wired: %s", n.MemifID, pod, memif.AllocationID, n.Refused)
+			h.opts.Log.WarnS("memif not wired", "pod", pod, "memifID", n.MemifID, "allocation", memif.AllocationID, "reason", n.Refused)
 		}
 		h.announce(announced, memif, n)
 	}
@@ -476,7 +472,7 @@ func (h *Handler) tell(pod podapi.PodID, memif dmapi.MemifInfo, networks []dmapi
 			err = h.opts.Recorder.WriteMemifJSON(memif.AllocationID, content)
 		}
 		if err != nil {
-			h.logf(Logger.Errorf, "pod %s: %v; written again at the next change or resync", pod, err)
+			h.opts.Log.ErrorS(err, "memif networks not recorded: written again at the next change or resync", "pod", pod, "allocation", memif.AllocationID)
 			content = nil
 		}
 		told.memifJSON = content
@@ -492,12 +488,6 @@ func (h *Handler) forgetTold(allocationID string) {
 		h.opts.Recorder.SetMemifNetworks(allocationID, nil)
 	}
 	delete(h.told, allocationID)
-}
-
-func (h *Handler) logf(level func(Logger, string, ...any), format string, args ...any) {
-	if h.opts.Log != nil {
-		level(h.opts.Log, format, args...)
-	}
 }
 
 // podMemifs returns the pod's memifs bound to this incarnation of it; a pod
