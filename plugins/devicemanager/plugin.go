@@ -14,6 +14,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/internal/handover"
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/nodelock"
 	"github.com/contivpp/memif-agent/internal/promregistry"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -142,7 +143,7 @@ func (p *Plugin) Init() error {
 	default:
 		p.nodeLock = lock
 	}
-	p.health = devicehealth.New(p.Vswitch, cfg.VswitchHealthGrace.Duration(), p.Log)
+	p.health = devicehealth.New(p.Vswitch, cfg.VswitchHealthGrace.Duration(), logs.FromPlugin(p.Log))
 	opts := manager.Options{Log: p.Log, LivePods: p.LivePods, PodResolver: p.PodResolver, DeviceHealth: p.health}
 	if p.Prometheus != nil {
 		opts.Metrics = promregistry.Default(p.Prometheus)

@@ -6,22 +6,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 )
-
-// Logger is the part of a logger the watcher uses.
-type Logger interface {
-	Infof(format string, args ...interface{})
-	Warnf(format string, args ...interface{})
-}
 
 // Watcher keeps the devices' health; it implements
 // dmapi.DeviceHealthSource. Create it with New.
 type Watcher struct {
 	vswitch vswitchapi.VswitchAPI
 	grace   time.Duration
-	log     Logger
+	log     logs.Logger
 	now     func() time.Time
 
 	mu      sync.Mutex
@@ -34,7 +29,7 @@ var _ dmapi.DeviceHealthSource = (*Watcher)(nil)
 // New returns a watcher of vswitch (nil: no vswitch, always healthy) that
 // reports the devices unhealthy once it has been unreachable for longer
 // than grace. The devices are healthy until Run finds otherwise.
-func New(vswitch vswitchapi.VswitchAPI, grace time.Duration, log Logger) *Watcher {
+func New(vswitch vswitchapi.VswitchAPI, grace time.Duration, log logs.Logger) *Watcher {
 	return &Watcher{vswitch: vswitch, grace: grace, log: log, now: time.Now,
 		current: dmapi.DeviceHealth{Healthy: true, Since: time.Now()}, changed: make(chan struct{})}
 }
@@ -100,8 +95,8 @@ func (w *Watcher) set(health dmapi.DeviceHealth) {
 	w.changed = make(chan struct{})
 	w.mu.Unlock()
 	if health.Healthy {
-		w.log.Infof("memif devices healthy again: the vswitch answers")
+		w.log.InfoS("memif devices healthy again: the vswitch answers")
 	} else {
-		w.log.Warnf("memif devices reported unhealthy to kubelet and the scheduler: %s; running pods keep their memifs", health.Reason)
+		w.log.WarnS("memif devices reported unhealthy to kubelet and the scheduler: running pods keep their memifs", "reason", health.Reason)
 	}
 }
