@@ -47,10 +47,9 @@ func TestDockerRestartsWhilePodsComeAndGo(t *testing.T) {
 	n.agent = agenttest.New(t, agenttest.Setup{
 		DeviceCount: 16, PluginDir: kubelettest.PluginDir,
 		PodResourcesSocket: podResources, DockerEndpoint: n.daemon.Endpoint(),
-		// No periodic reconciliation: what Docker's event stream missed must
-		// be found when the agent reconnects to it.
-		DeviceManager: "reconcile-period: 1h\n",
 	})
+	// No periodic reconciliation (reconcile-period 1h): what Docker's event
+	// stream missed must be found when the agent reconnects to it.
 	agenttest.WriteConfig(t, n.agent.ConfigDir, map[string]string{"podmanager.conf": fmt.Sprintf(
 		"docker-endpoint: %s\npod-resources-socket: %s\nreconcile-period: 1h\ndocker-reconnect-max-backoff: 1s\n",
 		n.daemon.Endpoint(), podResources)})

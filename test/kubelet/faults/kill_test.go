@@ -64,9 +64,12 @@ func TestKillDuringConcurrentAllocate(t *testing.T) {
 	createHolders(t, client, image, grants)
 
 	// The restarted agent collects unbound allocations (made, but held by
-	// no container) at once rather than after the default ten minutes;
-	// every granted allocation is held by a container by now.
-	a.SetDeviceManagerConfig(agenttest.Setup{DeviceCount: 128, PluginDir: kubelettest.PluginDir, DeviceManager: "unbound-grace-period: 1ms\nreconcile-period: 200ms\n"})
+	// no container) at once rather than after the default ten minutes, at
+	// each of the pod manager's comparisons; every granted allocation is
+	// held by a container by now.
+	a.SetDeviceManagerConfig(agenttest.Setup{DeviceCount: 128, PluginDir: kubelettest.PluginDir, DeviceManager: "unbound-grace-period: 1ms\n"})
+	agenttest.WriteConfig(t, a.ConfigDir, map[string]string{"podmanager.conf": fmt.Sprintf(
+		"docker-endpoint: %s\npod-resources-socket: %q\nreconcile-period: 200ms\n", daemon.Endpoint(), podResources)})
 	a.Args = []string{"-http-allow-changes"} // for a.Resync
 	a.Start()
 	a.RequireHealthy()
