@@ -264,19 +264,21 @@ func (s *suite) wantRefused(t *testing.T, tc badInput, before float64) {
 	if len(refused.File.Interfaces) != 0 {
 		t.Errorf("pod %s: memif.json %s, want no interface", tc.pod, refused.JSON)
 	}
-	logLine := fmt.Sprintf("of pod default/%s (%s) is not wired: ", tc.pod, refused.Allocation.AllocationID)
+	// The agent's log line: its message and, among its fields, the pod
+	// and the allocation.
+	logLine := []string{`msg="memif not wired"`, " allocation=" + refused.Allocation.AllocationID + " ", " pod=default/" + tc.pod + " ", " reason="}
 	poll.Until(t, agentTimeout, "the agent logs why "+tc.pod+" is not wired", func() error {
 		logs, err := s.c.Kubectl(ctx, "logs", "-n", memifnode.Namespace, "daemonset/"+memifnode.DaemonSet)
 		if err != nil {
 			return err
 		}
 		for _, line := range strings.Split(logs, "\n") {
-			if strings.Contains(line, logLine) {
-				t.Logf("agent: %s", line[strings.Index(line, "memif 0 of pod"):])
+			if containsAll(line+" ", logLine) {
+				t.Logf("agent: %s", line)
 				return nil
 			}
 		}
-		return fmt.Errorf("the agent's log has no line %q", logLine)
+		return fmt.Errorf("the agent's log has no line with %q", logLine)
 	})
 	networks, err := s.n.MemifNetworks(ctx, "default", tc.pod)
 	if err != nil {
@@ -796,4 +798,14 @@ func byID(allocations []memifnode.Allocation) []memifnode.Allocation {
 	sorted := append([]memifnode.Allocation{}, allocations...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].AllocationID < sorted[j].AllocationID })
 	return sorted
+}
+
+// containsAll tells whether s contains every one of parts.
+func containsAll(s string, parts []string) bool {
+	for _, part := range parts {
+		if !strings.Contains(s, part) {
+			return false
+		}
+	}
+	return true
 }
