@@ -26,6 +26,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/eventlog"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
@@ -111,14 +112,6 @@ func (l *lateLoop) PushEvent(event controllerapi.Event) error {
 	return err
 }
 
-// testLog passes what the agent logs, but debug lines, to the test log.
-type testLog struct{ tb testing.TB }
-
-func (testLog) Debugf(string, ...any)               {}
-func (l testLog) Infof(format string, args ...any)  { l.tb.Logf("INFO "+format, args...) }
-func (l testLog) Warnf(format string, args ...any)  { l.tb.Logf("WARN "+format, args...) }
-func (l testLog) Errorf(format string, args ...any) { l.tb.Logf("ERROR "+format, args...) }
-
 // startAgent starts the agent and waits until kubelet sees its devices. The
 // agent is stopped at the end of the test unless stopped before.
 func (e *env) startAgent(tb testing.TB) *agent {
@@ -131,8 +124,8 @@ func (e *env) startAgent(tb testing.TB) *agent {
 	late := &lateLoop{pushed: a.pushed}
 	a.tracker, err = podtracker.New(
 		podtracker.Config{ReconcilePeriod: time.Hour},
-		podtracker.Deps{Runtime: dockerpods.NewSource(e.docker, testLog{tb}.Warnf, 20*time.Millisecond, 500*time.Millisecond),
-			Kubelet: a.kubelet, EventLoop: late, Log: testLog{tb}})
+		podtracker.Deps{Runtime: dockerpods.NewSource(e.docker, testlog.New(tb).Warnf, 20*time.Millisecond, 500*time.Millisecond),
+			Kubelet: a.kubelet, EventLoop: late, Log: testlog.New(tb)})
 	if err != nil {
 		tb.Fatalf("pod tracker: %v", err)
 	}
@@ -140,7 +133,7 @@ func (e *env) startAgent(tb testing.TB) *agent {
 	cfg.DeviceCount = e.devices
 	cfg.SocketRoot = e.socketRoot
 	cfg.CheckpointPath = e.checkpointPath
-	a.dm, err = manager.New(cfg, manager.Options{Log: testLog{tb}, LivePods: a.tracker, PodResolver: a.tracker})
+	a.dm, err = manager.New(cfg, manager.Options{Log: testlog.New(tb), LivePods: a.tracker, PodResolver: a.tracker})
 	if err != nil {
 		tb.Fatalf("device manager: %v", err)
 	}
