@@ -10,6 +10,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/promregistry"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	crossnodeapi "github.com/contivpp/memif-agent/plugins/crossnode/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
@@ -37,6 +38,9 @@ type Deps struct {
 	// (the vswitch plugin), served as metrics labelled by pod with
 	// Prometheus; nil: no link metrics.
 	Links vswitchapi.LinkReader
+	// Span tells how the networks span nodes (plugins/crossnode); nil:
+	// they end at the node.
+	Span crossnodeapi.SpanSource
 }
 
 // Plugin is the memif wiring event handler in the agent.
@@ -57,7 +61,7 @@ func (p *Plugin) Init() error {
 	if err != nil {
 		return fmt.Errorf("memifwiring plugin: %w", err)
 	}
-	opts := wiring.Options{Networks: p.Networks, Log: logs.FromPlugin(p.Log), Events: p.Events}
+	opts := wiring.Options{Networks: p.Networks, Span: p.Span, Log: logs.FromPlugin(p.Log), Events: p.Events}
 	if recorder, ok := p.DeviceManager.(dmapi.NetworkRecorder); ok {
 		opts.Recorder = recorder
 		if opts.Assigner, err = assign.Open(recorder.NetworksStatePath()); err != nil {

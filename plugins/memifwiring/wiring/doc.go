@@ -22,6 +22,22 @@
 // memifs get whether their pods are on the node or not: the KV scheduler
 // holds a pair pending until both interfaces exist.
 //
+// Networks that span nodes (Options.Span, SpanChanged from
+// plugins/crossnode; off, nothing below is rendered): RenderSpan adds
+// VPP's AF_PACKET interface into the underlay with the node's underlay
+// address, and for each network that has memifs on the node a VXLAN
+// tunnel (the network's VNI, netconf.Network.VNI) to each peer, in the
+// network's bridge domain in split-horizon group 1 (each node floods to
+// every peer itself). An l2 network's bridge domain is its memifs'; an l3
+// network's gateway loopback becomes the BVI of a bridge domain of its
+// own, with a MAC address derived from the node's underlay address (VPP
+// gives every node's first loopback the same one), holding the node's
+// gateway with the whole subnet's length, so the peers' gateways are on
+// link; the VRF routes each peer's share through that peer's gateway. The
+// address pools hand out the node's share (assign.SetShares); a memif of
+// an l3 network waits, refused, until the share is claimed, and
+// SpanChanged wires every bound pod again.
+//
 // With Options.Events, an update tells each pod of its memifs newly wired
 // or refused (Kubernetes Events MemifWired and MemifRefused, through
 // plugins/podevents, which only queues on the loop); a resync tells

@@ -15,6 +15,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	crossnodeapi "github.com/contivpp/memif-agent/plugins/crossnode/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
 	"github.com/contivpp/memif-agent/plugins/networks/assign"
@@ -49,6 +50,9 @@ type Options struct {
 	// Networks hands out the networks at a resync; nil: none (every memif
 	// is wired as Config says).
 	Networks networksapi.Source
+	// Span hands out how the networks span nodes at a resync; nil: they
+	// end at the node.
+	Span crossnodeapi.SpanSource
 	// Assigner holds the memifs' specs and addresses; nil: one that keeps
 	// nothing on disk.
 	Assigner *assign.Assigner
@@ -75,6 +79,8 @@ type Handler struct {
 	wired    map[podapi.PodID]wiredPod
 	// networkKeys are the keys of the networks' own values last put.
 	networkKeys []string
+	// span is how the networks span nodes, as last read or pushed.
+	span crossnodeapi.Span
 	// told is what each allocation's memifs were last told (the device
 	// manager's record, memif.json), by allocation ID.
 	told map[string]toldAllocation
@@ -117,7 +123,7 @@ func (h *Handler) String() string { return "memifwiring" }
 // pods in it.
 func (h *Handler) HandlesEvent(event controllerapi.Event) bool {
 	switch event.(type) {
-	case podapi.AddPodEvent, podapi.DeletePodEvent, *dmapi.AllocateDevice, *networksapi.NetworksChanged, *dmapi.PrepareClaim:
+	case podapi.AddPodEvent, podapi.DeletePodEvent, *dmapi.AllocateDevice, *networksapi.NetworksChanged, *dmapi.PrepareClaim, *crossnodeapi.SpanChanged:
 		return true
 	}
 	return event.Spec().Method.IsResync()
@@ -135,6 +141,9 @@ func (h *Handler) networksDeclared() bool {
 // it put. ListAllocations reads the device manager's state only, as the
 // event loop requires.
 func (h *Handler) Resync(_ controllerapi.Event, txn controllerapi.EventOperations) error {
+	if h.opts.Span != nil {
+		h.setSpan(h.opts.Span.Span())
+	}
 	if h.opts.Networks != nil {
 		h.applyNetworks(h.opts.Networks.Networks())
 	}
@@ -194,6 +203,8 @@ func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOpera
 		change = h.unwire(pod, txn)
 	case *networksapi.NetworksChanged:
 		change = h.rewireAll(ev.Config, txn)
+	case *crossnodeapi.SpanChanged:
+		change = h.respan(ev.Span, txn)
 	case *dmapi.PrepareClaim:
 		change, err = h.prepareClaim(ev)
 		if err != nil {
@@ -226,10 +237,53 @@ func (h *Handler) applyNetworks(cfg netconf.Config) {
 // rewireAll applies new networks and wires every wired pod again.
 func (h *Handler) rewireAll(cfg netconf.Config, txn controllerapi.EventOperations) string {
 	h.applyNetworks(cfg)
+	uids := map[podapi.PodID]string{}
+	for pod, wired := range h.wired {
+		uids[pod] = wired.uid
+	}
+	return h.rewire(uids, txn)
+}
+
+// setSpan makes the l3 networks hand out the node's shares when span
+// is enabled; the networks' values follow at the next putNetworks.
+func (h *Handler) setSpan(span crossnodeapi.Span) {
+	h.span = span
+	h.assigner.SetShares(span.Enabled(), span.Shares)
+}
+
+// respan applies a new span: the address pools follow the node's shares,
+// and every pod with memifs bound is wired again, those whose memifs
+// waited for a share too (a pod not wired has no UID here: its specs are
+// recorded only from its runtime's AddPod).
+func (h *Handler) respan(span crossnodeapi.Span, txn controllerapi.EventOperations) string {
+	h.setSpan(span)
+	cfg := h.assigner.Applied()
+	if h.opts.Networks != nil {
+		cfg = h.opts.Networks.Networks()
+	}
+	h.applyNetworks(cfg)
+	uids := map[podapi.PodID]string{}
+	for _, memif := range h.devices.ListAllocations() {
+		if memif.Pod.Name != "" {
+			uids[memif.Pod] = ""
+		}
+	}
+	for pod, wired := range h.wired {
+		uids[pod] = wired.uid
+	}
+	change := h.rewire(uids, txn)
+	if change == "" {
+		return "span: " + span.String()
+	}
+	return "span: " + span.String() + "; " + change
+}
+
+// rewire wires pods again, each given with the UID it was wired for.
+func (h *Handler) rewire(uids map[podapi.PodID]string, txn controllerapi.EventOperations) string {
 	var changes []string
-	for _, pod := range slices.SortedFunc(maps.Keys(h.wired), func(a, b podapi.PodID) int { return strings.Compare(a.String(), b.String()) }) {
+	for _, pod := range slices.SortedFunc(maps.Keys(uids), func(a, b podapi.PodID) int { return strings.Compare(a.String(), b.String()) }) {
 		h.remember(pod)
-		change, err := h.wire(podapi.Pod{ID: pod, UID: h.wired[pod].uid}, txn)
+		change, err := h.wire(podapi.Pod{ID: pod, UID: uids[pod]}, txn)
 		if err != nil {
 			h.opts.Log.ErrorS(err, "wiring a pod under the new networks failed", "pod", pod)
 			continue
@@ -255,6 +309,7 @@ func (h *Handler) putNetworks(txn controllerapi.Transaction) {
 		maps.Copy(gateways, pod.gateways)
 	}
 	values := RenderNetworks(h.assigner.Applied(), gateways, members)
+	RenderSpan(h.assigner.Applied(), h.span, values)
 	if _, taken := h.assigner.Applied().Network(h.config.BridgeDomain); h.config.BridgeDomain != "" && !taken {
 		var keys []string
 		for _, pod := range h.wired {
