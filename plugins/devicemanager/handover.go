@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/internal/handover"
-	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/nodelock"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
@@ -41,7 +40,7 @@ func handoverPath(lockPath string) string { return lockPath + ".handover" }
 // NodeLockWait.
 func (p *Plugin) takeNode(lockPath string) (*nodelock.Lock, error) {
 	waiting := func(holder string) {
-		p.Log.Infof("waiting up to %v for the memif-agent holding %s (%s) to exit", NodeLockWait, lockPath, holder)
+		p.log.InfoS("waiting for the memif-agent holding the node lock to exit", "upTo", NodeLockWait, "lock", lockPath, "holder", holder)
 	}
 	if p.podUID == "" {
 		return nodelock.Acquire(lockPath, NodeLockWait, waiting)
@@ -52,12 +51,12 @@ func (p *Plugin) takeNode(lockPath string) (*nodelock.Lock, error) {
 		return lock, err
 	}
 	deadline := time.Now().Add(NodeLockWait)
-	p.Log.Infof("the memif-agent holding %s (%s) is asked to hand the node over to this one (pod %s)", lockPath, held.Holder, p.podUID)
+	p.log.InfoS("the memif-agent holding the node lock is asked to hand the node over to this one", "lock", lockPath, "holder", held.Holder, "podUID", p.podUID)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	granted, err := handover.Request(ctx, handoverPath(lockPath), p.podUID)
 	if err != nil {
-		p.Log.Warnf("no handover from the memif-agent holding %s, so this one waits for it to exit: %v", lockPath, err)
+		p.log.WarnS("no handover from the memif-agent holding the node lock, so this one waits for it to exit", "lock", lockPath, "err", err)
 		return nodelock.Acquire(lockPath, time.Until(deadline), waiting)
 	}
 	lock, err = nodelock.Acquire(lockPath, time.Until(deadline), waiting)
@@ -65,7 +64,7 @@ func (p *Plugin) takeNode(lockPath string) (*nodelock.Lock, error) {
 		return nil, errors.Join(err, granted.Close())
 	}
 	p.granted = granted
-	p.Log.Infof("the node was handed over to this memif-agent (pod %s)", p.podUID)
+	p.log.InfoS("the node was handed over to this memif-agent", "podUID", p.podUID)
 	return lock, nil
 }
 
@@ -89,20 +88,20 @@ func (p *Plugin) serveNode(ctx context.Context) {
 	}
 	if p.granted != nil {
 		if err := p.granted.Serving(); err != nil {
-			p.Log.Warnf("tell the memif-agent this one replaced that it serves kubelet: %v", err)
+			p.log.WarnS("telling the memif-agent this one replaced that it serves kubelet failed", "err", err)
 		}
 	}
 	if p.nodeLock == nil {
 		return
 	}
-	server, err := handover.Serve(handoverPath(p.lockPath), p, HandoverTimeout, logs.FromPlugin(p.Log))
+	server, err := handover.Serve(handoverPath(p.lockPath), p, HandoverTimeout, p.log)
 	if err != nil {
-		p.Log.Warnf("no handover for the agent that replaces this one, which will wait for this one to exit: %v", err)
+		p.log.WarnS("no handover for the agent that replaces this one, which will wait for this one to exit", "err", err)
 		return
 	}
 	<-ctx.Done()
 	if err := server.Close(); err != nil {
-		p.Log.Warnf("handover socket: %v", err)
+		p.log.WarnS("handover socket close failed", "err", err)
 	}
 }
 
@@ -132,7 +131,7 @@ func (p *Plugin) HandOver(ctx context.Context, successorUID string) error {
 	if err := p.nodeLock.Release(); err != nil {
 		return fmt.Errorf("release the node lock %s: %w", p.lockPath, err)
 	}
-	p.Log.Infof("node handed over to the memif-agent of pod %s: this agent forwards kubelet's calls to it until it serves them", successorUID)
+	p.log.InfoS("node handed over: this agent forwards kubelet's calls to the successor until it serves them", "successorPodUID", successorUID)
 	return nil
 }
 
@@ -143,16 +142,16 @@ func (p *Plugin) SuccessorServing() {
 	for _, participant := range p.handover {
 		participant.SuccessorServing()
 	}
-	p.Log.Infof("the replacing memif-agent serves kubelet: this one no longer does, and waits to be stopped")
+	p.log.InfoS("the replacing memif-agent serves kubelet: this one no longer does, and waits to be stopped")
 }
 
 // SuccessorGone implements handover.Holder: the successor exited before
 // it served. This agent no longer owns the node's state, so it stops;
 // kubelet restarts it, and it takes the node lock again.
 func (p *Plugin) SuccessorGone() {
-	p.Log.Errorf("the memif-agent this one handed the node to exited before it served kubelet: stopping, so that kubelet restarts this agent and it takes the node back")
+	p.log.ErrorS(nil, "the memif-agent this one handed the node to exited before it served kubelet: stopping, so that kubelet restarts this agent and it takes the node back")
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		p.Log.Errorf("stop this agent: %v", err)
+		p.log.ErrorS(err, "stopping this agent failed")
 	}
 }
 

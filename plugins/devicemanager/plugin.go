@@ -30,7 +30,9 @@ import (
 // handler and implements dmapi.DeviceManagerAPI.
 type Plugin struct {
 	Deps
-	dm *manager.Manager
+	// log is Log, structured; set in Init.
+	log logs.Logger
+	dm  *manager.Manager
 	// health follows the vswitch's reachability from AfterInit to Close.
 	health     *devicehealth.Watcher
 	stopHealth context.CancelFunc
@@ -104,6 +106,7 @@ var (
 // the node past NodeLockWait, naming it. A lock that cannot be taken for
 // any other reason is logged, not fatal.
 func (p *Plugin) Init() error {
+	p.log = logs.FromPlugin(p.Log)
 	if p.EventLoop == nil {
 		return errors.New("devicemanager plugin: no EventLoop dependency given")
 	}
@@ -118,7 +121,7 @@ func (p *Plugin) Init() error {
 		return fmt.Errorf("devicemanager plugin: %w", err)
 	}
 	if resolved != filepath.Clean(cfg.CheckpointPath) {
-		p.Log.Infof("checkpoint-path %s resolves to %s through a symbolic link: using %s", cfg.CheckpointPath, resolved, resolved)
+		p.log.InfoS("checkpoint-path resolves through a symbolic link: using where it leads", "checkpointPath", cfg.CheckpointPath, "resolved", resolved)
 		cfg.CheckpointPath = resolved
 	}
 	p.podUID = os.Getenv(dmapi.PodUIDEnv)
@@ -139,12 +142,12 @@ func (p *Plugin) Init() error {
 		// The lock only keeps agents apart: a directory the lock cannot
 		// be taken in (unsafe, read-only) is the checkpoint's too, and the
 		// manager refuses every Allocate naming what is wrong with it.
-		p.Log.Warnf("running without the node lock, so nothing keeps a second memif-agent off this node: %v", err)
+		p.log.WarnS("running without the node lock, so nothing keeps a second memif-agent off this node", "err", err)
 	default:
 		p.nodeLock = lock
 	}
-	p.health = devicehealth.New(p.Vswitch, cfg.VswitchHealthGrace.Duration(), logs.FromPlugin(p.Log))
-	opts := manager.Options{Log: p.Log, LivePods: p.LivePods, PodResolver: p.PodResolver, DeviceHealth: p.health}
+	p.health = devicehealth.New(p.Vswitch, cfg.VswitchHealthGrace.Duration(), p.log)
+	opts := manager.Options{Log: p.log, LivePods: p.LivePods, PodResolver: p.PodResolver, DeviceHealth: p.health}
 	if p.Prometheus != nil {
 		opts.Metrics = promregistry.Default(p.Prometheus)
 	}

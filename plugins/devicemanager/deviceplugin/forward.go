@@ -31,7 +31,7 @@ func (s *Server) HandOver(successorSocket string) {
 	s.forward.inUse.Lock()
 	s.forward.successor = successorSocket
 	s.forward.inUse.Unlock()
-	s.log.Infof("device plugin: kubelet's Allocate calls are forwarded to the replacing agent's %s from now on", successorSocket)
+	s.log.InfoS("device plugin forwards kubelet's Allocate calls to the replacing agent from now on", "successorSocket", successorSocket)
 }
 
 // successorConn returns the connection to the successor; the first call

@@ -94,7 +94,7 @@ func (s *Server) Allocate(ctx context.Context, request *pluginapi.AllocateReques
 	response, err := s.allocate(ctx, request)
 	s.observer.Answered(time.Since(start), err)
 	if err != nil {
-		s.log.Warnf("kubelet's Allocate failed (%s): %s", status.Code(err), status.Convert(err).Message())
+		s.log.WarnS("kubelet's Allocate failed", "code", status.Code(err).String(), "err", status.Convert(err).Message())
 	}
 	return response, err
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"google.golang.org/grpc"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/contivpp/memif-agent/internal/logs"
 )
 
 // Config says where the server lives and what it advertises.
@@ -40,22 +42,13 @@ type Config struct {
 	Interceptor grpc.UnaryServerInterceptor
 }
 
-// Logger is the part of a logger the server uses; cn-infra's
-// logging.Logger satisfies it.
-type Logger interface {
-	Debugf(format string, args ...interface{})
-	Infof(format string, args ...interface{})
-	Warnf(format string, args ...interface{})
-	Errorf(format string, args ...interface{})
-}
-
 // Server is the device plugin. Create it with New.
 type Server struct {
 	pluginapi.UnimplementedDevicePluginServer
 
 	cfg       Config
 	allocator Allocator
-	log       Logger
+	log       logs.Logger
 	observer  Observer
 
 	runMu   sync.Mutex // guards cancel and done against Start/Stop races
@@ -69,7 +62,7 @@ type Server struct {
 
 // New checks cfg and returns a server that has not started; kubelet's
 // Allocate calls go to allocator. observer may be nil.
-func New(cfg Config, allocator Allocator, log Logger, observer Observer) (*Server, error) {
+func New(cfg Config, allocator Allocator, log logs.Logger, observer Observer) (*Server, error) {
 	switch {
 	case allocator == nil:
 		return nil, errors.New("create device plugin server: no allocator given")

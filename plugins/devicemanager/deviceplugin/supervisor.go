@@ -109,10 +109,10 @@ func (sup *supervisor) run(ctx context.Context) {
 			}
 		case err, ok := <-sup.watcher.Errors:
 			if ok {
-				sup.s.log.Warnf("device plugin directory watch error (registration still retries): %v", err)
+				sup.s.log.WarnS("device plugin directory watch error (registration still retries)", "err", err)
 			}
 		case err := <-sup.serveErr:
-			sup.s.log.Warnf("device plugin server on %s stopped (%v); serving again", sup.s.SocketPath(), err)
+			sup.s.log.WarnS("device plugin server stopped: serving again", "socket", sup.s.SocketPath(), "err", err)
 			sup.stopServing()
 			sup.reconcile(ctx, false)
 		case result := <-sup.results:
@@ -133,17 +133,17 @@ func (sup *supervisor) handleFileEvent(event fsnotify.Event) bool {
 	switch {
 	case name == sup.s.kubeletSocketPath():
 		if event.Has(fsnotify.Create) {
-			sup.s.log.Infof("kubelet socket %s created", event.Name)
+			sup.s.log.InfoS("kubelet socket created", "socket", event.Name)
 		}
 	case name == sup.s.SocketPath():
 		if event.Has(fsnotify.Remove) || event.Has(fsnotify.Rename) {
-			sup.s.log.Infof("device plugin socket %s removed", event.Name)
+			sup.s.log.InfoS("device plugin socket removed", "socket", event.Name)
 		}
 	case name == filepath.Clean(sup.s.cfg.PluginDir):
 		if event.Has(fsnotify.Remove) || event.Has(fsnotify.Rename) {
-			sup.s.log.Warnf("device plugin directory %s removed: recreating it", sup.s.cfg.PluginDir)
+			sup.s.log.WarnS("device plugin directory removed: recreating it", "dir", sup.s.cfg.PluginDir)
 			if err := sup.s.watchDir(sup.watcher); err != nil {
-				sup.s.log.Errorf("%v", err)
+				sup.s.log.ErrorS(err, "device plugin directory not watched again", "dir", sup.s.cfg.PluginDir)
 			}
 		}
 	default:
@@ -191,7 +191,7 @@ func (sup *supervisor) reconcile(ctx context.Context, retrying bool) {
 		// registration on our socket path until kubelet restarts.
 		sup.cancelAttempt()
 		sup.retry.Stop()
-		sup.s.log.Debugf("kubelet follows our device list: registered")
+		sup.s.log.DebugS("kubelet follows our device list: registered")
 		sup.succeeded(want)
 	case sup.inFlight != nil && sup.inFlight.registration == want:
 	default:
@@ -208,7 +208,7 @@ func (sup *supervisor) ensureServing() (uint64, error) {
 		if err == nil && current == sup.served {
 			return sup.serving, nil
 		}
-		sup.s.log.Infof("device plugin socket %s is gone (kubelet restarted): serving again", sup.s.SocketPath())
+		sup.s.log.InfoS("device plugin socket is gone (kubelet restarted): serving again", "socket", sup.s.SocketPath())
 		// The call in flight asked kubelet to dial the socket that is
 		// gone: cancel it before the new socket exists, or kubelet may
 		// dial that one and complete a registration we abandon.
@@ -267,7 +267,7 @@ func (sup *supervisor) startAttempt(ctx context.Context, want registration) {
 // then dropped.
 func (sup *supervisor) cancelAttempt() {
 	if sup.inFlight != nil {
-		sup.s.log.Debugf("cancelling the registration in flight: its sockets were replaced")
+		sup.s.log.DebugS("cancelling the registration in flight: its sockets were replaced")
 		sup.inFlight.cancel()
 		sup.inFlight = nil
 	}
@@ -319,19 +319,19 @@ func (sup *supervisor) succeeded(done registration) {
 	again := sup.registrations > 0
 	sup.registrations++
 	sup.backoff = 0
-	sup.s.log.Infof("registered %s (%d devices) with kubelet at %s", sup.s.cfg.ResourceName, len(sup.s.cfg.Devices), sup.s.kubeletSocketPath())
+	sup.s.log.InfoS("device plugin registered with kubelet", "resource", sup.s.cfg.ResourceName, "devices", len(sup.s.cfg.Devices), "kubeletSocket", sup.s.kubeletSocketPath())
 	sup.s.observer.Registered(again)
 }
 
 // retryLater arms the retry timer without backing off further.
 func (sup *supervisor) retryLater(err error) {
-	sup.s.log.Debugf("device plugin not registered yet, looking again in %s unless the directory changes first: %v", max(sup.backoff, sup.s.cfg.MinBackoff), err)
+	sup.s.log.DebugS("device plugin not registered yet: looking again unless the directory changes first", "in", max(sup.backoff, sup.s.cfg.MinBackoff), "err", err)
 	sup.retry.Reset(max(sup.backoff, sup.s.cfg.MinBackoff))
 }
 
 func (sup *supervisor) failed(err error) {
 	sup.backoff = min(max(sup.backoff*2, sup.s.cfg.MinBackoff), sup.s.cfg.MaxBackoff)
-	sup.s.log.Debugf("device plugin registration failed, retrying in %s: %v", sup.backoff, err)
+	sup.s.log.DebugS("device plugin registration failed: retrying", "in", sup.backoff, "err", err)
 	sup.s.observer.RegistrationFailed(err)
 	sup.retry.Reset(sup.backoff)
 }
@@ -345,7 +345,7 @@ func (sup *supervisor) shutdown() {
 	sup.stopServing()
 	sup.watcher.Close()
 	if err := unixsocket.RemoveIfSame(sup.s.SocketPath(), served); err != nil {
-		sup.s.log.Warnf("device plugin socket: %v", err)
+		sup.s.log.WarnS("device plugin socket not removed", "err", err)
 	}
 }
 

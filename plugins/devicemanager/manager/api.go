@@ -67,7 +67,7 @@ func (m *Manager) resolveAdmitted(pod podapi.PodID) []dmapi.MemifInfo {
 	defer cancel()
 	state, found, err := m.opts.PodResolver.ResolvePod(ctx, pod)
 	if err != nil {
-		m.log.Warnf("resolve pod %s for its memifs: %v", pod, err)
+		m.log.WarnS("resolving a pod for its memifs failed", "pod", pod, "err", err)
 		return nil
 	}
 	if !found {

@@ -94,7 +94,7 @@ func (m *Manager) prepareClaim(ev *dmapi.PrepareClaim, ops controllerapi.EventOp
 	ev.Prepared, ev.Created = prepared(m.state.ClaimAllocations(ev.ClaimUID)), true
 	if ev.Pod.ID != (podapi.PodID{}) {
 		if err := ops.PushFollowUp(&podapi.AddPod{Pod: ev.Pod}); err != nil {
-			m.log.Warnf("wire the vswitch side of pod %s at the next resync: %v", ev.Pod, err)
+			m.log.WarnS("the vswitch side of the pod is wired at the next resync", "pod", ev.Pod, "err", err)
 		}
 	}
 	return fmt.Sprintf("prepared claim %s/%s: %d allocations for %s", ev.Namespace, ev.Name, len(made), ev.Pod), nil
@@ -213,7 +213,7 @@ func (m *Manager) syncClaims(ev *dmapi.SyncClaims, ops controllerapi.EventOperat
 			ev.Released = append(ev.Released, uid)
 		default:
 			for _, a := range m.state.BindClaim(uid, status.Pod) {
-				m.log.Infof("bound %s to pod %s by claim %s's reservation", a, status.Pod, uid)
+				m.log.InfoS("allocation bound to its pod by its claim's reservation", allocationPairs(a, "claim", uid)...)
 				if !slices.Contains(bound, status.Pod) {
 					bound = append(bound, status.Pod)
 				}
@@ -225,7 +225,7 @@ func (m *Manager) syncClaims(ev *dmapi.SyncClaims, ops controllerapi.EventOperat
 	}
 	for _, pod := range bound {
 		if err := ops.PushFollowUp(&podapi.AddPod{Pod: pod}); err != nil {
-			m.log.Warnf("wire the vswitch side of pod %s at the next resync: %v", pod, err)
+			m.log.WarnS("the vswitch side of the pod is wired at the next resync", "pod", pod, "err", err)
 		}
 	}
 	if len(ev.Released) == 0 && len(bound) == 0 {

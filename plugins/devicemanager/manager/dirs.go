@@ -69,7 +69,7 @@ func (m *Manager) ensureDirs(kept []allocation.Allocation) error {
 		// socket-root changed since the allocation was made: the pod may
 		// still use the old path, which is not ours to create any more.
 		if _, err := os.Lstat(a.HostDir); err != nil {
-			m.log.Warnf("directory %s of %s is missing and not under socket root %s; not re-creating it", a.HostDir, a, m.cfg.SocketRoot)
+			m.log.WarnS("allocation directory missing and not under the socket root: not re-created", allocationPairs(a, "dir", a.HostDir, "socketRoot", m.cfg.SocketRoot)...)
 		}
 	}
 	if len(underRoot) == 0 {
@@ -96,9 +96,9 @@ func (m *Manager) ensureDir(root *securedir.Dir, a allocation.Allocation) {
 	switch {
 	case err != nil:
 		m.metrics.countError("unusable-directory")
-		m.log.Errorf("cannot re-create the directory of %s: %v; left as it is: remove what is at %s and the next resync makes the directory", a, err, a.HostDir)
+		m.log.ErrorS(err, "allocation directory not re-created: left as it is; remove what is at dir and the next resync makes the directory", allocationPairs(a, "dir", a.HostDir)...)
 	case made:
-		m.log.Infof("re-created missing directory %s of %s", a.HostDir, a)
+		m.log.InfoS("re-created missing allocation directory", allocationPairs(a, "dir", a.HostDir)...)
 	}
 }
 
@@ -162,7 +162,7 @@ func (m *Manager) findUnexplainedDirs() error {
 		}
 		m.unexplained[entry.Name()] = device
 		m.metrics.countError("unexplained-directory")
-		m.log.Warnf("kept directory %s: no allocation in the checkpoint holds it; it is removed once kubelet's pod-resources shows no pod holding device %s", m.hostDir(entry.Name()), device)
+		m.log.WarnS("kept a directory no allocation in the checkpoint holds: it is removed once kubelet's pod-resources shows no pod holding its device", "dir", m.hostDir(entry.Name()), "device", device)
 	}
 	return nil
 }
@@ -178,7 +178,7 @@ func (m *Manager) settleUnexplainedDirs(live *podapi.LivePods) {
 	}
 	if m.recoverAllocations(live.Pods) > 0 {
 		if err := m.persist(); err != nil {
-			m.log.Errorf("persist recovered allocations (the next change retries): %v", err)
+			m.log.ErrorS(err, "persisting recovered allocations failed (the next change retries)")
 		}
 	}
 	if !live.KubeletDevices {
@@ -203,11 +203,11 @@ func (m *Manager) settleUnexplainedDirs(live *podapi.LivePods) {
 			continue
 		}
 		if err := m.removeUnderRoot(name); err != nil {
-			m.log.Warnf("remove directory %s no pod holds (retried at the next collection): %v", dir, err)
+			m.log.WarnS("removing a directory no pod holds failed (retried at the next collection)", "dir", dir, "err", err)
 			continue
 		}
 		delete(m.unexplained, name)
-		m.log.Infof("removed directory %s: no allocation holds it and kubelet shows no pod holding device %s", dir, device)
+		m.log.InfoS("removed a directory no allocation holds: kubelet shows no pod holding its device", "dir", dir, "device", device)
 	}
 }
 
@@ -228,12 +228,12 @@ func (m *Manager) recoverAllocations(live []podapi.PodState) int {
 				}
 				a, err := m.recoverAllocation(name, device, pod.Pod, c)
 				if err != nil {
-					m.log.Warnf("cannot recover the allocation of directory %s from container %s of pod %s: %v", source, c.Name, pod.Pod, err)
+					m.log.WarnS("allocation of a directory not recovered from the container mounting it", "dir", source, "container", c.Name, "pod", pod.Pod, "err", err)
 					continue
 				}
 				delete(m.unexplained, name)
 				recovered++
-				m.log.Warnf("recovered %s from container %s of pod %s, which mounts its directory", a, c.Name, pod.Pod)
+				m.log.WarnS("allocation recovered from the container mounting its directory", allocationPairs(a, "mountedBy", c.Name, "mountedByPod", pod.Pod)...)
 			}
 		}
 	}

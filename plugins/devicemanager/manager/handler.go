@@ -175,7 +175,7 @@ func (m *Manager) bindPod(ev *podapi.AddPod) (string, error) {
 func (m *Manager) bind(pod podapi.Pod, containers []podapi.PodContainer) []allocation.Binding {
 	bindings := m.state.Bind(pod, containers)
 	for _, b := range bindings {
-		m.log.Infof("bound %s to pod %s by %s", b.Allocation, pod, b.Evidence)
+		m.log.InfoS("allocation bound to its pod", allocationPairs(b.Allocation, "evidence", b.Evidence)...)
 	}
 	return bindings
 }
@@ -231,33 +231,33 @@ func (m *Manager) load() {
 	switch {
 	case errors.As(err, &damage):
 		m.metrics.countCheckpointLoss(damage.Lost)
-		m.log.Errorf("CHECKPOINT DAMAGED: %d parts lost: %v; going on with the %d allocations the damage did not cover%s",
-			damage.Lost, err, len(data.Allocations), m.moveCheckpointAside())
+		m.log.ErrorS(err, "CHECKPOINT DAMAGED: going on with the allocations the damage did not cover",
+			append([]any{"lost", damage.Lost, "kept", len(data.Allocations)}, m.moveCheckpointAside()...)...)
 	case errors.As(err, &torn):
 		// Usable, but perhaps not whole.
 		m.metrics.countCheckpointLoss(1)
-		m.log.Errorf("%v; going on with the allocations before it", torn)
+		m.log.ErrorS(torn, "checkpoint torn: going on with the allocations before the tear")
 	case err != nil:
 		m.metrics.countError("checkpoint-unreadable")
-		m.log.Errorf("CHECKPOINT LOST: %v; starting with no allocation%s", err, m.moveCheckpointAside())
+		m.log.ErrorS(err, "CHECKPOINT LOST: starting with no allocation", m.moveCheckpointAside()...)
 		return
 	}
 	skipped := m.state.Restore(allocation.FromCheckpoint(data))
 	for _, err := range skipped {
 		m.metrics.countError("checkpoint-conflict")
-		m.log.Errorf("%v", err)
+		m.log.ErrorS(err, "checkpoint allocation not restored")
 	}
-	m.log.Infof("restored %d allocations from %s", len(m.state.List()), m.cfg.CheckpointPath)
+	m.log.InfoS("restored the allocations from the checkpoint", "allocations", len(m.state.List()), "checkpoint", m.cfg.CheckpointPath)
 }
 
 // moveCheckpointAside keeps a damaged checkpoint for the operator before
-// the next save replaces it; it says where, for the log.
-func (m *Manager) moveCheckpointAside() string {
+// the next save replaces it; it says where, as log key/value pairs.
+func (m *Manager) moveCheckpointAside() []any {
 	aside, err := checkpoint.MoveAside(m.cfg.CheckpointPath, m.opts.Now())
 	if err != nil {
-		return fmt.Sprintf("; moving it aside failed too (%v)", err)
+		return []any{"moveAsideErr", err}
 	}
-	return fmt.Sprintf("; moved to %s for inspection", aside)
+	return []any{"movedTo", aside}
 }
 
 // collect brings the allocations in line with live, the pod tracker's
@@ -278,11 +278,11 @@ func (m *Manager) collect(live *podapi.LivePods, ops controllerapi.EventOperatio
 	bindings, collected, gone := m.state.Collect(live.Pods, m.opts.Now(), m.cfg.UnboundGracePeriod.Duration())
 	m.settleUnexplainedDirs(live)
 	for _, b := range bindings {
-		m.log.Infof("bound %s to pod %s by %s", b.Allocation, b.Allocation.Pod, b.Evidence)
+		m.log.InfoS("allocation bound to its pod", allocationPairs(b.Allocation, "evidence", b.Evidence)...)
 	}
 	var errs []error
 	for _, c := range collected {
-		m.log.Infof("collected %s: %s", c.Allocation, c.Reason)
+		m.log.InfoS("allocation collected", allocationPairs(c.Allocation, "reason", c.Reason)...)
 		errs = append(errs, m.removeDir(c.Allocation))
 	}
 	errs = append(errs, m.deleteGonePods(gone, ops))
@@ -298,7 +298,7 @@ func (m *Manager) collect(live *podapi.LivePods, ops controllerapi.EventOperatio
 func (m *Manager) deleteGonePods(gone []allocation.GonePod, ops controllerapi.EventOperations) error {
 	var errs []error
 	for _, g := range gone {
-		m.log.Infof("deleting %s: %s", g.Pod, g.Reason)
+		m.log.InfoS("deleting a gone pod", "pod", g.Pod, "reason", g.Reason)
 		if err := ops.PushFollowUp(&podapi.DeletePod{Pod: g.Pod}); err != nil {
 			errs = append(errs, fmt.Errorf("delete gone pod %s (the next collection retries): %w", g.Pod, err))
 		}
@@ -309,14 +309,14 @@ func (m *Manager) deleteGonePods(gone []allocation.GonePod, ops controllerapi.Ev
 // release releases one allocation; one already released is not an error.
 func (m *Manager) release(ev *ReleaseAllocation) (string, error) {
 	if ev.removed != nil {
-		m.log.Infof("removed the directory of %s: %s", *ev.removed, ev.Reason)
+		m.log.InfoS("removed the directory of an allocation", allocationPairs(*ev.removed, "reason", ev.Reason)...)
 		return fmt.Sprintf("removed the directory of %s", ev.removed.ID), m.removeDir(*ev.removed)
 	}
 	a, err := m.state.Remove(ev.AllocationID)
 	if errors.Is(err, allocation.ErrUnknownAllocation) {
 		return "", nil // already released, for example by a resync
 	}
-	m.log.Infof("released %s: %s", a, ev.Reason)
+	m.log.InfoS("allocation released", allocationPairs(a, "reason", ev.Reason)...)
 	return fmt.Sprintf("released %s", a.ID), errors.Join(m.removeDir(a), m.persist())
 }
 
@@ -342,7 +342,7 @@ func (m *Manager) releaseAbandoned(ev *ReleaseAbandoned) (string, error) {
 	if released == 0 {
 		return "", nil
 	}
-	m.log.Infof("released %d allocations never handed to a container: %s", released, ev.Reason)
+	m.log.InfoS("released allocations never handed to a container", "allocations", released, "reason", ev.Reason)
 	var dirErr error
 	if failed > 0 {
 		dirErr = fmt.Errorf("%d of the %d directories were not removed; the first: %w", failed, released, firstErr)

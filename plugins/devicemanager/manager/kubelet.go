@@ -18,7 +18,7 @@ import (
 // Allocator on loop, unless device-plugin is off.
 func (m *Manager) serveKubelet(loop controllerapi.EventLoop) error {
 	if !m.cfg.DevicePlugin {
-		m.log.Infof("device plugin off (device-plugin: false): not registering %s with kubelet", m.cfg.ResourceName)
+		m.log.InfoS("device plugin off (device-plugin: false): not registering with kubelet", "resource", m.cfg.ResourceName)
 		return nil
 	}
 	cfg := deviceplugin.Config{
@@ -103,7 +103,7 @@ func (a kubeletAllocator) abandonWhenMade(event *dmapi.AllocateDevice, reason st
 func (a kubeletAllocator) Abandon(allocationIDs []string, reason string) {
 	release := &ReleaseAbandoned{AllocationIDs: allocationIDs, Reason: reason}
 	if err := a.loop.PushEvent(release); err != nil {
-		a.m.log.Warnf("%s: released later, at collection: %v", release, err)
+		a.m.log.WarnS("abandoned allocations released later, at collection", "event", release.String(), "err", err)
 	}
 }
 

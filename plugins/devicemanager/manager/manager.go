@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -19,14 +20,10 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
-// Logger is the part of a logger the manager uses; cn-infra's
-// logging.Logger satisfies it.
-type Logger = deviceplugin.Logger
-
 // Options are the manager's optional collaborators.
 type Options struct {
 	// Log is required.
-	Log Logger
+	Log logs.Logger
 	// LivePods, when set, is the pod tracker, which decides which pods
 	// are alive and pushes that decision (podapi.LivePods); the manager
 	// asks it for one at every resync, and is not ready while it says no
@@ -58,7 +55,7 @@ type Manager struct {
 	cfg     config.Config
 	gid     int
 	opts    Options
-	log     Logger
+	log     logs.Logger
 	state   *allocation.State
 	metrics *metrics
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -20,7 +21,7 @@ var errNotRegisteredYet = errors.New("the device plugin has not registered with 
 // that kubelet cannot use the devices): one line per change, however many
 // retries fail. Safe from any goroutine.
 type readiness struct {
-	log Logger
+	log logs.Logger
 	// pods is the pod tracker; nil without one.
 	pods podapi.LivePodsSource
 
@@ -31,7 +32,7 @@ type readiness struct {
 	everReady     bool
 }
 
-func newReadiness(log Logger, pods podapi.LivePodsSource) *readiness {
+func newReadiness(log logs.Logger, pods podapi.LivePodsSource) *readiness {
 	return &readiness{log: log, pods: pods, registration: errNotRegisteredYet}
 }
 
@@ -68,7 +69,7 @@ func (r *readiness) registeredAt(socket string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.registerFails {
-		r.log.Infof("registered with kubelet at %s again: kubelet can hand out the devices", socket)
+		r.log.InfoS("registered with kubelet again: kubelet can hand out the devices", "kubeletSocket", socket)
 	}
 	r.registration, r.registered, r.registerFails = nil, true, false
 	_ = r.errLocked() // notes a first readiness
@@ -83,8 +84,8 @@ func (r *readiness) registrationFailed(socket string, err error) {
 	}
 	r.registerFails = true
 	if r.registered {
-		r.log.Warnf("the device plugin is not registered with kubelet at %s any more (%v); kubelet admits no pod asking for the devices until it is, retrying", socket, err)
+		r.log.WarnS("the device plugin is not registered with kubelet any more: kubelet admits no pod asking for the devices until it is, retrying", "kubeletSocket", socket, "err", err)
 		return
 	}
-	r.log.Warnf("the device plugin cannot register with kubelet at %s yet (%v); kubelet admits no pod asking for the devices until it does, retrying", socket, err)
+	r.log.WarnS("the device plugin cannot register with kubelet yet: kubelet admits no pod asking for the devices until it does, retrying", "kubeletSocket", socket, "err", err)
 }

@@ -2,6 +2,7 @@ package manager_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,7 +48,10 @@ func TestRegistrationFailureIsLoggedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(dm.Stop)
-	const failure, recovery = "WARN the device plugin cannot register with kubelet", "INFO registered with kubelet at"
+	// The lines' messages, and their kubelet socket.
+	kubeletSocket := " kubeletSocket=" + filepath.Join(cfg.PluginDir, cfg.KubeletSocket)
+	failure := "WARN the device plugin cannot register with kubelet yet: kubelet admits no pod asking for the devices until it does, retrying" + kubeletSocket
+	recovery := "INFO registered with kubelet again: kubelet can hand out the devices" + kubeletSocket
 	waitFor(t, "the failed registration logged", func() bool { return count(log.Lines(), failure) > 0 })
 	registry, err := fakekubelet.Start(cfg.PluginDir, cfg.KubeletSocket)
 	if err != nil {

@@ -120,14 +120,14 @@ func (m *Manager) takeOver(ev *dmapi.AllocateDevice, ops controllerapi.EventOper
 		m.takenOver.holders = append(m.takenOver.holders, holder)
 		ev.TakenOver = append(ev.TakenOver, holder.Info())
 		m.metrics.countTakeover(t.kind)
-		logf := m.log.Infof
+		logAt := m.log.InfoS
 		if t.kind == takeoverStillListed {
-			logf = m.log.Warnf
+			logAt = m.log.WarnS
 		}
-		logf("took over %s for kubelet's Allocate of %v: %s", holder, ev.DeviceIDs, t.reason)
+		logAt("allocation taken over for kubelet's Allocate", allocationPairs(holder, "allocateDevices", ev.DeviceIDs, "reason", t.reason)...)
 		release := &ReleaseAllocation{AllocationID: holder.ID, Reason: "taken over: " + t.reason, removed: &t.holder}
 		if err := ops.PushFollowUp(release); err != nil {
-			m.log.Warnf("directory %s of taken over %s stays until the next start: %v", holder.HostDir, holder.ID, err)
+			m.log.WarnS("directory of a taken over allocation stays until the next start", "dir", holder.HostDir, "allocation", holder.ID, "err", err)
 		}
 	}
 	return nil
@@ -149,7 +149,7 @@ func (m *Manager) restoreTakenOver(ev *dmapi.AllocateDevice) error {
 			errs = append(errs, fmt.Errorf("restore %s, taken over by a failed Allocate of %v: %w", holder.ID, ev.DeviceIDs, err))
 			continue
 		}
-		m.log.Infof("restored %s: the Allocate of %v that took it over failed", holder, ev.DeviceIDs)
+		m.log.InfoS("allocation restored: the Allocate that took it over failed", allocationPairs(holder, "allocateDevices", ev.DeviceIDs)...)
 	}
 	return errors.Join(errs...)
 }
