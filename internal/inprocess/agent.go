@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -54,9 +53,6 @@ type Options struct {
 	// before the startup resync, standing in for VPP: with them, and no
 	// vpp-api-socket in vswitch.conf, they hold the vswitch side.
 	VswitchStandIn []*kvs.KVDescriptor
-	// Wiring are options of the agent's wiring; WithMetrics is always
-	// set, to Agent.Metrics.
-	Wiring []agentwiring.Option
 	// Reachability, when set, is the vswitch reachability the devices'
 	// health follows, in place of the vswitch plugin's: the test says
 	// when VPP answers.
@@ -105,7 +101,7 @@ func Start(tb testing.TB, opts Options) *Agent {
 	}
 	a.ConfigDir = filepath.Join(a.Dir, "config")
 	a.writeConfigs(tb, opts.Configs)
-	a.Agent = agentwiring.New(agentwiring.DirConfigs(a.ConfigDir), append(slices.Clone(opts.Wiring), agentwiring.WithMetrics(a.Metrics))...)
+	a.Agent = agentwiring.New(agentwiring.DirConfigs(a.ConfigDir), agentwiring.WithMetrics(a.Metrics))
 	if opts.Reachability != nil {
 		a.DeviceManager.Vswitch = opts.Reachability
 	}

@@ -2,11 +2,17 @@ package inprocess_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gogo/protobuf/proto"
+	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
+	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
@@ -102,4 +108,63 @@ func deviceManagerConfig(t *testing.T, a *inprocess.Agent) dmconfig.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// createdInterfaces is a KV descriptor standing in for VPP's interfaces:
+// it keeps the name of each interface it is told to create.
+type createdInterfaces struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (c *createdInterfaces) descriptor() *kvs.KVDescriptor {
+	model := vpp_interfaces.ModelInterface
+	return &kvs.KVDescriptor{
+		Name:          "test-vpp-interface",
+		NBKeyPrefix:   model.KeyPrefix(),
+		ValueTypeName: model.ProtoName(),
+		KeySelector:   model.IsKeyValid,
+		KeyLabel:      model.StripKeyPrefix,
+		Create: func(key string, _ proto.Message) (kvs.Metadata, error) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.names = append(c.names, model.StripKeyPrefix(key))
+			return nil, nil
+		},
+		Delete: func(string, proto.Message, kvs.Metadata) error { return nil },
+	}
+}
+
+func (c *createdInterfaces) created() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.names)
+}
+
+// TestVswitchStandInGetsThePodsMemifs: an agent restarted with a pod that
+// kubelet says holds its device binds the allocation to the pod, and the
+// memif wiring's interface reaches the stand-in for VPP.
+func TestVswitchStandInGetsThePodsMemifs(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	first := inprocess.Start(t, inprocess.Options{Dir: dir})
+	allocate(t, filepath.Join(deviceManagerConfig(t, first).PluginDir, dmconfig.DefaultPluginSocket), "memif-001")
+	first.PodResources.Set(&podresourcesv1.PodResources{
+		Name: "web", Namespace: "default",
+		Containers: []*podresourcesv1.ContainerResources{{Name: "app", Devices: []*podresourcesv1.ContainerDevices{
+			{ResourceName: dmapi.DefaultResourceName, DeviceIds: []string{"memif-001"}},
+		}}},
+	})
+	first.Stop()
+	vswitch := &createdInterfaces{}
+	inprocess.Start(t, inprocess.Options{Dir: dir, VswitchStandIn: []*kvs.KVDescriptor{vswitch.descriptor()}})
+	poll.Until(t, waitLimit, "the pod's memif created in the stand-in", func() error {
+		if created := vswitch.created(); !slices.Contains(created, "memif_default_web_app_0") {
+			return fmt.Errorf("created %v", created)
+		}
+		return nil
+	})
 }
