@@ -1,6 +1,7 @@
 package devicehealth_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -44,7 +45,15 @@ func TestHealthFollowsReachability(t *testing.T) {
 			var vswitch vswitchapi.ReachabilityCell
 			vswitch.Set(vswitchapi.Reachability{Configured: true, Reachable: true, Since: time.Now()})
 			watcher := devicehealth.New(&vswitch, grace, testlog.New(t))
-			go watcher.Run(t.Context())
+			ctx, stop := context.WithCancel(context.Background())
+			stopped := make(chan struct{})
+			go func() {
+				defer close(stopped)
+				watcher.Run(ctx)
+			}()
+			// The watcher logs each change: it must be done before the
+			// test is.
+			t.Cleanup(func() { stop(); <-stopped })
 			reach := tc.reach()
 			vswitch.Set(reach)
 			if tc.wantFirst {
