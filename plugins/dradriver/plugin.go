@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/dradriver/kubeletdriver"
@@ -22,6 +23,8 @@ import (
 // Plugin is the DRA driver in the agent.
 type Plugin struct {
 	Deps
+	// log is Log, structured; set in Init.
+	log logs.Logger
 	cfg Config
 	// driverMu guards driver and client, set by AfterInit and read by the
 	// handover's goroutine.
@@ -53,6 +56,7 @@ type Deps struct {
 // Init reads and validates the config. An invalid config stops the agent
 // with an error naming the key.
 func (p *Plugin) Init() error {
+	p.log = logs.FromPlugin(p.Log)
 	if p.EventLoop == nil || p.DeviceManager == nil {
 		return errors.New("dradriver plugin: EventLoop and DeviceManager dependencies are required")
 	}
@@ -74,7 +78,7 @@ func (p *Plugin) Init() error {
 // registration, and the node's ResourceSlice.
 func (p *Plugin) AfterInit() error {
 	if !p.cfg.Enabled {
-		p.Log.Infof("DRA driver off (dradriver.conf enabled: false)")
+		p.log.InfoS("DRA driver off (dradriver.conf enabled: false)")
 		return nil
 	}
 	pool := p.DeviceManager.ClaimPool()
@@ -91,7 +95,7 @@ func (p *Plugin) AfterInit() error {
 		PluginDataDir: p.cfg.PluginDataDir, RegistrarDir: p.cfg.RegistrarDir, CDIDir: p.cfg.CDIDir,
 		SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
 		Health: health, Claims: p.DeviceManager.ClaimPreparer(), PodUID: types.UID(os.Getenv(dmapi.PodUIDEnv)),
-	}, client, p.Log)
+	}, client, p.log)
 	if err != nil {
 		return fmt.Errorf("dradriver plugin: %w", err)
 	}
@@ -101,7 +105,7 @@ func (p *Plugin) AfterInit() error {
 	p.driverMu.Lock()
 	p.driver, p.client = driver, client
 	p.driverMu.Unlock()
-	p.Log.Infof("DRA driver %s serving at %s, publishing %d devices for node %s", p.cfg.DriverName, driver.PluginSocket(), len(pool.Devices), p.cfg.NodeName)
+	p.log.InfoS("DRA driver serving", "driver", p.cfg.DriverName, "socket", driver.PluginSocket(), "devices", len(pool.Devices), "node", p.cfg.NodeName)
 	return nil
 }
 

@@ -54,7 +54,7 @@ func (d *Driver) writeSpec(spec *cdispec.Spec, name string) error {
 func (d *Driver) checkCDIDir() error {
 	info, err := os.Stat(d.cfg.CDIDir)
 	if errors.Is(err, os.ErrNotExist) {
-		d.log.Warnf("CDI directory %s was removed while the agent ran; making it again, mode %#o", d.cfg.CDIDir, cdiDirMode)
+		d.log.WarnS("CDI directory removed while the agent ran: making it again", "dir", d.cfg.CDIDir, "mode", fmt.Sprintf("%#o", cdiDirMode))
 		if err := os.Mkdir(d.cfg.CDIDir, cdiDirMode); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("make the CDI directory %s again: %w", d.cfg.CDIDir, err)
 		}

@@ -48,7 +48,7 @@ func (d *Driver) syncClaims(ctx context.Context) error {
 		}
 	}
 	if len(nameless) > 0 {
-		d.log.Infof("kept %d prepared claims unchecked: the checkpoint, written by an older agent, holds no name to read them by; kubelet unprepares them when their pods go: %v", len(nameless), nameless)
+		d.log.InfoS("kept prepared claims unchecked: the checkpoint, written by an older agent, holds no name to read them by; kubelet unprepares them when their pods go", "count", len(nameless), "claims", nameless)
 	}
 	released, err := d.cfg.Claims.Sync(ctx, live, listedAt)
 	if err != nil {
@@ -61,7 +61,7 @@ func (d *Driver) syncClaims(ctx context.Context) error {
 		}
 	}
 	if len(released) > 0 {
-		d.log.Infof("released %d claims the API server no longer reserves for a pod: %v", len(released), released)
+		d.log.InfoS("released claims the API server no longer reserves for a pod", "count", len(released), "claims", released)
 	}
 	return errors.Join(errs...)
 }

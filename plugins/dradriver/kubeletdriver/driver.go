@@ -20,17 +20,10 @@ import (
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
 )
-
-// Logger is the part of a logger the driver uses; cn-infra's
-// logging.Logger satisfies it.
-type Logger interface {
-	Infof(format string, args ...any)
-	Warnf(format string, args ...any)
-	Errorf(format string, args ...any)
-}
 
 // Config says where the driver serves and what it publishes.
 type Config struct {
@@ -88,7 +81,7 @@ const (
 type Driver struct {
 	cfg    Config
 	client kubernetes.Interface
-	log    Logger
+	log    logs.Logger
 	specs  *cdi.Cache
 
 	// forward sends kubelet's calls to the replacing agent after HandOver.
@@ -108,7 +101,7 @@ var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
 
 // New returns a driver that prepares claims through cfg.Claims and reads
 // them with client.
-func New(cfg Config, client kubernetes.Interface, log Logger) (*Driver, error) {
+func New(cfg Config, client kubernetes.Interface, log logs.Logger) (*Driver, error) {
 	if cfg.Claims == nil {
 		return nil, errors.New("DRA driver: Config.Claims is required")
 	}
@@ -143,7 +136,7 @@ func (d *Driver) Start(ctx context.Context) error {
 	err := d.syncClaims(syncCtx)
 	cancel()
 	if err != nil {
-		d.log.Warnf("DRA driver %s: prepared claims not checked against the API server; they stay until kubelet unprepares them: %v", d.cfg.DriverName, err)
+		d.log.WarnS("DRA driver's prepared claims not checked against the API server: they stay until kubelet unprepares them", "driver", d.cfg.DriverName, "err", err)
 	}
 	options := []kubeletplugin.Option{
 		kubeletplugin.DriverName(d.cfg.DriverName),
@@ -209,11 +202,11 @@ func (d *Driver) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 	defer cancel()
 	if err := d.withdrawSlices(ctx); err != nil {
-		d.log.Warnf("DRA driver %s stopped before kubelet registered it, and its ResourceSlices of node %s stay (kubelet deletes them when it next starts; or delete them by hand): %v",
-			d.cfg.DriverName, d.cfg.NodeName, err)
+		d.log.WarnS("DRA driver stopped before kubelet registered it, and its ResourceSlices stay (kubelet deletes them when it next starts; or delete them by hand)",
+			"driver", d.cfg.DriverName, "node", d.cfg.NodeName, "err", err)
 		return
 	}
-	d.log.Infof("DRA driver %s stopped before kubelet registered it: deleted its ResourceSlices of node %s, as kubelet does for a driver that goes", d.cfg.DriverName, d.cfg.NodeName)
+	d.log.InfoS("DRA driver stopped before kubelet registered it: deleted its ResourceSlices, as kubelet does for a driver that goes", "driver", d.cfg.DriverName, "node", d.cfg.NodeName)
 }
 
 // Registered reports whether kubelet has registered the driver since it
@@ -270,7 +263,7 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, list []*resourceapi.
 	for _, claim := range list {
 		devices, err := d.prepare(ctx, claim)
 		if err != nil {
-			d.log.Warnf("prepare claim %s/%s (uid %s): %v", claim.Namespace, claim.Name, claim.UID, err)
+			d.log.WarnS("preparing a claim failed", "claim", claim.Namespace+"/"+claim.Name, "claimUID", claim.UID, "err", err)
 		}
 		results[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
 	}
@@ -314,7 +307,7 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, list []kubeletplug
 	for _, claim := range list {
 		err := d.unprepare(ctx, claim)
 		if err != nil {
-			d.log.Warnf("unprepare claim %s (uid %s): %v", claim.NamespacedName, claim.UID, err)
+			d.log.WarnS("unpreparing a claim failed", "claim", claim.NamespacedName.String(), "claimUID", claim.UID, "err", err)
 		}
 		results[claim.UID] = err
 	}
@@ -335,7 +328,7 @@ func (d *Driver) unprepare(ctx context.Context, claim kubeletplugin.NamespacedOb
 // HandleError implements kubeletplugin.DRAPlugin: publishing errors are
 // logged; the resourceslice controller retries.
 func (d *Driver) HandleError(_ context.Context, err error, msg string) {
-	d.log.Errorf("DRA driver %s: %s: %v", d.cfg.DriverName, msg, err)
+	d.log.ErrorS(err, "DRA driver publishing error (the resourceslice controller retries)", "driver", d.cfg.DriverName, "context", msg)
 }
 
 // WatchHealthStatus implements kubeletplugin.DRAPlugin; the health service

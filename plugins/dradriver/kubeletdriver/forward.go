@@ -54,7 +54,7 @@ func (d *Driver) HandOver(successorUID types.UID) {
 	d.forward.inUse.Lock()
 	d.forward.successor = d.PluginSocketFor(successorUID)
 	d.forward.inUse.Unlock()
-	d.log.Infof("DRA driver %s: kubelet's prepare and unprepare calls are forwarded to the replacing agent's %s from now on", d.cfg.DriverName, d.forward.successor)
+	d.log.InfoS("DRA driver forwards kubelet's prepare and unprepare calls to the replacing agent from now on", "driver", d.cfg.DriverName, "successorSocket", d.forward.successor)
 }
 
 // forwardCalls is the gRPC interceptor that forwards kubelet's prepare

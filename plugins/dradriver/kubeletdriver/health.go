@@ -69,14 +69,14 @@ func (d *Driver) followHealth(ctx context.Context, helper *kubeletplugin.Helper,
 			continue
 		}
 		if err := helper.PublishResources(ctx, d.resources(health)); err != nil {
-			d.log.Warnf("DRA driver %s: publish the devices of node %s as healthy=%v: %v", d.cfg.DriverName, d.cfg.NodeName, health.Healthy, err)
+			d.log.WarnS("DRA driver's devices not published with their health", "driver", d.cfg.DriverName, "node", d.cfg.NodeName, "healthy", health.Healthy, "err", err)
 			continue
 		}
 		published = health
 		if health.Healthy {
-			d.log.Infof("DRA driver %s: the devices of node %s are schedulable again (taint %s removed)", d.cfg.DriverName, d.cfg.NodeName, VswitchUnreachableTaint)
+			d.log.InfoS("DRA driver's devices schedulable again: taint removed", "driver", d.cfg.DriverName, "node", d.cfg.NodeName, "taint", VswitchUnreachableTaint)
 		} else {
-			d.log.Warnf("DRA driver %s: the devices of node %s are tainted %s (NoSchedule): %s", d.cfg.DriverName, d.cfg.NodeName, VswitchUnreachableTaint, health.Reason)
+			d.log.WarnS("DRA driver's devices tainted NoSchedule", "driver", d.cfg.DriverName, "node", d.cfg.NodeName, "taint", VswitchUnreachableTaint, "reason", health.Reason)
 		}
 	}
 }
