@@ -8,6 +8,7 @@ import (
 	"github.com/ligato/cn-infra/infra"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
@@ -18,6 +19,8 @@ import (
 // podapi.LivePodsSource and podapi.PodResolver.
 type Plugin struct {
 	Deps
+	// log is Log, structured; set in Init.
+	log     logs.Logger
 	kubelet *podresources.Client
 	tracker *podtracker.Tracker
 	// closeRuntime closes the runtime's connection; nil when none is kept.
@@ -38,6 +41,7 @@ var (
 // Init reads the config and creates the clients and the tracker; nothing is
 // dialled yet. An invalid config stops the agent with the key named.
 func (p *Plugin) Init() error {
+	p.log = logs.FromPlugin(p.Log)
 	if p.EventLoop == nil {
 		return errors.New("podmanager plugin: no EventLoop dependency given")
 	}
@@ -56,22 +60,22 @@ func (p *Plugin) Init() error {
 			return fmt.Errorf("podmanager plugin: %w", err)
 		}
 	} else {
-		p.Log.Warnf("pod-resources disabled: the runtime alone tells which pods live")
+		p.log.WarnS("pod-resources disabled: the runtime alone tells which pods live")
 	}
 	if choice.runtime == nil && p.kubelet == nil {
 		return fmt.Errorf("podmanager plugin: no pod source (%s, and pod-resources-socket is empty): set runtime or pod-resources-socket", choice.reason)
 	}
 	p.tracker, err = podtracker.New(podtracker.Config{ReconcilePeriod: cfg.ReconcilePeriod.Duration()},
-		podtracker.Deps{Runtime: choice.runtime, Kubelet: p.kubelet, EventLoop: p.EventLoop, Log: p.Log})
+		podtracker.Deps{Runtime: choice.runtime, Kubelet: p.kubelet, EventLoop: p.EventLoop, Log: p.log})
 	if err != nil {
 		return fmt.Errorf("podmanager plugin: %w", err)
 	}
-	runtime := "no runtime: kubelet's pod-resources alone tells which pods live"
+	runtime := "none: kubelet's pod-resources alone tells which pods live"
 	if choice.runtime != nil {
-		runtime = "watching " + choice.runtime.String()
+		runtime = choice.runtime.String()
 	}
-	p.Log.Infof("%s (%s), pod-resources at %q, reconciling every %s",
-		runtime, choice.reason, cfg.PodResourcesSocket, cfg.ReconcilePeriod.Duration())
+	p.log.InfoS("pod manager watching the pods", "runtime", runtime, "choice", choice.reason,
+		"podResourcesSocket", cfg.PodResourcesSocket, "reconcilePeriod", cfg.ReconcilePeriod.Duration())
 	return nil
 }
 

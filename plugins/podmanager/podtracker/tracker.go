@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/internal/backoff"
+	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
@@ -34,12 +35,6 @@ var (
 	errNotAskedYet   = errors.New("the pod sources have not been asked yet")
 )
 
-// Logger is what the tracker logs to.
-type Logger interface {
-	Debugf(format string, args ...any)
-	Warnf(format string, args ...any)
-}
-
 // Config tunes a Tracker; zero values take the defaults.
 type Config struct {
 	ReconcilePeriod time.Duration
@@ -58,7 +53,7 @@ type Deps struct {
 	// to tell which pods live.
 	Kubelet   *podresources.Client
 	EventLoop controllerapi.EventLoop
-	Log       Logger
+	Log       logs.Logger
 }
 
 // errNoRuntime is the runtime's answer when none is configured.
@@ -300,7 +295,7 @@ func (t *Tracker) reconcile(ctx context.Context) {
 	if err != nil {
 		first := !t.runtimeDown
 		if first {
-			t.deps.Log.Warnf("comparing pods with kubelet's listing alone until the runtime answers: %v", err)
+			t.deps.Log.WarnS("comparing pods with kubelet's listing alone until the runtime answers", "err", err)
 		}
 		t.runtimeDown = true
 		t.compareKubeletOnly(ctx, err, first)
@@ -319,7 +314,7 @@ func (t *Tracker) compareAll(ctx context.Context, runtime []podapi.PodState) {
 	t.setSourcesAnswer(nil)
 	kubelet, err := t.kubeletPods(ctx)
 	if err != nil {
-		t.deps.Log.Warnf("pods that left Docker are kept until kubelet answers: %v", err)
+		t.deps.Log.WarnS("pods that left Docker are kept until kubelet answers", "err", err)
 	}
 	live := map[podapi.PodID]podapi.PodState{}
 	for _, state := range MergeAll(runtime, kubelet) {
@@ -350,18 +345,18 @@ func (t *Tracker) compareAll(ctx context.Context, runtime []podapi.PodState) {
 // first is whether the runtime has just failed: later failures, every
 // gone-grace, are logged at debug level.
 func (t *Tracker) compareKubeletOnly(ctx context.Context, runtimeErr error, first bool) {
-	logf := t.deps.Log.Debugf
+	logAt := t.deps.Log.DebugS
 	if first {
-		logf = t.deps.Log.Warnf
+		logAt = t.deps.Log.WarnS
 	}
 	if t.deps.Kubelet == nil {
-		logf("pod reconciliation skipped: %v", runtimeErr)
+		logAt("pod reconciliation skipped: the runtime does not answer", "runtimeErr", runtimeErr)
 		t.setSourcesAnswer(fmt.Errorf("no pod source answers: runtime: %w", runtimeErr))
 		return
 	}
 	kubelet, err := t.deps.Kubelet.ListPods(ctx)
 	if err != nil {
-		logf("pod reconciliation skipped, neither source answers: %v; %v", runtimeErr, err)
+		logAt("pod reconciliation skipped: neither source answers", "runtimeErr", runtimeErr, "kubeletErr", err)
 		t.setSourcesAnswer(fmt.Errorf("no pod source answers: runtime: %w; kubelet: %w", runtimeErr, err))
 		return
 	}
@@ -427,7 +422,7 @@ func (t *Tracker) dropDecidedRechecks(runtime []podapi.PodState, live map[podapi
 func (t *Tracker) podChanged(ctx context.Context, pod podapi.Pod, runtime *podapi.PodState) {
 	kubelet, err := t.kubeletPod(ctx, pod.ID)
 	if err != nil && runtime == nil {
-		t.deps.Log.Warnf("pod %s left Docker; it is kept until kubelet answers: %v", pod, err)
+		t.deps.Log.WarnS("pod left Docker: it is kept until kubelet answers", "pod", pod, "err", err)
 	}
 	if t.settle(ctx, pod, runtime, kubelet, err) {
 		t.rechecks.add(pod, time.Now())
@@ -466,14 +461,14 @@ func (t *Tracker) recheckDue(ctx context.Context) {
 	// Docker watcher and podChanged have warned already.
 	runtime, err := t.runtimePods(ctx)
 	if err != nil {
-		t.deps.Log.Debugf("recheck of %d pods that left Docker postponed: %v", len(due), err)
+		t.deps.Log.DebugS("recheck of pods that left Docker postponed", "pods", len(due), "err", err)
 		t.backOffRechecks(due)
 		return
 	}
 	var kubelet []podapi.PodState
 	if t.deps.Kubelet != nil {
 		if kubelet, err = t.deps.Kubelet.ListPods(ctx); err != nil {
-			t.deps.Log.Debugf("recheck of %d pods that left Docker postponed: %v", len(due), err)
+			t.deps.Log.DebugS("recheck of pods that left Docker postponed", "pods", len(due), "err", err)
 		}
 	}
 	runtimeByID, kubeletByID := byPodID(runtime), byPodID(kubelet)
@@ -493,7 +488,7 @@ func (t *Tracker) backOffRechecks(pods []podapi.Pod) {
 	now := time.Now()
 	for _, pod := range pods {
 		if !t.rechecks.backOff(pod.ID, now) {
-			t.deps.Log.Debugf("pod %s left Docker but is still kept; only the periodic reconciliation follows it now", pod)
+			t.deps.Log.DebugS("pod left Docker but is still kept: only the periodic reconciliation follows it now", "pod", pod)
 		}
 	}
 }
@@ -557,11 +552,11 @@ func (t *Tracker) push(ctx context.Context, event controllerapi.Event) {
 	for {
 		err := t.deps.EventLoop.PushEvent(event)
 		if err == nil {
-			t.deps.Log.Debugf("pushed %s", event)
+			t.deps.Log.DebugS("event pushed", "event", event.String())
 			return
 		}
 		if !errors.Is(err, controllerapi.ErrEventQueueFull) {
-			t.deps.Log.Warnf("%s not delivered: %v", event, err)
+			t.deps.Log.WarnS("event not delivered", "event", event.String(), "err", err)
 			return
 		}
 		if !delay.Wait(ctx) {
