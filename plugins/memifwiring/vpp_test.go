@@ -279,17 +279,19 @@ func TestVPPHoldsEachPodMemifAsMasterOnItsSocketWithItsSecret(t *testing.T) {
 		return err
 	})
 	poll.Until(t, vppWaitLimit, "the agent reports the app link up", func() error {
-		if !strings.Contains(a.log.String(), "memif "+appInterface) || !strings.Contains(a.log.String(), "link up") {
-			return fmt.Errorf("no link-up line for %s", appInterface)
+		for _, line := range strings.Split(a.log.String(), "\n") {
+			if strings.Contains(line, " memif="+appInterface+" ") && strings.Contains(line, `msg="memif link up`) {
+				return nil
+			}
 		}
-		return nil
+		return fmt.Errorf("no link-up line for %s", appInterface)
 	})
 
 	// A pod side with a wrong secret stays down, and the agent says why.
 	startPodSide(t, sidecar.Annotations[dmapi.AnnotationSocketHost], "not-the-secret", "rxonly")
 	poll.Until(t, vppWaitLimit, "the agent reports the sidecar's incorrect secret", func() error {
 		for _, line := range strings.Split(a.log.String(), "\n") {
-			if strings.Contains(line, "memif "+sidecarInterface) && strings.Contains(line, "incorrect secret") {
+			if strings.Contains(line, " memif="+sidecarInterface+" ") && strings.Contains(line, "incorrect secret") {
 				return nil
 			}
 		}

@@ -7,8 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ligato/cn-infra/logging"
-
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
@@ -35,7 +34,7 @@ type linkWatcher struct {
 	conn   descriptor.ConnFunc
 	states *descriptor.LinkStates
 	names  descriptor.InterfaceIndex
-	log    logging.Logger
+	log    logs.Logger
 	// events is told of wrong secrets and links down past grace; nil:
 	// nothing is told.
 	events vswitchapi.LinkEvents
@@ -70,7 +69,7 @@ type linkWatcher struct {
 	last []vswitchapi.MemifLink
 }
 
-func newLinkWatcher(conn descriptor.ConnFunc, states *descriptor.LinkStates, names descriptor.InterfaceIndex, log logging.Logger) *linkWatcher {
+func newLinkWatcher(conn descriptor.ConnFunc, states *descriptor.LinkStates, names descriptor.InterfaceIndex, log logs.Logger) *linkWatcher {
 	w := &linkWatcher{conn: conn, states: states, names: names, log: log, now: time.Now, wake: make(chan struct{}, 1),
 		known: map[string]descriptor.Link{}, downSince: map[string]time.Time{}, troubleSince: map[string]time.Time{}, warned: map[string]bool{},
 		changed: map[vppmsg.InterfaceIndex]*vppmsg.SwInterfaceEvent{}}
@@ -83,7 +82,7 @@ func newLinkWatcher(conn descriptor.ConnFunc, states *descriptor.LinkStates, nam
 // not connected): by the resync that follows, or else at the next period.
 func (w *linkWatcher) connected(ctx context.Context, conn *vppapi.Conn) {
 	if err := vppapi.WatchInterfaceEvents(ctx, conn, w.interfaceEvent); err != nil {
-		w.log.Warnf("memif links: %v; links are read again at the next connection", err)
+		w.log.WarnS("memif link events not watched: links are read again at the next connection", "err", err)
 	}
 	w.mu.Lock()
 	w.reread = true
@@ -157,7 +156,7 @@ func (w *linkWatcher) update(ctx context.Context) {
 // readFailed has every memif read at the next period.
 func (w *linkWatcher) readFailed(ctx context.Context, err error) {
 	if ctx.Err() == nil {
-		w.log.Debugf("read memif links: %v", err)
+		w.log.DebugS("reading memif links failed", "err", err)
 	}
 	w.mu.Lock()
 	w.reread = true
@@ -259,7 +258,7 @@ func (w *linkWatcher) saw(link descriptor.Link) {
 	w.logChange(link)
 	if !seen || before.Up != link.Up {
 		if err := w.states.Set(link.Name, link.Up); err != nil {
-			w.log.Warnf("memif %s: %v", link.Name, err)
+			w.log.WarnS("memif link state not kept", "memif", link.Name, "err", err)
 		}
 	}
 }
@@ -267,20 +266,21 @@ func (w *linkWatcher) saw(link descriptor.Link) {
 func (w *linkWatcher) gone(name string) {
 	delete(w.known, name)
 	if err := w.states.Forget(name); err != nil {
-		w.log.Warnf("memif %s: %v", name, err)
+		w.log.WarnS("memif link state not forgotten", "memif", name, "err", err)
 	}
 }
 
 func (w *linkWatcher) logChange(link descriptor.Link) {
 	switch {
 	case link.Up:
-		w.log.Infof("memif %s (VPP %s) link up: the pod side connected on %s", link.Name, link.VPPName, link.Socket)
+		w.log.InfoS("memif link up: the pod side connected", "memif", link.Name, "vppName", link.VPPName, "socket", link.Socket)
 	case link.DownReason == vswitchapi.WrongSecret:
-		w.log.Warnf("memif %s (VPP %s) link down: VPP refused the pod side on %s: incorrect secret; the pod must use the MEMIF_SECRET of its current allocation (memifctl get)", link.Name, link.VPPName, link.Socket)
+		w.log.WarnS("memif link down: VPP refused the pod side: incorrect secret; the pod must use the MEMIF_SECRET of its current allocation (memifctl get)",
+			"memif", link.Name, "vppName", link.VPPName, "socket", link.Socket)
 	case link.DownReason != "":
-		w.log.Warnf("memif %s (VPP %s) link down on %s: %s", link.Name, link.VPPName, link.Socket, link.DownReason)
+		w.log.WarnS("memif link down", "memif", link.Name, "vppName", link.VPPName, "socket", link.Socket, "reason", link.DownReason)
 	default:
-		w.log.Infof("memif %s (VPP %s) link down: waiting for the pod side on %s", link.Name, link.VPPName, link.Socket)
+		w.log.InfoS("memif link down: waiting for the pod side", "memif", link.Name, "vppName", link.VPPName, "socket", link.Socket)
 	}
 }
 
@@ -307,7 +307,7 @@ func (w *linkWatcher) check(ctx context.Context) {
 		// VPP refuses the whole show memif when one of the memifs is
 		// gone meanwhile; its deletion event will tell.
 		if err := w.readDownReasons(ctx, conn); err != nil && ctx.Err() == nil {
-			w.log.Debugf("read why memif links are down: %v", err)
+			w.log.DebugS("reading why memif links are down failed", "err", err)
 		}
 	}
 	w.setLast(w.track(w.readCounters(ctx, conn)))
@@ -336,7 +336,7 @@ func (w *linkWatcher) readCounters(ctx context.Context, conn *vppapi.Conn) map[s
 	counters, err := descriptor.ReadCounters(ctx, conn, names)
 	if err != nil {
 		if ctx.Err() == nil {
-			w.log.Debugf("read memif counters: %v", err)
+			w.log.DebugS("reading memif counters failed", "err", err)
 		}
 		return nil
 	}

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ligato/cn-infra/logging"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
 
@@ -47,7 +47,7 @@ func (e *toldEvents) told() (wrongSecret, linkDown []string) {
 func watcherOn(t *testing.T, conn *vppapi.Conn, events vswitchapi.LinkEvents, clock *time.Time) (*linkWatcher, *pushedStates) {
 	connFunc := func() (*vppapi.Conn, error) { return conn, nil }
 	pushed := &pushedStates{}
-	w := newLinkWatcher(connFunc, descriptor.NewLinkStates(pushed.push), descriptor.NewInterfaces(connFunc).Index(), logging.ForPlugin("links-test"))
+	w := newLinkWatcher(connFunc, descriptor.NewLinkStates(pushed.push), descriptor.NewInterfaces(connFunc).Index(), testlog.New(t))
 	w.events, w.grace = events, 30*time.Second
 	w.now = func() time.Time { return *clock }
 	w.connected(t.Context(), conn)

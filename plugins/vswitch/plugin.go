@@ -12,6 +12,7 @@ import (
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -41,6 +42,8 @@ type Deps struct {
 // Plugin connects the agent to VPP.
 type Plugin struct {
 	Deps
+	// log is Log, structured; set in Init.
+	log    logs.Logger
 	config Config
 	client *vppapi.Client
 	links  *linkWatcher
@@ -64,6 +67,7 @@ type Plugin struct {
 // Init reads vswitch.conf, registers the descriptors and starts
 // connecting to VPP (see start).
 func (p *Plugin) Init() error {
+	p.log = logs.FromPlugin(p.Log)
 	if p.KVScheduler == nil || p.EventLoop == nil {
 		return errors.New("vswitch plugin: KVScheduler and EventLoop dependencies must be set")
 	}
@@ -73,7 +77,7 @@ func (p *Plugin) Init() error {
 	}
 	if p.config.VPPAPISocket == "" {
 		p.reachability.Set(vswitchapi.Reachability{})
-		p.Log.Infof("no vpp-api-socket in vswitch config: VPP is not programmed; memif interfaces stay unimplemented in the KV scheduler")
+		p.log.InfoS("no vpp-api-socket in vswitch config: VPP is not programmed; memif interfaces stay unimplemented in the KV scheduler")
 		return nil
 	}
 	if p.StatusCheck != nil {
@@ -89,7 +93,7 @@ func (p *Plugin) Init() error {
 	})
 	interfaces := descriptor.NewInterfaces(p.client.Conn)
 	p.linkStates = interfaces.WithLinkStates(p.KVScheduler.PushSBNotification)
-	p.links = newLinkWatcher(p.client.Conn, p.linkStates, interfaces.Index(), p.Log)
+	p.links = newLinkWatcher(p.client.Conn, p.linkStates, interfaces.Index(), p.log)
 	p.links.events, p.links.grace = p.LinkEvents, p.config.LinkDownGrace.Duration()
 	bridgeDomains := descriptor.NewBridgeDomains(p.client.Conn, interfaces.Index())
 	xconnects := descriptor.NewXConnects(p.client.Conn, interfaces.Index())
@@ -160,9 +164,9 @@ func (p *Plugin) MemifLinks() []vswitchapi.MemifLink {
 func (p *Plugin) connected(conn *vppapi.Conn) {
 	var version vppmsg.ShowVersionReply
 	if err := conn.Request(context.Background(), &vppmsg.ShowVersion{}, &version); err != nil {
-		p.Log.Warnf("connected to VPP at %s, but show_version failed: %v", p.config.VPPAPISocket, err)
+		p.log.WarnS("connected to VPP, but show_version failed", "socket", p.config.VPPAPISocket, "err", err)
 	}
-	p.Log.Infof("connected to VPP %s at %s; resyncing the vswitch side", version.Version, p.config.VPPAPISocket)
+	p.log.InfoS("connected to VPP: resyncing the vswitch side", "version", version.Version, "socket", p.config.VPPAPISocket)
 	p.linkStates.Reconnected()
 	p.links.connected(context.Background(), conn)
 	p.reachable()
@@ -174,7 +178,7 @@ func (p *Plugin) connected(conn *vppapi.Conn) {
 	}
 	resync := eventloop.NewResyncEvent(ReconnectResyncName)
 	if err := p.EventLoop.PushEvent(resync); err != nil {
-		p.Log.Errorf("resync after connecting to VPP: %v", err)
+		p.log.ErrorS(err, "resync after connecting to VPP not pushed")
 	}
 	p.firstDialDone()
 }
@@ -192,9 +196,9 @@ func (p *Plugin) disconnected(err error) {
 	case errors.As(err, &mismatch):
 		// Not a VPP that is away: one that the agent cannot speak to
 		// until one of the two is replaced.
-		p.Log.Errorf("%v", err)
+		p.log.ErrorS(err, "VPP's binary API does not match the agent's")
 	default:
-		p.Log.Warnf("%v; retrying, the vswitch side is re-created once VPP answers", err)
+		p.log.WarnS("VPP not reachable: retrying, the vswitch side is re-created once VPP answers", "err", err)
 	}
 	if p.StatusCheck != nil {
 		p.StatusCheck.ReportStateChange(p.PluginName, statuscheck.Error, err)

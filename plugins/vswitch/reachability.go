@@ -68,7 +68,7 @@ func (p *Plugin) ping(ctx context.Context) {
 		return
 	}
 	err = fmt.Errorf("VPP at %s did not answer control_ping within request-timeout %s", p.config.VPPAPISocket, p.config.RequestTimeout)
-	p.Log.Warnf("%v: dropping the connection; vswitch changes fail at once until VPP answers again", err)
+	p.log.WarnS("VPP did not answer: dropping the connection; vswitch changes fail at once until VPP answers again", "err", err)
 	p.unreachable(sent, err)
 	conn.Close()
 }
