@@ -9,6 +9,7 @@ import (
 
 	"github.com/ligato/cn-infra/infra"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
 	"github.com/contivpp/memif-agent/plugins/networks/netconf"
@@ -27,6 +28,8 @@ type Deps struct {
 // Plugin owns networks.conf.
 type Plugin struct {
 	Deps
+	// log is Log, structured; set in Init.
+	log     logs.Logger
 	mu      sync.Mutex
 	current netconf.Config
 	watcher *reload.Watcher[netconf.Config]
@@ -36,6 +39,7 @@ var _ networksapi.Source = (*Plugin)(nil)
 
 // Init reads networks.conf and starts watching it.
 func (p *Plugin) Init() error {
+	p.log = logs.FromPlugin(p.Log)
 	if p.EventLoop == nil {
 		return fmt.Errorf("networks plugin: EventLoop dependency is not set")
 	}
@@ -51,7 +55,7 @@ func (p *Plugin) Init() error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		// No file: no network; it is not watched, as a plugin's missing
 		// config file means its defaults.
-		p.Log.Infof("no %s: no networks declared; memifs are wired as memifwiring.conf says", path)
+		p.log.InfoS("no networks.conf: no networks declared; memifs are wired as memifwiring.conf says", "path", path)
 		cfg, err := p.parse(nil)
 		if err != nil {
 			return fmt.Errorf("networks plugin: %w", err)
@@ -63,13 +67,13 @@ func (p *Plugin) Init() error {
 		Path:   path,
 		Parse:  p.parse,
 		Apply:  p.apply,
-		Refuse: func(err error) { p.Log.Errorf("networks: %v", err) },
+		Refuse: func(err error) { p.log.ErrorS(err, "networks.conf not applied: the last version read stays") },
 	})
 	if err != nil {
 		return fmt.Errorf("networks plugin: %w", err)
 	}
 	p.current, p.watcher = cfg, watcher
-	p.Log.Infof("networks: %s", describe(cfg))
+	p.log.InfoS("networks declared", "networks", describe(cfg))
 	return nil
 }
 
@@ -104,9 +108,9 @@ func (p *Plugin) apply(cfg netconf.Config) {
 	p.mu.Lock()
 	p.current = cfg
 	p.mu.Unlock()
-	p.Log.Infof("networks.conf changed: %s", describe(cfg))
+	p.log.InfoS("networks.conf changed", "networks", describe(cfg))
 	if err := p.EventLoop.PushEvent(&networksapi.NetworksChanged{Config: cfg}); err != nil {
-		p.Log.Errorf("networks: the new networks wait for the next resync: %v", err)
+		p.log.ErrorS(err, "the new networks wait for the next resync")
 	}
 }
 
