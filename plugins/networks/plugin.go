@@ -67,7 +67,7 @@ func (p *Plugin) Init() error {
 		Path:   path,
 		Parse:  p.parse,
 		Apply:  p.apply,
-		Refuse: func(err error) { p.log.ErrorS(err, "networks.conf not applied: the last version read stays") },
+		Refuse: func(err error) { p.log.ErrorS(err, "networks.conf not applied: the last applied version stays in force") },
 	})
 	if err != nil {
 		return fmt.Errorf("networks plugin: %w", err)
