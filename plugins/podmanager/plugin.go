@@ -49,7 +49,7 @@ func (p *Plugin) Init() error {
 	if err := configfile.Load(p.Cfg.GetConfigName(), &cfg); err != nil {
 		return fmt.Errorf("podmanager plugin: %w", err)
 	}
-	choice, err := chooseRuntime(cfg, p.Log.Warnf)
+	choice, err := chooseRuntime(cfg, p.log)
 	if err != nil {
 		return fmt.Errorf("podmanager plugin: %w", err)
 	}

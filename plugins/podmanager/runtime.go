@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/cripods"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
@@ -23,31 +24,31 @@ type runtimeChoice struct {
 // in the config, else looks for the sockets: the CRI's first, since a node
 // with a CRI runtime runs kubelet's pods there even when Docker is
 // installed beside it.
-func chooseRuntime(cfg Config, warnf func(string, ...any)) (runtimeChoice, error) {
+func chooseRuntime(cfg Config, log logs.Logger) (runtimeChoice, error) {
 	switch cfg.Runtime {
 	case RuntimeNone:
 		return runtimeChoice{reason: "runtime: none"}, nil
 	case RuntimeDocker:
-		return dockerRuntime(cfg, warnf, "runtime: docker")
+		return dockerRuntime(cfg, log, "runtime: docker")
 	case RuntimeCRI:
 		endpoint, reason := criEndpoint(cfg)
-		return criRuntime(endpoint, warnf, "runtime: cri, "+reason)
+		return criRuntime(endpoint, log, "runtime: cri, "+reason)
 	}
 	if cfg.CRIEndpoint != "" {
-		return criRuntime(cfg.CRIEndpoint, warnf, "runtime: auto, cri-endpoint is set")
+		return criRuntime(cfg.CRIEndpoint, log, "runtime: auto, cri-endpoint is set")
 	}
 	if cfg.DockerEndpoint != "" {
-		return dockerRuntime(cfg, warnf, "runtime: auto, docker-endpoint is set")
+		return dockerRuntime(cfg, log, "runtime: auto, docker-endpoint is set")
 	}
 	if endpoint, found := cripods.FindEndpoint(); found {
-		return criRuntime(endpoint, warnf, "runtime: auto, found the CRI socket "+endpoint)
+		return criRuntime(endpoint, log, "runtime: auto, found the CRI socket "+endpoint)
 	}
 	docker, err := dockerpods.NewClient(cfg.DockerEndpoint)
 	if err != nil {
 		return runtimeChoice{}, err
 	}
 	if socket, local := unixSocket(docker.Endpoint()); !local || exists(socket) {
-		return dockerRuntime(cfg, warnf, "runtime: auto, no CRI socket at "+fmt.Sprint(cripods.DefaultEndpoints)+", found Docker at "+docker.Endpoint())
+		return dockerRuntime(cfg, log, "runtime: auto, no CRI socket at "+fmt.Sprint(cripods.DefaultEndpoints)+", found Docker at "+docker.Endpoint())
 	}
 	return runtimeChoice{reason: fmt.Sprintf("runtime: auto, found no CRI socket at %v nor Docker's at %s", cripods.DefaultEndpoints, docker.Endpoint())}, nil
 }
@@ -64,20 +65,20 @@ func criEndpoint(cfg Config) (string, string) {
 	return cripods.DefaultEndpoints[0], "no CRI socket there yet, waiting for " + cripods.DefaultEndpoints[0]
 }
 
-func criRuntime(endpoint string, warnf func(string, ...any), reason string) (runtimeChoice, error) {
-	source, err := cripods.New(endpoint, 0, 0, warnf)
+func criRuntime(endpoint string, log logs.Logger, reason string) (runtimeChoice, error) {
+	source, err := cripods.New(endpoint, 0, 0, log)
 	if err != nil {
 		return runtimeChoice{}, err
 	}
 	return runtimeChoice{runtime: source, reason: reason, close: source.Close}, nil
 }
 
-func dockerRuntime(cfg Config, warnf func(string, ...any), reason string) (runtimeChoice, error) {
+func dockerRuntime(cfg Config, log logs.Logger, reason string) (runtimeChoice, error) {
 	client, err := dockerpods.NewClient(cfg.DockerEndpoint)
 	if err != nil {
 		return runtimeChoice{}, err
 	}
-	source := dockerpods.NewSource(client, warnf, cfg.DockerReconnectMinBackoff.Duration(), cfg.DockerReconnectMaxBackoff.Duration())
+	source := dockerpods.NewSource(client, log, cfg.DockerReconnectMinBackoff.Duration(), cfg.DockerReconnectMaxBackoff.Duration())
 	return runtimeChoice{runtime: source, reason: reason}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	runtimev1 "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/contivpp/memif-agent/internal/backoff"
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/unixgrpc"
 	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -47,16 +48,13 @@ var DefaultEndpoints = []string{
 	"/host/run/containerd/containerd.sock", "/host/run/crio/crio.sock",
 }
 
-// Warnf reports something skipped that an operator may want to know about.
-type Warnf func(format string, args ...any)
-
 // Source is a CRI runtime as the pod manager's podapi.Runtime. It is safe
 // for concurrent use. Create it with New, close it with Close.
 type Source struct {
 	endpoint     string
 	callTimeout  time.Duration
 	relistPeriod time.Duration
-	warnf        Warnf
+	log          logs.Logger
 	conn         *grpc.ClientConn
 	runtime      runtimev1.RuntimeServiceClient
 
@@ -69,8 +67,9 @@ var _ podapi.Runtime = (*Source)(nil)
 
 // New returns a source for the runtime socket at endpoint (a path, or
 // unix:///path). Nothing is dialled until the first call, so the runtime
-// may start later. Zero durations take the defaults.
-func New(endpoint string, callTimeout, relistPeriod time.Duration, warnf Warnf) (*Source, error) {
+// may start later. Zero durations take the defaults. log hears of what is
+// skipped and of the runtime's failures; nil: nothing is logged.
+func New(endpoint string, callTimeout, relistPeriod time.Duration, log logs.Logger) (*Source, error) {
 	path := strings.TrimPrefix(endpoint, "unix://")
 	if !strings.HasPrefix(path, "/") {
 		return nil, fmt.Errorf("CRI endpoint %q: want an absolute socket path or unix:///path", endpoint)
@@ -81,12 +80,15 @@ func New(endpoint string, callTimeout, relistPeriod time.Duration, warnf Warnf) 
 	if relistPeriod <= 0 {
 		relistPeriod = DefaultRelistPeriod
 	}
+	if log == nil {
+		log = logs.Discard()
+	}
 	conn, err := unixgrpc.NewClient("CRI", path)
 	if err != nil {
 		return nil, err
 	}
 	return &Source{
-		endpoint: path, callTimeout: callTimeout, relistPeriod: relistPeriod, warnf: warnf,
+		endpoint: path, callTimeout: callTimeout, relistPeriod: relistPeriod, log: log,
 		conn: conn, runtime: runtimev1.NewRuntimeServiceClient(conn), mounts: map[string][]string{},
 	}, nil
 }
@@ -162,7 +164,7 @@ func (s *Source) list(ctx context.Context, selector map[string]string, complete 
 		pod, err := sandboxPod(sandbox.GetMetadata())
 		pod.Networks = sandbox.GetAnnotations()[memifspec.AnnotationKey]
 		if err != nil {
-			s.warn("skipping pod sandbox %s of the CRI runtime: %v", sandbox.GetId(), err)
+			s.log.WarnS("skipping a pod sandbox of the CRI runtime", "sandbox", sandbox.GetId(), "err", err)
 			continue
 		}
 		sandboxPods[sandbox.GetId()] = pod
@@ -176,7 +178,7 @@ func (s *Source) list(ctx context.Context, selector map[string]string, complete 
 		pod, found := sandboxPods[container.GetPodSandboxId()]
 		if !found {
 			if pod, err = labelledPod(container.GetLabels()); err != nil {
-				s.warn("skipping container %s of the CRI runtime: %v", container.GetId(), err)
+				s.log.WarnS("skipping a container of the CRI runtime", "container", container.GetId(), "err", err)
 				continue
 			}
 		}
@@ -298,7 +300,7 @@ func (s *Source) Watch(ctx context.Context, listener podapi.RuntimeListener) {
 			return
 		}
 		wait := delay.Next()
-		s.warn("CRI event stream at %s broke: %v; listing again in %s", s.endpoint, err, wait)
+		s.log.WarnS("CRI event stream broke: listing again", "endpoint", s.endpoint, "in", wait, "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -424,19 +426,13 @@ func (s *Source) relist(ctx context.Context, listener podapi.RuntimeListener) {
 			return
 		case !failing:
 			failing = true
-			s.warn("%v; listing again every %s", err, s.relistPeriod)
+			s.log.WarnS("CRI runtime not listed: listing again every relistPeriod", "relistPeriod", s.relistPeriod, "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		}
-	}
-}
-
-func (s *Source) warn(format string, args ...any) {
-	if s.warnf != nil {
-		s.warnf(format, args...)
 	}
 }
 

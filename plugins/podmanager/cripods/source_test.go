@@ -16,6 +16,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/podmanager/cripods"
 	"github.com/contivpp/memif-agent/test/kit/containerd"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // waitLimit bounds a wait for something that should happen; no test
@@ -83,7 +84,7 @@ func TestSourceOnRealContainerd(t *testing.T) {
 }
 
 func testSource(t *testing.T, daemon *containerd.Daemon) *recordingListener {
-	source, err := cripods.New(daemon.Socket(), 0, 50*time.Millisecond, t.Logf)
+	source, err := cripods.New(daemon.Socket(), 0, 50*time.Millisecond, testlog.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // waitTimeout bounds every wait for Docker; it is a failure deadline, not
@@ -81,7 +82,7 @@ func startWatcher(t *testing.T, client *docker.Client, listener dockerpods.Liste
 	ctx, cancel := context.WithCancel(context.Background())
 	var running sync.WaitGroup
 	running.Add(1)
-	watcher := dockerpods.NewWatcher(client, listener, t.Logf, 20*time.Millisecond, 200*time.Millisecond)
+	watcher := dockerpods.NewWatcher(client, listener, testlog.New(t), 20*time.Millisecond, 200*time.Millisecond)
 	go func() {
 		defer running.Done()
 		watcher.Run(ctx)
@@ -117,7 +118,7 @@ func TestInspectorListsKubeletPodsOnly(t *testing.T) {
 		t.Fatalf("create plain container: %v", err)
 	}
 
-	pods, err := dockerpods.NewInspector(client, t.Logf).ListPods(context.Background())
+	pods, err := dockerpods.NewInspector(client, testlog.New(t)).ListPods(context.Background())
 	if err != nil {
 		t.Fatalf("ListPods: %v", err)
 	}

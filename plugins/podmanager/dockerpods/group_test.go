@@ -2,12 +2,14 @@ package dockerpods
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 func container(id string, created int64, labels map[string]string, mounts ...string) docker.APIContainers {
@@ -80,13 +82,19 @@ func TestGroupPods(t *testing.T) {
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			warns := 0
-			got := GroupPods(test.containers, func(string, ...any) { warns++ })
+			log := testlog.Recording()
+			got := GroupPods(test.containers, log)
 			if !reflect.DeepEqual(got, test.want) {
 				t.Errorf("GroupPods\n got %+v\nwant %+v", got, test.want)
 			}
-			if warns != test.wantWarns {
-				t.Errorf("%d warnings, want %d", warns, test.wantWarns)
+			warns := 0
+			for _, line := range log.Lines() {
+				if strings.HasPrefix(line, "WARN skipping a docker container container=") && strings.Contains(line, " err=") {
+					warns++
+				}
+			}
+			if lines := log.Lines(); warns != test.wantWarns || len(lines) != warns {
+				t.Errorf("logged %q, want %d warnings of a skipped container", lines, test.wantWarns)
 			}
 		})
 	}

@@ -7,12 +7,10 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
-
-// Warnf reports something skipped that an operator may want to know about.
-type Warnf func(format string, args ...any)
 
 // NewClient returns a Docker client for endpoint (for example
 // "unix:///var/run/docker.sock"); an empty endpoint follows DOCKER_HOST and
@@ -35,13 +33,17 @@ func NewClient(endpoint string) (*docker.Client, error) {
 // Inspector lists kubelet pods in Docker. It is safe for concurrent use.
 type Inspector struct {
 	client *docker.Client
-	warnf  Warnf
+	log    logs.Logger
 }
 
-// NewInspector returns an Inspector over client; warnf hears of containers
-// whose kubelet labels do not parse (they are skipped).
-func NewInspector(client *docker.Client, warnf Warnf) *Inspector {
-	return &Inspector{client: client, warnf: warnf}
+// NewInspector returns an Inspector over client; log hears of containers
+// whose kubelet labels do not parse (they are skipped); nil: nothing is
+// logged.
+func NewInspector(client *docker.Client, log logs.Logger) *Inspector {
+	if log == nil {
+		log = logs.Discard()
+	}
+	return &Inspector{client: client, log: log}
 }
 
 // ListPods returns every pod that has a container in Docker, ordered by pod
@@ -71,7 +73,7 @@ func (i *Inspector) list(ctx context.Context, labelFilters ...string) ([]podapi.
 	if err != nil {
 		return nil, fmt.Errorf("list docker containers with labels %v at %s: %w", labelFilters, i.client.Endpoint(), err)
 	}
-	return GroupPods(containers, i.warnf), nil
+	return GroupPods(containers, i.log), nil
 }
 
 // GroupPods groups kubelet containers into pods, one per pod ID, ordered by
@@ -79,16 +81,14 @@ func (i *Inspector) list(ctx context.Context, labelFilters ...string) ([]podapi.
 // of several incarnations of a pod (UIDs) are left, the pod is the
 // incarnation with the most recently created container: kubelet creates a
 // new incarnation only after the old one was deleted. A container whose
-// labels do not parse is reported to warnf and skipped.
-func GroupPods(containers []docker.APIContainers, warnf Warnf) []podapi.PodState {
+// labels do not parse is logged to log and skipped.
+func GroupPods(containers []docker.APIContainers, log logs.Logger) []podapi.PodState {
 	byUID := map[string]*podapi.PodState{}
 	newest := map[string]int64{}
 	for _, container := range containers {
 		labels, err := ParseLabels(container.Labels)
 		if err != nil {
-			if warnf != nil {
-				warnf("skipping docker container %s: %v", container.ID, err)
-			}
+			log.WarnS("skipping a docker container", "container", container.ID, "err", err)
 			continue
 		}
 		pod, found := byUID[labels.Pod.UID]

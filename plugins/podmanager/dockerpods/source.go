@@ -6,6 +6,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -21,8 +22,8 @@ var _ podapi.Runtime = (*Source)(nil)
 
 // NewSource returns Docker at client as a runtime; the backoffs bound the
 // wait before reconnecting to its event stream (zero: the defaults).
-func NewSource(client *docker.Client, warnf Warnf, minBackoff, maxBackoff time.Duration) *Source {
-	return &Source{Inspector: NewInspector(client, warnf), minBackoff: minBackoff, maxBackoff: maxBackoff}
+func NewSource(client *docker.Client, log logs.Logger, minBackoff, maxBackoff time.Duration) *Source {
+	return &Source{Inspector: NewInspector(client, log), minBackoff: minBackoff, maxBackoff: maxBackoff}
 }
 
 // String implements podapi.Runtime.
@@ -30,5 +31,5 @@ func (s *Source) String() string { return "Docker at " + s.client.Endpoint() }
 
 // Watch implements podapi.Runtime.
 func (s *Source) Watch(ctx context.Context, listener podapi.RuntimeListener) {
-	NewWatcher(s.client, listener, s.warnf, s.minBackoff, s.maxBackoff).Run(ctx)
+	NewWatcher(s.client, listener, s.log, s.minBackoff, s.maxBackoff).Run(ctx)
 }

@@ -13,6 +13,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/contivpp/memif-agent/internal/backoff"
+	"github.com/contivpp/memif-agent/internal/logs"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -41,13 +42,18 @@ type Watcher struct {
 	client     *docker.Client
 	inspector  *Inspector
 	listener   Listener
-	warnf      Warnf
+	log        logs.Logger
 	minBackoff time.Duration
 	maxBackoff time.Duration
 }
 
-// NewWatcher returns a Watcher; zero backoffs take the defaults.
-func NewWatcher(client *docker.Client, listener Listener, warnf Warnf, minBackoff, maxBackoff time.Duration) *Watcher {
+// NewWatcher returns a Watcher; zero backoffs take the defaults. log hears
+// of what is skipped and of the event stream's breaks; nil: nothing is
+// logged.
+func NewWatcher(client *docker.Client, listener Listener, log logs.Logger, minBackoff, maxBackoff time.Duration) *Watcher {
+	if log == nil {
+		log = logs.Discard()
+	}
 	if minBackoff <= 0 {
 		minBackoff = DefaultMinBackoff
 	}
@@ -56,9 +62,9 @@ func NewWatcher(client *docker.Client, listener Listener, warnf Warnf, minBackof
 	}
 	return &Watcher{
 		client:     client,
-		inspector:  NewInspector(client, warnf),
+		inspector:  NewInspector(client, log),
 		listener:   listener,
-		warnf:      warnf,
+		log:        log,
 		minBackoff: minBackoff,
 		maxBackoff: maxBackoff,
 	}
@@ -76,7 +82,7 @@ func (w *Watcher) Run(ctx context.Context) {
 			delay.Reset()
 		}
 		wait := delay.Next()
-		w.warn("docker event stream at %s broke: %v; reconnecting in %s", w.client.Endpoint(), err, wait)
+		w.log.WarnS("docker event stream broke: reconnecting", "endpoint", w.client.Endpoint(), "in", wait, "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -116,7 +122,7 @@ func (w *Watcher) session(ctx context.Context) (connected bool, err error) {
 func (w *Watcher) handle(ctx context.Context, event docker.APIEvents) error {
 	labels, err := ParseLabels(event.Actor.Attributes)
 	if err != nil {
-		w.warn("skipping docker %s event of container %s: %v", event.Action, event.Actor.ID, err)
+		w.log.WarnS("skipping a docker event", "action", event.Action, "container", event.Actor.ID, "err", err)
 		return nil
 	}
 	state, exists, err := w.inspector.GetPod(ctx, labels.Pod.ID)
@@ -183,10 +189,4 @@ func (w *Watcher) eventsURL() (string, error) {
 	base.Path = "/events"
 	base.RawQuery = query.Encode()
 	return base.String(), nil
-}
-
-func (w *Watcher) warn(format string, args ...any) {
-	if w.warnf != nil {
-		w.warnf(format, args...)
-	}
 }

@@ -128,7 +128,7 @@ func newFixtureReconciling(t *testing.T, queueSize int, startLoop bool, reconcil
 	}
 	f.tracker, err = podtracker.New(
 		podtracker.Config{ReconcilePeriod: reconcilePeriod, GoneGrace: 50 * time.Millisecond},
-		podtracker.Deps{Runtime: dockerpods.NewSource(f.docker, testlog.New(t).Warnf, 20*time.Millisecond, 200*time.Millisecond),
+		podtracker.Deps{Runtime: dockerpods.NewSource(f.docker, testlog.New(t), 20*time.Millisecond, 200*time.Millisecond),
 			Kubelet: kubeletClient, EventLoop: f.loop, Log: testlog.New(t)})
 	if err != nil {
 		t.Fatalf("tracker: %v", err)

@@ -124,7 +124,7 @@ func (e *env) startAgent(tb testing.TB) *agent {
 	late := &lateLoop{pushed: a.pushed}
 	a.tracker, err = podtracker.New(
 		podtracker.Config{ReconcilePeriod: time.Hour},
-		podtracker.Deps{Runtime: dockerpods.NewSource(e.docker, testlog.New(tb).Warnf, 20*time.Millisecond, 500*time.Millisecond),
+		podtracker.Deps{Runtime: dockerpods.NewSource(e.docker, testlog.New(tb), 20*time.Millisecond, 500*time.Millisecond),
 			Kubelet: a.kubelet, EventLoop: late, Log: testlog.New(tb)})
 	if err != nil {
 		tb.Fatalf("pod tracker: %v", err)
