@@ -19,6 +19,7 @@ import (
 	"github.com/unrolled/render"
 	"golang.org/x/net/netutil"
 
+	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/plugins/health"
 )
 
@@ -154,7 +155,7 @@ func (h *DeferredHTTP) HandOver(context.Context, string) {
 	h.handedOver = true
 	h.servingMu.Unlock()
 	if err := h.Close(); err != nil {
-		logging.DefaultLogger.Warnf("http server: %v", err)
+		agentLog().WarnS("http server close failed at the handover", "err", err)
 	}
 }
 
@@ -223,10 +224,10 @@ func (h *DeferredHTTP) serve() error {
 			err = h.serving.Serve(limited)
 		}
 		if !errors.Is(err, http.ErrServerClosed) {
-			logging.DefaultLogger.Errorf("http server on %s stopped: %v", cfg.Endpoint, err)
+			agentLog().ErrorS(err, "http server stopped", "endpoint", cfg.Endpoint)
 		}
 	}()
-	logging.DefaultLogger.Infof("http server listening on %s (changes allowed: %v)", cfg.Endpoint, h.allowChanges)
+	agentLog().InfoS("http server listening", "endpoint", cfg.Endpoint, "changesAllowed", h.allowChanges)
 	return nil
 }
 
@@ -253,7 +254,7 @@ type boundedWriter struct {
 
 func (w *boundedWriter) Write(data []byte) (int, error) {
 	if w.written+len(data) > httpMaxResponseBytes {
-		logging.DefaultLogger.Warnf("http: response cut off at %d bytes; narrow the query", httpMaxResponseBytes)
+		agentLog().WarnS("http response cut off: narrow the query", "maxBytes", httpMaxResponseBytes)
 		panic(http.ErrAbortHandler)
 	}
 	w.written += len(data)
@@ -279,10 +280,14 @@ func (s *ServingStarter) AfterInit() error {
 	if err := s.health.ServeProbes(); err != nil {
 		return err
 	}
-	logging.DefaultLogger.Infof("probes served on %s", s.health.ProbeSocket())
+	agentLog().InfoS("probes served", "socket", s.health.ProbeSocket())
 	return s.http.serve()
 }
 
 // Close implements infra.Plugin; serving stops in the health plugin's
 // and DeferredHTTP's Close.
 func (s *ServingStarter) Close() error { return nil }
+
+// agentLog is the agent's own log, where the plugins' is not: cn-infra's
+// default logger, structured.
+func agentLog() logs.Logger { return logs.FromPlugin(logging.DefaultLogger) }
