@@ -11,6 +11,8 @@ import (
 	"github.com/contivpp/memif-agent/internal/version"
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	"github.com/contivpp/memif-agent/plugins/crossnode"
+	crossnodeapi "github.com/contivpp/memif-agent/plugins/crossnode/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
 	"github.com/contivpp/memif-agent/plugins/dradriver"
 	"github.com/contivpp/memif-agent/plugins/health"
@@ -49,7 +51,11 @@ type Agent struct {
 	// EventLoop dependency).
 	VSwitch    *vswitch.Plugin
 	Controller *controller.Plugin
-	DRADriver  *dradriver.Plugin
+	// CrossNode, when crossnode.conf sets an underlay address, makes the
+	// networks span nodes: its Span is read from its Init on, and it
+	// pushes into the loop the controller's AfterInit started.
+	CrossNode *crossnode.Plugin
+	DRADriver *dradriver.Plugin
 	// PodEvents posts the memif wiring's pod events, through the DRA
 	// driver's API server client when it has one: after it.
 	PodEvents *podevents.Plugin
@@ -119,6 +125,11 @@ func New(configs Configs, opts ...Option) *Agent {
 		deps.Events = wiringEvents{podEvents}
 	}))
 	networksPlugin.Legacy = memifWiring.LegacyNetworks
+	crossNode := crossnode.NewPlugin(crossnode.UseDeps(func(deps *crossnode.Deps) {
+		deps.Cfg = configs(crossnode.PluginName)
+		deps.Networks = networksPlugin
+	}))
+	memifWiring.Span = spanSource{crossNode}
 	vswitchPlugin := vswitch.NewPlugin(vswitch.UseDeps(func(deps *vswitch.Deps) {
 		deps.Cfg = configs(vswitch.PluginName)
 		deps.KVScheduler = scheduler
@@ -143,6 +154,7 @@ func New(configs Configs, opts ...Option) *Agent {
 	deviceManager.EventLoop = eventLoop
 	vswitchPlugin.EventLoop = eventLoop
 	networksPlugin.EventLoop = eventLoop
+	crossNode.EventLoop = eventLoop
 	draDriver := dradriver.NewPlugin(dradriver.UseDeps(func(deps *dradriver.Deps) {
 		deps.Cfg = configs(dradriver.PluginName)
 		deps.EventLoop = eventLoop
@@ -178,6 +190,7 @@ func New(configs Configs, opts ...Option) *Agent {
 		Networks:      networksPlugin,
 		VSwitch:       vswitchPlugin,
 		Controller:    eventLoop,
+		CrossNode:     crossNode,
 		DRADriver:     draDriver,
 		PodEvents:     podEvents,
 		NodeAPI:       nodeAPI,
@@ -207,6 +220,12 @@ type (
 	linkEvents struct{ vswitchapi.LinkEvents }
 	memifLinks struct{ vswitchapi.LinkReader }
 )
+
+// spanSource gives the memif wiring the cross-node span as no plugin:
+// followed, the edge would make cn-infra start the crossnode plugin, and
+// through its event loop the controller, before the wiring, the
+// controller's handler.
+type spanSource struct{ crossnodeapi.SpanSource }
 
 // String implements infra.Plugin.
 func (a *Agent) String() string { return "memif-agent" }
