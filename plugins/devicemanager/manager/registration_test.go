@@ -1,6 +1,7 @@
 package manager_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func TestRegistrationFailureIsLoggedOnce(t *testing.T) {
 	}
 	t.Cleanup(dm.Stop)
 	// The lines' messages, and their kubelet socket.
-	kubeletSocket := " kubeletSocket=" + filepath.Join(cfg.PluginDir, cfg.KubeletSocket)
+	kubeletSocket := fmt.Sprintf(" kubeletSocket=%q", filepath.Join(cfg.PluginDir, cfg.KubeletSocket))
 	failure := "WARN the device plugin cannot register with kubelet yet: kubelet admits no pod asking for the devices until it does, retrying" + kubeletSocket
 	recovery := "INFO registered with kubelet again: kubelet can hand out the devices" + kubeletSocket
 	waitFor(t, "the failed registration logged", func() bool { return count(log.Lines(), failure) > 0 })

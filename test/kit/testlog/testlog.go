@@ -1,12 +1,13 @@
 package testlog
 
 import (
-	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/contivpp/memif-agent/internal/logs"
 )
 
 // Logger writes, keeps or drops what the code under test logs. It is safe
@@ -59,55 +60,27 @@ func (l *Logger) write(level, line string) {
 	l.tb.Logf("%s %s", level, line)
 }
 
-// Debugf logs a debug line, as cn-infra's loggers do.
-func (l *Logger) Debugf(format string, args ...any) { l.write("DEBUG", fmt.Sprintf(format, args...)) }
-
-// Infof logs an info line.
-func (l *Logger) Infof(format string, args ...any) { l.write("INFO", fmt.Sprintf(format, args...)) }
-
-// Warnf logs a warning.
-func (l *Logger) Warnf(format string, args ...any) { l.write("WARN", fmt.Sprintf(format, args...)) }
-
-// Errorf logs an error.
-func (l *Logger) Errorf(format string, args ...any) { l.write("ERROR", fmt.Sprintf(format, args...)) }
+var _ logs.Logger = (*Logger)(nil)
 
 // DebugS logs a debug message with key/value pairs, as internal/logs'
-// Logger does.
+// Logger does; the line is logs.Line's (a secret redacted).
 func (l *Logger) DebugS(msg string, keysAndValues ...any) {
-	l.write("DEBUG", structured(msg, nil, keysAndValues))
+	l.write("DEBUG", logs.Line(msg, nil, keysAndValues))
 }
 
 // InfoS logs an info message with key/value pairs.
 func (l *Logger) InfoS(msg string, keysAndValues ...any) {
-	l.write("INFO", structured(msg, nil, keysAndValues))
+	l.write("INFO", logs.Line(msg, nil, keysAndValues))
 }
 
 // WarnS logs a warning with key/value pairs.
 func (l *Logger) WarnS(msg string, keysAndValues ...any) {
-	l.write("WARN", structured(msg, nil, keysAndValues))
+	l.write("WARN", logs.Line(msg, nil, keysAndValues))
 }
 
 // ErrorS logs an error with key/value pairs.
 func (l *Logger) ErrorS(err error, msg string, keysAndValues ...any) {
-	l.write("ERROR", structured(msg, err, keysAndValues))
-}
-
-// structured is msg followed by err and each key=value pair; a value
-// without its key is printed alone.
-func structured(msg string, err error, keysAndValues []any) string {
-	var line strings.Builder
-	line.WriteString(msg)
-	if err != nil {
-		fmt.Fprintf(&line, " err=%q", err.Error())
-	}
-	for i := 0; i < len(keysAndValues); i += 2 {
-		if i+1 == len(keysAndValues) {
-			fmt.Fprintf(&line, " %v", keysAndValues[i])
-			break
-		}
-		fmt.Fprintf(&line, " %v=%v", keysAndValues[i], keysAndValues[i+1])
-	}
-	return line.String()
+	l.write("ERROR", logs.Line(msg, err, keysAndValues))
 }
 
 // Writer passes what is written to it to tb's log, one log entry per
