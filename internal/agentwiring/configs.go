@@ -9,6 +9,7 @@ import (
 
 	"github.com/contivpp/memif-agent/plugins/controller"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	"github.com/contivpp/memif-agent/plugins/crossnode"
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/dradriver"
@@ -49,6 +50,7 @@ var PluginConfigs = []PluginConfig{
 	{memifwiring.PluginName, func() any { return &wiring.Config{} }},
 	{vswitch.PluginName, pointer(vswitch.DefaultConfig)},
 	{controller.PluginName, pointer(eventloop.DefaultConfig)},
+	{crossnode.PluginName, func() any { return &crossnode.Config{} }},
 	{dradriver.PluginName, pointer(dradriver.DefaultConfig)},
 	{nodeapi.PluginName, pointer(nodeapi.DefaultConfig)},
 	{metricsplugin.PluginName, func() any { return &listener.Config{Port: listener.DefaultPort} }},
