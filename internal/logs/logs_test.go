@@ -1,9 +1,17 @@
 package logs
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/ligato/cn-infra/logging"
+	cnlogrus "github.com/ligato/cn-infra/logging/logrus"
 )
 
 func TestPairs(t *testing.T) {
@@ -52,6 +60,60 @@ func TestPairs(t *testing.T) {
 			}
 			if got := Fields(tc.err, tc.keysAndValues); !reflect.DeepEqual(got, tc.wantFields) {
 				t.Errorf("Fields = %v, want %v", got, tc.wantFields)
+			}
+		})
+	}
+}
+
+// A line through FromPlugin says where its caller logged it, as
+// cn-infra's own methods do, whether the method is called or taken as a
+// value.
+func TestFromPluginNamesTheCaller(t *testing.T) {
+	var out bytes.Buffer
+	plugin := cnlogrus.NewLogger("logs-test")
+	plugin.SetOutput(&out)
+	plugin.SetLevel(logging.DebugLevel)
+	log := FromPlugin(plugin)
+	_, file, _, _ := runtime.Caller(0)
+	// Each case logs, and returns the line it logged on: the one before
+	// it reads its own.
+	for _, tc := range []struct {
+		name    string
+		logLine func() int
+		want    []string
+	}{
+		{"called", func() int {
+			log.InfoS("memif link up", "memif", "m0", "memifSecret", "s3cr3t")
+			_, _, at, _ := runtime.Caller(0)
+			return at - 1
+		},
+			[]string{`level=info`, `msg="memif link up"`, `memif=m0`, `memifSecret="(redacted)"`}},
+		{"method value", func() int {
+			logAt := log.WarnS
+			logAt("memif link down", "memif", "m1")
+			_, _, at, _ := runtime.Caller(0)
+			return at - 1
+		},
+			[]string{`level=warning`, `msg="memif link down"`, `memif=m1`}},
+		{"error", func() int {
+			log.ErrorS(errors.New("refused"), "dial failed", "socket", "/s")
+			_, _, at, _ := runtime.Caller(0)
+			return at - 1
+		},
+			[]string{`level=error`, `msg="dial failed"`, `err=refused`, `socket=/s`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out.Reset()
+			at := tc.logLine()
+			got := out.String()
+			want := append(tc.want, fmt.Sprintf(`loc="%s/%s(%d)"`, filepath.Base(filepath.Dir(file)), filepath.Base(file), at))
+			for _, part := range want {
+				if !strings.Contains(got, part) {
+					t.Errorf("line %q lacks %s", got, part)
+				}
+			}
+			if strings.Contains(got, "s3cr3t") {
+				t.Errorf("line %q holds a secret", got)
 			}
 		})
 	}
