@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/ligato/cn-infra/agent"
 	"github.com/ligato/cn-infra/infra"
+	"github.com/ligato/cn-infra/logging"
+	"github.com/ligato/cn-infra/logging/logrus"
 	"github.com/ligato/cn-infra/rpc/rest"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 	"github.com/namsral/flag"
@@ -34,6 +37,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
+	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
 
 // Options are what a test chooses about its agent; the zero value is an
@@ -102,6 +106,10 @@ func Start(tb testing.TB, opts Options) *Agent {
 	a.ConfigDir = filepath.Join(a.Dir, "config")
 	a.writeConfigs(tb, opts.Configs)
 	a.Agent = agentwiring.New(agentwiring.DirConfigs(a.ConfigDir), agentwiring.WithMetrics(a.Metrics))
+	// The agent's plugins log to stderr, which go test mixes into its
+	// own output (a benchmark's result line among them): to tb's log
+	// instead, until Stop.
+	logTo(testlog.Writer(tb))
 	if opts.Reachability != nil {
 		a.DeviceManager.Vswitch = opts.Reachability
 	}
@@ -186,6 +194,7 @@ func (a *Agent) Stop() {
 		if err := a.DeviceManager.ReleaseNodeLock(); err != nil {
 			a.tb.Errorf("%v", err)
 		}
+		logTo(os.Stderr)
 	})
 }
 
@@ -309,4 +318,17 @@ func (s *standInSet) once(tb testing.TB, socket string, start func() any) any {
 		delete(s.started, socket)
 	})
 	return standIn
+}
+
+// logTo sends what cn-infra's loggers, every plugin's among them, write
+// to out.
+func logTo(out io.Writer) {
+	logrus.DefaultLogger().SetOutput(out)
+	for name := range logging.DefaultRegistry.ListLoggers() {
+		if logger, found := logging.DefaultRegistry.Lookup(name); found {
+			if settable, ok := logger.(interface{ SetOutput(io.Writer) }); ok {
+				settable.SetOutput(out)
+			}
+		}
+	}
 }
