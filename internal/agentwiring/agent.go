@@ -2,7 +2,6 @@ package agentwiring
 
 import (
 	"github.com/ligato/cn-infra/config"
-	"github.com/ligato/cn-infra/logging"
 	"github.com/ligato/cn-infra/logging/logmanager"
 	"github.com/ligato/cn-infra/rpc/prometheus"
 	"github.com/ligato/cn-infra/rpc/rest"
@@ -233,7 +232,7 @@ func (a *Agent) String() string { return "memif-agent" }
 // Init implements infra.Plugin.
 func (a *Agent) Init() error {
 	build := version.Get()
-	logging.DefaultLogger.Infof("memif-agent %s starting (commit %s, VPP binary API of %s)", build.Version, build.Commit, build.VPPRelease)
+	agentLog().InfoS("memif-agent starting", "version", build.Version, "commit", build.Commit, "vppRelease", build.VPPRelease)
 	return nil
 }
 
