@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/plugins/crossnode"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/dradriver"
@@ -239,6 +241,57 @@ func TestChartValues(t *testing.T) {
 				}
 				if dra, err := dradriver.ParseConfig([]byte(r.configMap.Data["dradriver.conf"])); err != nil || !dra.Enabled {
 					t.Errorf("dradriver.conf = %+v, %v; want it enabled", dra, err)
+				}
+			},
+		},
+		{
+			name:    "networks across nodes: Nodes and the shares' Leases, the token, the node and namespace; each node's underlay in crossnode.conf",
+			release: "edge", namespace: "net",
+			args: []string{"--set", "crossNode.enabled=true", "--set", "dra.enabled=true",
+				"--set-json", `config={"crossnode.conf": {"nodes": {"node-a": {"underlay-interface": "vpp-ul", "underlay-address": "192.168.230.1/24"}}}}`},
+			check: func(t *testing.T, r *rendered) {
+				if len(r.clusterRoles) != 2 || len(r.clusterRoleBindings) != 2 {
+					t.Fatalf("cluster roles %d, bindings %d; want the DRA driver's and the cross-node networks'", len(r.clusterRoles), len(r.clusterRoleBindings))
+				}
+				i := slices.IndexFunc(r.clusterRoles, func(role rbacv1.ClusterRole) bool { return strings.HasSuffix(role.Name, "-crossnode") })
+				j := slices.IndexFunc(r.clusterRoleBindings, func(b rbacv1.ClusterRoleBinding) bool { return strings.HasSuffix(b.Name, "-crossnode") })
+				if i < 0 || j < 0 {
+					t.Fatalf("no cluster role or binding of the cross-node networks among %d and %d", len(r.clusterRoles), len(r.clusterRoleBindings))
+				}
+				nodes, nodesBinding := r.clusterRoles[i], r.clusterRoleBindings[j]
+				if len(nodes.Rules) != 1 || !slices.Equal(nodes.Rules[0].Resources, []string{"nodes"}) || !slices.Equal(nodes.Rules[0].Verbs, []string{"get", "list", "watch", "patch"}) {
+					t.Errorf("cluster role %s rules %+v, want get, list, watch and patch on nodes", nodes.Name, nodes.Rules)
+				}
+				leases := r.role
+				if leases.Namespace != "net" || len(leases.Rules) != 1 || !slices.Equal(leases.Rules[0].Resources, []string{"leases"}) ||
+					!slices.Equal(leases.Rules[0].Verbs, []string{"get", "list", "watch", "create", "update", "delete"}) {
+					t.Errorf("role %s/%s rules %+v, want get, list, watch, create, update and delete on leases in net", leases.Namespace, leases.Name, leases.Rules)
+				}
+				for _, binding := range []struct {
+					role     string
+					subjects []rbacv1.Subject
+				}{{nodesBinding.RoleRef.Name, nodesBinding.Subjects}, {r.roleBinding.RoleRef.Name, r.roleBinding.Subjects}} {
+					if s := binding.subjects; len(s) != 1 || s[0].Name != r.serviceAccount.Name || s[0].Namespace != "net" {
+						t.Errorf("the binding of %s names %+v, not the service account", binding.role, s)
+					}
+				}
+				if nodesBinding.RoleRef.Name != nodes.Name || r.roleBinding.RoleRef.Name != leases.Name {
+					t.Errorf("the bindings name %s and %s, the roles are %s and %s", nodesBinding.RoleRef.Name, r.roleBinding.RoleRef.Name, nodes.Name, leases.Name)
+				}
+				if token := r.daemonSet.Spec.Template.Spec.AutomountServiceAccountToken; token == nil || !*token {
+					t.Error("the agent gets no service account token")
+				}
+				c := container(t, r)
+				for env, field := range map[string]string{crossnode.NodeNameEnv: "spec.nodeName", crossnode.NamespaceEnv: "metadata.namespace"} {
+					if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+						return e.Name == env && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == field
+					}) {
+						t.Errorf("$%s is not the pod's %s: %+v", env, field, c.Env)
+					}
+				}
+				var cfg crossnode.Config
+				if err := configfile.Decode([]byte(r.configMap.Data["crossnode.conf"]), &cfg); err != nil || cfg.For("node-a").Address != "192.168.230.1/24" || cfg.For("node-b").Address != "" {
+					t.Errorf("crossnode.conf = %+v, %v; want node-a's underlay alone", cfg, err)
 				}
 			},
 		},

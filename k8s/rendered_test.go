@@ -31,8 +31,15 @@ type rendered struct {
 	deviceClass        resourceapi.DeviceClass
 	clusterRole        rbacv1.ClusterRole
 	clusterRoleBinding rbacv1.ClusterRoleBinding
-	policy             admissionv1.ValidatingAdmissionPolicy
-	policyBinding      admissionv1.ValidatingAdmissionPolicyBinding
+	// clusterRoles and clusterRoleBindings are every one rendered (the DRA
+	// driver's and the cross-node networks'), clusterRole and
+	// clusterRoleBinding the first.
+	clusterRoles        []rbacv1.ClusterRole
+	clusterRoleBindings []rbacv1.ClusterRoleBinding
+	role                rbacv1.Role
+	roleBinding         rbacv1.RoleBinding
+	policy              admissionv1.ValidatingAdmissionPolicy
+	policyBinding       admissionv1.ValidatingAdmissionPolicyBinding
 	// serviceMonitor is the Prometheus operator's CRD, whose Go types
 	// this module does not import.
 	serviceMonitor map[string]any
@@ -52,6 +59,8 @@ func (r *rendered) targets() map[string]any {
 		"DeviceClass":                      &r.deviceClass,
 		"ClusterRole":                      &r.clusterRole,
 		"ClusterRoleBinding":               &r.clusterRoleBinding,
+		"Role":                             &r.role,
+		"RoleBinding":                      &r.roleBinding,
 		"ValidatingAdmissionPolicy":        &r.policy,
 		"ValidatingAdmissionPolicyBinding": &r.policyBinding,
 		"ServiceMonitor":                   &r.serviceMonitor,
@@ -82,15 +91,40 @@ func decodeRendered(content []byte) (*rendered, error) {
 		if !known {
 			return nil, fmt.Errorf("document %d: kind %q is not one the chart renders: add it to rendered", i, meta.Kind)
 		}
-		if r.has(meta.Kind) {
-			return nil, fmt.Errorf("document %d: a second %s", i, meta.Kind)
-		}
-		if err := decodeStrict([]byte(document), meta.Kind, target); err != nil {
+		if err := r.decode([]byte(document), meta.Kind, target); err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
 		r.kinds = append(r.kinds, meta.Kind)
 	}
 	return r, nil
+}
+
+// decode decodes document, of kind, into target, and the cluster roles
+// and their bindings into their lists too; another kind rendered twice is
+// an error.
+func (r *rendered) decode(document []byte, kind string, target any) error {
+	switch kind {
+	case "ClusterRole":
+		var role rbacv1.ClusterRole
+		if err := decodeStrict(document, kind, &role); err != nil {
+			return err
+		}
+		r.clusterRoles = append(r.clusterRoles, role)
+		r.clusterRole = r.clusterRoles[0]
+		return nil
+	case "ClusterRoleBinding":
+		var binding rbacv1.ClusterRoleBinding
+		if err := decodeStrict(document, kind, &binding); err != nil {
+			return err
+		}
+		r.clusterRoleBindings = append(r.clusterRoleBindings, binding)
+		r.clusterRoleBinding = r.clusterRoleBindings[0]
+		return nil
+	}
+	if r.has(kind) {
+		return fmt.Errorf("a second %s", kind)
+	}
+	return decodeStrict(document, kind, target)
 }
 
 // loadRendered decodes the rendered manifest file at path.

@@ -1,8 +1,10 @@
 package crossnode
 
 import (
+	"maps"
 	"net/netip"
 	"path/filepath"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -17,15 +19,26 @@ const (
 	maxHostIfLength = 15
 )
 
+// Underlay is a node's way into the underlay between nodes.
+type Underlay struct {
+	// Interface is the Linux interface in VPP's network namespace that
+	// VPP takes (af_packet) into the underlay.
+	Interface string `json:"underlay-interface"`
+	// Address is VPP's address on it with the underlay's prefix length
+	// ("192.168.230.1/24"); empty: off.
+	Address string `json:"underlay-address"`
+}
+
 // Config is crossnode.conf. The zero Config is off: networks end at the
 // node.
 type Config struct {
-	// UnderlayInterface is the Linux interface in VPP's network namespace
-	// that VPP takes (af_packet) into the underlay between nodes.
+	// UnderlayInterface and UnderlayAddress are every node's Underlay,
+	// unless Nodes names the node.
 	UnderlayInterface string `json:"underlay-interface"`
-	// UnderlayAddress is VPP's address on it with the underlay's prefix
-	// length ("192.168.230.1/24"); empty: off.
-	UnderlayAddress string `json:"underlay-address"`
+	UnderlayAddress   string `json:"underlay-address"`
+	// Nodes are the nodes' underlays by node name, so that one file (the
+	// DaemonSet's ConfigMap) serves every node.
+	Nodes map[string]Underlay `json:"nodes"`
 	// NodeName is this node's name; empty: $NODE_NAME.
 	NodeName string `json:"node-name"`
 	// Namespace holds the Leases of the nodes' shares; empty:
@@ -36,13 +49,37 @@ type Config struct {
 	Kubeconfig string `json:"kubeconfig"`
 }
 
-// Enabled tells whether the networks span nodes.
-func (c Config) Enabled() bool { return c.UnderlayAddress != "" }
+// Enabled tells whether the networks may span nodes: some node has an
+// underlay address.
+func (c Config) Enabled() bool { return c.UnderlayAddress != "" || len(c.Nodes) > 0 }
 
-// Address is the underlay address; meaningful for a valid Config.
-func (c Config) Address() netip.Prefix {
-	prefix, _ := netip.ParsePrefix(c.UnderlayAddress)
+// For is node's underlay: its entry in Nodes, else every node's; the
+// zero Underlay (off) when neither sets an address.
+func (c Config) For(node string) Underlay {
+	if u, ok := c.Nodes[node]; ok {
+		return u
+	}
+	return Underlay{Interface: c.UnderlayInterface, Address: c.UnderlayAddress}
+}
+
+// Prefix is the underlay address; meaningful for a valid Config's.
+func (u Underlay) Prefix() netip.Prefix {
+	prefix, _ := netip.ParsePrefix(u.Address)
 	return prefix
+}
+
+// problems adds why u is not a node's underlay, under key (where in the
+// file).
+func (u Underlay) problems(problems *configfile.Problems, key string) {
+	if u.Address == "" {
+		return
+	}
+	if prefix, err := netip.ParsePrefix(u.Address); err != nil || prefix.Addr().Zone() != "" || prefix.Addr().Is4In6() || prefix.Masked().Addr() == prefix.Addr() {
+		problems.Addf(key+"underlay-address", "must be VPP's address on the underlay with its prefix length, such as 192.168.230.1/24, got %q", u.Address)
+	}
+	if n := len(u.Interface); n == 0 || n > maxHostIfLength {
+		problems.Addf(key+"underlay-interface", "must name the Linux interface VPP takes into the underlay (1 to %d bytes) when underlay-address is set, got %q", maxHostIfLength, u.Interface)
+	}
 }
 
 // Validate checks every key and returns all problems found, each a
@@ -52,11 +89,9 @@ func (c Config) Validate() error {
 	if !c.Enabled() {
 		return nil
 	}
-	if prefix, err := netip.ParsePrefix(c.UnderlayAddress); err != nil || prefix.Addr().Zone() != "" || prefix.Addr().Is4In6() || prefix.Masked().Addr() == prefix.Addr() {
-		problems.Addf("underlay-address", "must be VPP's address on the underlay with its prefix length, such as 192.168.230.1/24, got %q", c.UnderlayAddress)
-	}
-	if n := len(c.UnderlayInterface); n == 0 || n > maxHostIfLength {
-		problems.Addf("underlay-interface", "must name the Linux interface VPP takes into the underlay (1 to %d bytes) when underlay-address is set, got %q", maxHostIfLength, c.UnderlayInterface)
+	Underlay{Interface: c.UnderlayInterface, Address: c.UnderlayAddress}.problems(&problems, "")
+	for _, node := range slices.Sorted(maps.Keys(c.Nodes)) {
+		c.Nodes[node].problems(&problems, "nodes."+node+".")
 	}
 	if c.NodeName != "" {
 		for _, reason := range validation.IsDNS1123Subdomain(c.NodeName) {

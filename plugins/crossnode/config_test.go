@@ -32,6 +32,10 @@ func TestConfig(t *testing.T) {
 		{"bad node name", "underlay-interface: vpp-ul\nunderlay-address: 192.168.230.1/24\nnode-name: Node_A\n", true, "node-name"},
 		{"bad namespace", "underlay-interface: vpp-ul\nunderlay-address: 192.168.230.1/24\nnamespace: a.b\n", true, "namespace"},
 		{"relative kubeconfig", "underlay-interface: vpp-ul\nunderlay-address: 192.168.230.1/24\nkubeconfig: kubeconfig\n", true, "kubeconfig"},
+		{"per node", "nodes: {a: {underlay-interface: vpp-ul, underlay-address: 192.168.230.1/24}, b: {underlay-interface: vpp-ul2, underlay-address: 192.168.230.2/24}}\n", true, ""},
+		{"a bad node's address", "nodes: {a: {underlay-interface: vpp-ul, underlay-address: 192.168.230.1}}\n", true, "nodes.a.underlay-address"},
+		{"a node without interface", "nodes: {a: {underlay-address: 192.168.230.1/24}}\n", true, "nodes.a.underlay-interface"},
+		{"an unknown node key", "nodes: {a: {address: 192.168.230.1/24}}\n", true, "nodes"},
 		{"unknown key", "underlay: x\n", false, "underlay"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,5 +55,25 @@ func TestConfig(t *testing.T) {
 				t.Errorf("the error does not name the key: %v", err)
 			}
 		})
+	}
+}
+
+// TestUnderlayFor: a node named in nodes gets its entry, the others the
+// keys every node gets.
+func TestUnderlayFor(t *testing.T) {
+	cfg := Config{UnderlayInterface: "vpp-ul", UnderlayAddress: "192.168.230.9/24",
+		Nodes: map[string]Underlay{"a": {Interface: "vpp-ul1", Address: "192.168.230.1/24"}}}
+	for _, tc := range []struct {
+		cfg  Config
+		node string
+		want Underlay
+	}{
+		{cfg, "a", Underlay{Interface: "vpp-ul1", Address: "192.168.230.1/24"}},
+		{cfg, "b", Underlay{Interface: "vpp-ul", Address: "192.168.230.9/24"}},
+		{Config{Nodes: cfg.Nodes}, "b", Underlay{}},
+	} {
+		if got := tc.cfg.For(tc.node); got != tc.want {
+			t.Errorf("For(%s) = %+v, want %+v", tc.node, got, tc.want)
+		}
 	}
 }

@@ -65,6 +65,11 @@ func (p *Plugin) Init() error {
 	if err != nil {
 		return err
 	}
+	underlay := p.cfg.For(node)
+	if underlay.Address == "" {
+		p.log.WarnS("networks end at the node: crossnode.conf sets no underlay-address for it", "node", node)
+		return nil
+	}
 	namespace, err := fromEnv(p.cfg.Namespace, "namespace", NamespaceEnv)
 	if err != nil {
 		return err
@@ -74,7 +79,7 @@ func (p *Plugin) Init() error {
 		return err
 	}
 	p.tracker = tracker.New(tracker.Options{Client: client, Node: node, Namespace: namespace,
-		Interface: p.cfg.UnderlayInterface, Address: p.cfg.Address(), Networks: p.Networks.Networks,
+		Interface: underlay.Interface, Address: underlay.Prefix(), Networks: p.Networks.Networks,
 		Changed: func(span crossnodeapi.Span) error {
 			return p.EventLoop.PushEvent(&crossnodeapi.SpanChanged{Span: span})
 		},
@@ -121,7 +126,8 @@ func (p *Plugin) AfterInit() error {
 	ctx, stop := context.WithCancel(context.Background())
 	p.stop = stop
 	p.running.Go(func() { p.tracker.Run(ctx) })
-	p.log.InfoS("networks span nodes", "underlay-interface", p.cfg.UnderlayInterface, "underlay-address", p.cfg.UnderlayAddress)
+	span := p.tracker.Span()
+	p.log.InfoS("networks span nodes", "underlay-interface", span.Interface, "underlay-address", span.Address.String())
 	return nil
 }
 
