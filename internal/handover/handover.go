@@ -123,19 +123,19 @@ func (s *Server) serve(conn net.Conn) bool {
 		s.log.WarnS("handover request names no successor", "err", err)
 		return false
 	}
-	s.log.InfoS("handover asked: a successor memif-agent asks for the node", "successorPod", request.Successor)
+	s.log.InfoS("handover asked: a successor memif-agent asks for the node", "successorPodUID", request.Successor)
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	err := s.holder.HandOver(ctx, request.Successor)
 	cancel()
 	if err != nil {
-		s.log.WarnS("handover refused: this agent keeps the node", "successorPod", request.Successor, "err", err)
+		s.log.WarnS("handover refused: this agent keeps the node", "successorPodUID", request.Successor, "err", err)
 		_ = writeMessage(conn, message{Error: err.Error()})
 		return false
 	}
 	// The successor listens at our path from now on.
 	s.closeListener()
 	if err := writeMessage(conn, message{Released: true}); err != nil {
-		s.log.WarnS("handover: telling the successor the node is released failed", "successorPod", request.Successor, "err", err)
+		s.log.WarnS("handover: telling the successor the node is released failed", "successorPodUID", request.Successor, "err", err)
 	}
 	var serving message
 	if err := readMessage(reader, &serving); err != nil || !serving.Serving {
@@ -144,7 +144,7 @@ func (s *Server) serve(conn net.Conn) bool {
 		}
 		return true
 	}
-	s.log.InfoS("handover done: the successor memif-agent serves the node", "successorPod", request.Successor)
+	s.log.InfoS("handover done: the successor memif-agent serves the node", "successorPodUID", request.Successor)
 	s.holder.SuccessorServing()
 	return true
 }
