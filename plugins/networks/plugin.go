@@ -64,10 +64,12 @@ func (p *Plugin) Init() error {
 		return nil
 	}
 	watcher, cfg, err := reload.Start(reload.Options[netconf.Config]{
-		Path:   path,
-		Parse:  p.parse,
-		Apply:  p.apply,
-		Refuse: func(err error) { p.log.ErrorS(err, "networks.conf not applied: the last applied version stays in force") },
+		Path:  path,
+		Parse: p.parse,
+		Apply: p.apply,
+		Refuse: func(err error) {
+			p.log.ErrorS(err, "networks.conf not applied: the last applied version stays in force")
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("networks plugin: %w", err)
