@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,10 +41,19 @@ type agent struct {
 	// links tells the scheduler the memifs' link states, as the vswitch's
 	// link watcher does.
 	links *descriptor.LinkStates
+	stop  func()
 }
+
+// running is the agent the test started last. Starting another stops it
+// first, as an agent restart does: two schedulers running transactions at
+// once share vpp-agent's package-level statistics, which is a data race.
+var running *agent
 
 func startAgent(t testing.TB, v *vpp.VPP) *agent {
 	t.Helper()
+	if running != nil {
+		running.stop()
+	}
 	conn, err := vppapi.Dial(t.Context(), v.APISocket, "descriptor-test", 0)
 	if err != nil {
 		t.Fatalf("connect to VPP: %v", err)
@@ -60,7 +70,14 @@ func startAgent(t testing.TB, v *vpp.VPP) *agent {
 	if err := scheduler.Init(); err != nil {
 		t.Fatalf("scheduler Init: %v", err)
 	}
-	t.Cleanup(func() { scheduler.Close() })
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			scheduler.Close()
+			conn.Close()
+		})
+	}
+	t.Cleanup(stop)
 	connFunc := func() (*vppapi.Conn, error) { return conn, nil }
 	interfaces := descriptor.NewInterfaces(connFunc)
 	links := interfaces.WithLinkStates(scheduler.PushSBNotification)
@@ -73,7 +90,8 @@ func startAgent(t testing.TB, v *vpp.VPP) *agent {
 			t.Fatalf("register %s: %v", d.Name, err)
 		}
 	}
-	return &agent{scheduler: scheduler, conn: conn, links: links}
+	running = &agent{scheduler: scheduler, conn: conn, links: links, stop: stop}
+	return running
 }
 
 // commit applies changes (a nil value deletes) and returns the

@@ -167,7 +167,7 @@ func TestVxlanTunnelsInABridgeDomain(t *testing.T) {
 	wantNoOps(t, "resync after an agent restart", restarted.resync(t, values))
 	restarted.scheduler.TransactionBarrier()
 
-	a.commit(t, map[string]proto.Message{vpp_interfaces.InterfaceKey(toC.Name): nil, vpp_l2.BridgeDomainKey("lab"): lab(toB.Name)})
+	restarted.commit(t, map[string]proto.Message{vpp_interfaces.InterfaceKey(toC.Name): nil, vpp_l2.BridgeDomainKey("lab"): lab(toB.Name)})
 	wantMembers(t, v, "lab", map[string]uint8{toB.Name: 1}, "")
 	conn, err := vppapi.Dial(t.Context(), v.APISocket, "descriptor-test-vxlan", 0)
 	if err != nil {
