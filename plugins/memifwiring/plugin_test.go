@@ -22,6 +22,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/controller"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
+	crossnodeapi "github.com/contivpp/memif-agent/plugins/crossnode/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
@@ -115,6 +116,8 @@ type agentSetup struct {
 	devices int
 	// startLimit bounds the wait for the startup resync; 0: waitLimit.
 	startLimit time.Duration
+	// span tells how the networks span nodes; nil: they end at the node.
+	span crossnodeapi.SpanSource
 }
 
 // startAgent starts the agent with the vswitch stand-in; options set the
@@ -186,6 +189,7 @@ func startAgentWith(t testing.TB, setup agentSetup) *testAgent {
 		if networksPlugin != nil {
 			deps.Networks = networksPlugin
 		}
+		deps.Span = setup.span
 	}))
 	controllerConf := writeFile(t, dir, "controller.conf", "healing-delay: 10ms\nhealing-max-delay: 100ms\n")
 	a.controller = controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
