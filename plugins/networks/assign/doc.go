@@ -18,6 +18,13 @@
 // wired once its network allows it. A memif whose spec is refused holds
 // no address.
 //
+// Pools. An l3 network hands out its whole subnet while networks end at
+// the node; once they span nodes (SetShares), the node's share of it,
+// claimed through the API server (package shares), and none until the
+// share is claimed: its memifs are refused meanwhile, so that no pod gets
+// an address of another node's share. A pool restored from the state file
+// stays until the claim, which gives the same share back.
+//
 // Persistence. The records, the applied networks and the addresses are
 // one JSON file beside the device manager's checkpoint (networks.json in
 // its directory), written atomically (temporary file, fsync, rename, fsync
