@@ -438,12 +438,15 @@ func TestOneAgentPerNode(t *testing.T) {
 			second := startAgent(t, configDir)
 			checkpoint := filepath.Join(filepath.Dir(configDir), "state", "checkpoint.json")
 			lockPath := checkpoint + ".lock"
-			waiting := fmt.Sprintf("waiting up to %v for the memif-agent holding %s (pid %d on ", devicemanager.NodeLockWait, lockPath, first.cmd.Process.Pid)
+			waiting := []string{`msg="waiting for the memif-agent holding the node lock to exit"`,
+				fmt.Sprintf(`holder="pid %d on `, first.cmd.Process.Pid), "lock=" + lockPath + " ", fmt.Sprintf("upTo=%v", devicemanager.NodeLockWait)}
 			poll.Until(t, 60*time.Second, "the second agent saying it waits for the first", func() error {
-				if !strings.Contains(second.log.String(), waiting) {
-					return errors.New("not yet")
+				for _, line := range strings.Split(second.log.String(), "\n") {
+					if !slices.ContainsFunc(waiting, func(part string) bool { return !strings.Contains(line, part) }) {
+						return nil
+					}
 				}
-				return nil
+				return errors.New("not yet")
 			})
 			if open := socketsAndCheckpoint(t, second.cmd.Process.Pid, checkpoint); len(open) != 0 {
 				t.Errorf("the waiting agent has open %v; want no socket and no checkpoint file", open)
