@@ -22,6 +22,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
@@ -118,21 +119,16 @@ type createdInterfaces struct {
 }
 
 func (c *createdInterfaces) descriptor() *kvs.KVDescriptor {
-	model := vpp_interfaces.ModelInterface
-	return &kvs.KVDescriptor{
-		Name:          "test-vpp-interface",
-		NBKeyPrefix:   model.KeyPrefix(),
-		ValueTypeName: model.ProtoName(),
-		KeySelector:   model.IsKeyValid,
-		KeyLabel:      model.StripKeyPrefix,
+	return fakevswitch.InterfaceDescriptor(kvs.KVDescriptor{
+		Name: "test-vpp-interface",
 		Create: func(key string, _ proto.Message) (kvs.Metadata, error) {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			c.names = append(c.names, model.StripKeyPrefix(key))
+			c.names = append(c.names, vpp_interfaces.ModelInterface.StripKeyPrefix(key))
 			return nil, nil
 		},
 		Delete: func(string, proto.Message, kvs.Metadata) error { return nil },
-	}
+	})
 }
 
 func (c *createdInterfaces) created() []string {

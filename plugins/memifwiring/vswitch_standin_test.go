@@ -10,6 +10,8 @@ import (
 	"github.com/gogo/protobuf/proto"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
+
+	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 )
 
 var errVswitchRefused = errors.New("vswitch stand-in refuses to create interfaces")
@@ -39,17 +41,12 @@ func newVswitchStandIn() *vswitchStandIn {
 }
 
 func (v *vswitchStandIn) descriptor() *kvs.KVDescriptor {
-	model := vpp_interfaces.ModelInterface
-	return &kvs.KVDescriptor{
-		Name:          "vswitchStandIn-vpp-interface",
-		NBKeyPrefix:   model.KeyPrefix(),
-		ValueTypeName: model.ProtoName(),
-		KeySelector:   model.IsKeyValid,
-		KeyLabel:      model.StripKeyPrefix,
-		Create:        v.create,
-		Delete:        v.delete,
-		Retrieve:      v.retrieve,
-	}
+	return fakevswitch.InterfaceDescriptor(kvs.KVDescriptor{
+		Name:     "vswitchStandIn-vpp-interface",
+		Create:   v.create,
+		Delete:   v.delete,
+		Retrieve: v.retrieve,
+	})
 }
 
 // refuse makes every later Create fail until refuse(false).
