@@ -168,6 +168,11 @@ func (m *Manager) bindPod(ev *podapi.AddPod) (string, error) {
 	if len(bindings) == 0 {
 		return "", nil
 	}
+	// Durable before the event's transaction wires the pod's memifs in
+	// VPP, although the tracker announces the pod again after a restart:
+	// the startup resync runs first and wires bound allocations only, so
+	// a binding lost to a crash would have it delete the running pod's
+	// memifs until that announcement.
 	return fmt.Sprintf("bound %d allocations to %s", len(bindings), ev.Pod), m.persist()
 }
 
