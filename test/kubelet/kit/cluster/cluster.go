@@ -788,6 +788,7 @@ func (c *Cluster) stop() error {
 	if c.cgroups != nil {
 		errs = append(errs, c.cgroups.remove())
 	}
+	errs = append(errs, c.removeUnderlay())
 	if out, err := exec.Command("ip", "link", "delete", c.bridge).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
 		errs = append(errs, fmt.Errorf("delete bridge %s: %w: %s", c.bridge, err, out))
 	}
