@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/contivpp/memif-agent/internal/agentwiring"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
@@ -34,6 +35,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/podmanager"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
 	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
+	"github.com/contivpp/memif-agent/test/kit/eventlog"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
@@ -61,6 +63,10 @@ type Options struct {
 	// health follows, in place of the vswitch plugin's: the test says
 	// when VPP answers.
 	Reachability vswitchapi.VswitchAPI
+	// PodEvents, when set, records every event the pod manager pushed
+	// into the loop and the loop accepted, in push order: what the pod
+	// tracker announced and decided, apart from what else was pushed.
+	PodEvents *eventlog.Log
 }
 
 // Agent is one agent running in the test's process.
@@ -114,6 +120,11 @@ func Start(tb testing.TB, opts Options) *Agent {
 		a.DeviceManager.Vswitch = opts.Reachability
 	}
 	a.plugins = startOrder(a.Agent)
+	if opts.PodEvents != nil {
+		// After startOrder: the recorder is no plugin, and cn-infra
+		// would no longer start the loop before the pod manager.
+		a.PodManager.EventLoop = recordingLoop{EventLoop: a.PodManager.EventLoop, pushed: opts.PodEvents}
+	}
 	tb.Cleanup(a.Stop)
 	if err := a.start(opts.VswitchStandIn); err != nil {
 		a.Stop()
@@ -318,6 +329,21 @@ func (s *standInSet) once(tb testing.TB, socket string, start func() any) any {
 		delete(s.started, socket)
 	})
 	return standIn
+}
+
+// recordingLoop is an event loop that records in pushed the events it
+// accepted.
+type recordingLoop struct {
+	controllerapi.EventLoop
+	pushed *eventlog.Log
+}
+
+func (l recordingLoop) PushEvent(event controllerapi.Event) error {
+	err := l.EventLoop.PushEvent(event)
+	if err == nil {
+		l.pushed.Add(event)
+	}
+	return err
 }
 
 // logTo sends what cn-infra's loggers, every plugin's among them, write

@@ -16,6 +16,7 @@ import (
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
@@ -50,17 +51,13 @@ func TestMultiMemifPodsAnnouncedOnce(t *testing.T) {
 	// The tracker's own ticks may announce a pod while kubelet is still
 	// admitting it, and again once it holds every device: a real change.
 	// Once settled, an unchanged pod is never announced again.
-	if err := a.tracker.Reconcile(e.ctx); err != nil {
-		t.Fatalf("reconcile: %v", err)
-	}
+	reconcile(t, a)
 	settled := map[string]int{}
 	for name := range memifs {
 		settled[name] = announced(name)
 	}
 	for range reconciles {
-		if err := a.tracker.Reconcile(e.ctx); err != nil {
-			t.Fatalf("reconcile: %v", err)
-		}
+		reconcile(t, a)
 	}
 	for name, count := range memifs {
 		t.Run(name, func(t *testing.T) {
@@ -126,7 +123,12 @@ func TestAdmissionUnderAFloodOfBackgroundEvents(t *testing.T) {
 			t.Fatalf("admit running pod %d: %v", i, err)
 		}
 	}
-	listing, err := a.kubelet.ListPods(e.ctx)
+	kubelet, err := podresources.New(e.podResourcesSocket, waitTimeout)
+	if err != nil {
+		t.Fatalf("pod-resources client: %v", err)
+	}
+	defer kubelet.Close()
+	listing, err := kubelet.ListPods(e.ctx)
 	if err != nil || len(listing) != runningPods {
 		t.Fatalf("kubelet lists %d pods (%v), want %d", len(listing), err, runningPods)
 	}
@@ -189,7 +191,7 @@ func floodAddPods(t *testing.T, a *agent, listing []podapi.PodState) (stop func(
 			for ctx.Err() == nil {
 				for _, state := range listing {
 					event := &podapi.AddPod{Pod: state.Pod, Containers: state.Containers}
-					err := a.loop.PushEvent(event)
+					err := a.Controller.PushEvent(event)
 					if errors.Is(err, controllerapi.ErrEventQueueFull) {
 						time.Sleep(100 * time.Microsecond)
 					} else if err != nil {
@@ -210,7 +212,7 @@ func floodAddPods(t *testing.T, a *agent, listing []podapi.PodState) (stop func(
 // refusedByLane reads the loop's events_refused_total, summed by lane.
 func refusedByLane(t *testing.T, a *agent) map[string]float64 {
 	t.Helper()
-	families, err := a.metrics.Gather()
+	families, err := a.Metrics.Gather()
 	if err != nil {
 		t.Fatalf("gather the controller's metrics: %v", err)
 	}

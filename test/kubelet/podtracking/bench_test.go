@@ -31,7 +31,7 @@ func BenchmarkGetPodMemifInfo(b *testing.B) {
 		name := map[string]string{"running": "bound", "admitted": "admitted"}[pod]
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := a.dm.GetPodMemifInfo(podID(pod)); err != nil {
+				if _, err := a.DeviceManager.GetPodMemifInfo(podID(pod)); err != nil {
 					b.Fatalf("GetPodMemifInfo(%s): %v", pod, err)
 				}
 			}

@@ -13,10 +13,8 @@ import (
 // TestPodForgottenByKubeletAfterItsContainers deletes a pod in the order a
 // real kubelet does: the pod's containers are removed while kubelet still
 // lists it as active, and it leaves kubelet's active pods a moment later.
-// The tracker reconciles once an hour, so its DeletePod can only come from
-// asking kubelet again after the containers went. (The device manager's own
-// reconciliation, once a minute, would release the allocation too, but
-// without a DeletePod.)
+// The pod manager reconciles once an hour (trackerPeriod), so its DeletePod
+// can only come from asking kubelet again after the containers went.
 func TestPodForgottenByKubeletAfterItsContainers(t *testing.T) {
 	e := newEnv(t)
 	a := e.startAgent(t)
@@ -29,7 +27,7 @@ func TestPodForgottenByKubeletAfterItsContainers(t *testing.T) {
 		if a.pushed.Count(isDeleteOf(pod)) != 0 {
 			t.Error("DeletePod pushed while kubelet lists the pod")
 		}
-		got, err := a.dm.GetPodMemifInfo(podID("web"))
+		got, err := a.DeviceManager.GetPodMemifInfo(podID("web"))
 		if err != nil || got.AllocationID != info.AllocationID {
 			t.Errorf("GetPodMemifInfo = %v, %v; want allocation %s kept", got, err, info.AllocationID)
 		}

@@ -10,23 +10,19 @@ import (
 	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
-	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/inprocess"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	dmplugin "github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/plugins/podmanager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
-	"github.com/contivpp/memif-agent/plugins/podmanager/dockerpods"
-	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
-	"github.com/contivpp/memif-agent/plugins/podmanager/podtracker"
 	"github.com/contivpp/memif-agent/test/kit/dockerd"
 	"github.com/contivpp/memif-agent/test/kit/eventlog"
-	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
-	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
@@ -82,76 +78,43 @@ func newEnv(tb testing.TB) *env {
 	return e
 }
 
-// agent is the memif-agent's pod tracking run framework-free, the way main
-// wires the plugins: the controller event loop with the device manager as
-// handler, the pod tracker pushing into it and serving its pod lister and
-// resolver.
+// agent is the agent in the test's process (inprocess), on the node's
+// kubelet and dockerd: its pod manager reads Docker and kubelet's
+// pod-resources, as on a node with cri-dockerd.
 type agent struct {
-	loop    *eventloop.Loop
-	dm      *manager.Manager
-	tracker *podtracker.Tracker
-	kubelet *podresources.Client
-	// pushed is what the tracker pushed into the loop, in order.
-	pushed *eventlog.Log
-	// metrics is where the loop exports its metrics.
-	metrics *prometheus.Registry
-}
-
-// lateLoop lets the tracker be created before the loop that has the device
-// manager (which needs the tracker) as a handler. It logs what it accepts.
-type lateLoop struct {
-	loop   *eventloop.Loop
+	*inprocess.Agent
+	// pushed is what the pod manager pushed into the loop, in order.
 	pushed *eventlog.Log
 }
 
-func (l *lateLoop) PushEvent(event controllerapi.Event) error {
-	err := l.loop.PushEvent(event)
-	if err == nil {
-		l.pushed.Add(event)
-	}
-	return err
-}
+// trackerPeriod is the pod manager's reconcile-period: long, so that a
+// comparison of the sources comes from what the test does (a Docker event,
+// kubelet asked again, RequestLivePods), never from a tick.
+const trackerPeriod = time.Hour
 
 // startAgent starts the agent and waits until kubelet sees its devices. The
 // agent is stopped at the end of the test unless stopped before.
 func (e *env) startAgent(tb testing.TB) *agent {
 	tb.Helper()
-	a := &agent{pushed: eventlog.New(), metrics: prometheus.NewRegistry()}
-	var err error
-	if a.kubelet, err = podresources.New(e.podResourcesSocket, 5*time.Second); err != nil {
-		tb.Fatalf("pod-resources client: %v", err)
+	devices := config.Default()
+	devices.DeviceCount = e.devices
+	devices.SocketRoot = e.socketRoot
+	devices.CheckpointPath = e.checkpointPath
+	if devices.PluginDir+"/" != kubelettest.PluginDir {
+		tb.Fatalf("the default plugin-dir %s is not the kubelet's %s", devices.PluginDir, kubelettest.PluginDir)
 	}
-	late := &lateLoop{pushed: a.pushed}
-	a.tracker, err = podtracker.New(
-		podtracker.Config{ReconcilePeriod: time.Hour},
-		podtracker.Deps{Runtime: dockerpods.NewSource(e.docker, testlog.New(tb), 20*time.Millisecond, 500*time.Millisecond),
-			Kubelet: a.kubelet, EventLoop: late, Log: testlog.New(tb)})
-	if err != nil {
-		tb.Fatalf("pod tracker: %v", err)
-	}
-	cfg := config.Default()
-	cfg.DeviceCount = e.devices
-	cfg.SocketRoot = e.socketRoot
-	cfg.CheckpointPath = e.checkpointPath
-	a.dm, err = manager.New(cfg, manager.Options{Log: testlog.New(tb), LivePods: a.tracker, PodResolver: a.tracker})
-	if err != nil {
-		tb.Fatalf("device manager: %v", err)
-	}
-	a.loop, err = eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{
-		Handlers:  []controllerapi.EventHandler{a.dm},
-		Committer: fakevswitch.Committer{},
-		Metrics:   a.metrics,
+	pods := podmanager.DefaultConfig()
+	pods.Runtime = podmanager.RuntimeDocker
+	pods.DockerEndpoint = e.daemon.Endpoint()
+	pods.DockerReconnectMinBackoff = configfile.Duration(20 * time.Millisecond)
+	pods.DockerReconnectMaxBackoff = configfile.Duration(500 * time.Millisecond)
+	pods.PodResourcesSocket = e.podResourcesSocket
+	pods.ReconcilePeriod = configfile.Duration(trackerPeriod)
+	a := &agent{pushed: eventlog.New()}
+	a.Agent = inprocess.Start(tb, inprocess.Options{
+		Configs:   map[string]any{dmplugin.PluginName: devices, podmanager.PluginName: pods},
+		PodEvents: a.pushed,
 	})
-	if err != nil {
-		tb.Fatalf("event loop: %v", err)
-	}
-	late.loop = a.loop
-	a.loop.Start()
-	if err := a.dm.Start(a.loop); err != nil {
-		tb.Fatalf("start device manager: %v", err)
-	}
-	a.tracker.Start()
-	tb.Cleanup(a.stop)
 	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
 	defer cancel()
 	if err := e.kubelet.WaitForCapacity(ctx, resource, int64(e.devices)); err != nil {
@@ -160,16 +123,23 @@ func (e *env) startAgent(tb testing.TB) *agent {
 	return a
 }
 
-// stop stops the agent as its plugins' Close would; later calls do nothing.
-func (a *agent) stop() {
-	if a.loop == nil {
-		return
-	}
-	a.tracker.Close()
-	a.dm.Stop()
-	a.loop.Close()
-	a.kubelet.Close()
-	a.loop = nil
+// reconcile has the pod manager compare both sources with the pods it
+// announced, and waits for the LivePods that comparison pushes.
+func reconcile(tb testing.TB, a *agent) {
+	tb.Helper()
+	before := a.pushed.Count(isLivePods)
+	a.PodManager.RequestLivePods()
+	poll.Until(tb, waitTimeout, "LivePods after RequestLivePods", func() error {
+		if a.pushed.Count(isLivePods) == before {
+			return errors.New("no LivePods pushed since the request")
+		}
+		return nil
+	})
+}
+
+func isLivePods(event controllerapi.Event) bool {
+	_, ok := event.(*podapi.LivePods)
+	return ok
 }
 
 // kubePod is a pod admitted by kubelet and made in Docker.
@@ -246,7 +216,7 @@ func boundMemif(tb testing.TB, a *agent, pod *v1.Pod) dmapi.MemifInfo {
 	tb.Helper()
 	var info dmapi.MemifInfo
 	poll.Until(tb, waitTimeout, "memif of "+pod.Name+" bound", func() error {
-		for _, allocation := range a.dm.ListAllocations() {
+		for _, allocation := range a.DeviceManager.ListAllocations() {
 			if allocation.Pod == podID(pod.Name) && allocation.PodUID == string(pod.UID) {
 				info = allocation
 				return nil
@@ -262,7 +232,7 @@ func boundMemif(tb testing.TB, a *agent, pod *v1.Pod) dmapi.MemifInfo {
 func released(tb testing.TB, a *agent, info dmapi.MemifInfo) {
 	tb.Helper()
 	poll.Until(tb, waitTimeout, "allocation "+info.AllocationID+" released", func() error {
-		for _, allocation := range a.dm.ListAllocations() {
+		for _, allocation := range a.DeviceManager.ListAllocations() {
 			if allocation.AllocationID == info.AllocationID {
 				return errors.New("allocation still listed")
 			}

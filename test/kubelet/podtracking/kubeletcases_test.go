@@ -41,7 +41,7 @@ func TestInitContainerHandsItsMemifOn(t *testing.T) {
 	if got, want := answered(info), e.seenInContainer(t, pod); got != want || want.secret == "" {
 		t.Errorf("agent answers %+v, the app container got %+v", got, want)
 	}
-	if held := a.dm.ListAllocations(); len(held) != 1 {
+	if held := a.DeviceManager.ListAllocations(); len(held) != 1 {
 		t.Errorf("allocations = %v, want the app container's alone", held)
 	}
 }
@@ -67,7 +67,7 @@ func TestCompletedPodsDeviceGoesToTheNextPod(t *testing.T) {
 		t.Errorf("next pod's directory: %v", err)
 	}
 	var none *dmapi.NoMemifError
-	if _, err := a.dm.GetPodMemifInfo(podID("job")); !errors.As(err, &none) {
+	if _, err := a.DeviceManager.GetPodMemifInfo(podID("job")); !errors.As(err, &none) {
 		t.Errorf("GetPodMemifInfo(job) = %v, want a NoMemifError", err)
 	}
 }
@@ -90,7 +90,7 @@ func TestPodRecreatedUnderTheSameName(t *testing.T) {
 	if got, want := answered(secondMemif), e.seenInContainer(t, second); got != want || secondMemif.HostDir == firstMemif.HostDir || got.secret == answered(firstMemif).secret {
 		t.Errorf("re-created pod: agent answers %+v, the container got %+v; the deleted pod had %+v", got, want, answered(firstMemif))
 	}
-	info, err := a.dm.GetPodMemifInfo(podID("web"))
+	info, err := a.DeviceManager.GetPodMemifInfo(podID("web"))
 	if err != nil || info.PodUID != string(second.spec.UID) || info.HostDir != secondMemif.HostDir {
 		t.Errorf("GetPodMemifInfo(web) = %v (uid %s), %v; want the re-created pod's (uid %s)", info, info.PodUID, err, second.spec.UID)
 	}

@@ -48,7 +48,7 @@ func TestPodLifecycle(t *testing.T) {
 	var admitted dmapi.MemifInfo
 	t.Run("just admitted, no container yet", func(t *testing.T) {
 		var err error
-		if admitted, err = a.dm.GetPodMemifInfo(podID("web")); err != nil {
+		if admitted, err = a.DeviceManager.GetPodMemifInfo(podID("web")); err != nil {
 			t.Fatalf("GetPodMemifInfo: %v", err)
 		}
 		want := e.kubelet.Devices(spec.UID, "c0", resource)
@@ -70,7 +70,7 @@ func TestPodLifecycle(t *testing.T) {
 	var running dmapi.MemifInfo
 	t.Run("containers running", func(t *testing.T) {
 		var err error
-		if running, err = a.dm.GetPodMemifInfo(podID("web")); err != nil {
+		if running, err = a.DeviceManager.GetPodMemifInfo(podID("web")); err != nil {
 			t.Fatalf("GetPodMemifInfo: %v", err)
 		}
 		if got, want := answered(running), e.seenInContainer(t, pod); got != want {
@@ -83,7 +83,7 @@ func TestPodLifecycle(t *testing.T) {
 	t.Run("deleted pod releases directory and devices", func(t *testing.T) {
 		e.deletePod(t, pod)
 		released(t, a, running)
-		_, err := a.dm.GetPodMemifInfo(podID("web"))
+		_, err := a.DeviceManager.GetPodMemifInfo(podID("web"))
 		var none *dmapi.NoMemifError
 		if !errors.As(err, &none) {
 			t.Errorf("GetPodMemifInfo after deletion = %v, want a NoMemifError", err)
@@ -92,7 +92,7 @@ func TestPodLifecycle(t *testing.T) {
 		if got := e.kubelet.Devices(again.UID, "c0", resource); len(got) != 1 {
 			t.Fatalf("kubelet assigned %v to the next pod", got)
 		}
-		if _, err := a.dm.GetPodMemifInfo(podID("again")); err != nil {
+		if _, err := a.DeviceManager.GetPodMemifInfo(podID("again")); err != nil {
 			t.Errorf("next pod got no memif after the release: %v", err)
 		}
 	})
@@ -110,12 +110,12 @@ func TestAgentRestartKeepsBindings(t *testing.T) {
 		before[pod.spec.Name] = boundMemif(t, a, pod.spec)
 	}
 
-	a.stop()
+	a.Stop()
 	a = e.startAgent(t)
 
 	for name, want := range before {
 		t.Run(name, func(t *testing.T) {
-			got, err := a.dm.GetPodMemifInfo(podID(name))
+			got, err := a.DeviceManager.GetPodMemifInfo(podID(name))
 			if err != nil {
 				t.Fatalf("GetPodMemifInfo after restart: %v", err)
 			}
@@ -125,7 +125,7 @@ func TestAgentRestartKeepsBindings(t *testing.T) {
 			}
 		})
 	}
-	if n := len(a.dm.ListAllocations()); n != pods {
+	if n := len(a.DeviceManager.ListAllocations()); n != pods {
 		t.Errorf("%d allocations after restart, want %d", n, pods)
 	}
 }
@@ -146,7 +146,7 @@ func TestDockerRestartLosesNoDelete(t *testing.T) {
 	e.daemon.Restart(t)
 
 	released(t, a, goneInfo)
-	got, err := a.dm.GetPodMemifInfo(podID("kept"))
+	got, err := a.DeviceManager.GetPodMemifInfo(podID("kept"))
 	if err != nil || got.HostSocket != keptInfo.HostSocket || got.Secret != keptInfo.Secret {
 		t.Errorf("pod that survived the restart: %v, %v; want its binding unchanged (%v)", got, err, keptInfo)
 	}
@@ -162,12 +162,12 @@ func TestPodDeletedWhileAgentDown(t *testing.T) {
 	goneInfo := boundMemif(t, a, gone.spec)
 	keptInfo := boundMemif(t, a, kept.spec)
 
-	a.stop()
+	a.Stop()
 	e.deletePod(t, gone)
 	a = e.startAgent(t)
 
 	released(t, a, goneInfo)
-	got, err := a.dm.GetPodMemifInfo(podID("kept"))
+	got, err := a.DeviceManager.GetPodMemifInfo(podID("kept"))
 	if err != nil || got.HostSocket != keptInfo.HostSocket || got.Secret != keptInfo.Secret {
 		t.Errorf("pod kept across the agent restart: %v, %v; want its binding unchanged (%v)", got, err, keptInfo)
 	}
