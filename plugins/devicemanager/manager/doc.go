@@ -58,8 +58,11 @@
 // A damaged checkpoint loses only what the damage covers; every loss is
 // logged with its count and counted.
 //
-// ResourceClaims (the DRA driver, plugins/dradriver) come as PrepareClaim
-// and UnprepareClaim events: one allocation per claim request from the
+// kubelet's Allocate calls come through the manager's
+// deviceplugin.Allocator (kubelet.go), which builds, pushes and awaits the
+// AllocateDevice event. ResourceClaims (the DRA driver, plugins/dradriver)
+// come through its dmapi.ClaimPreparer (claims.go) as PrepareClaim and
+// UnprepareClaim events: one allocation per claim request from the
 // claim devices (claim-device-count), made exactly as for Allocate and
 // bound at once to the claim's pod; preparing again returns them. kubelet
 // releases them with UnprepareClaim (a DeletePod follow-up, so the vswitch

@@ -32,7 +32,7 @@ func (e *ReleaseAllocation) String() string {
 
 // ReleaseAbandoned releases every allocation made for one kubelet call
 // that then failed or that kubelet stopped waiting for (see
-// deviceplugin.Hooks.Abandoned): none was handed to a container, nor bound
+// deviceplugin.Allocator's Abandon): none was handed to a container, nor bound
 // or wired. It is one event however many there are, so that the rollback
 // of a call cannot fill the queue. Only the device manager pushes and
 // handles it.
