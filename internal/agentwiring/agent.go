@@ -109,6 +109,7 @@ func New(configs Configs, opts ...Option) *Agent {
 		deps.PodResolver = podManager
 		deps.Prometheus = registry
 		deps.StatusCheck = agentHealth
+		deps.KubeletInterceptor = o.kubeletInterceptor
 	}))
 	networksPlugin := networks.NewPlugin(networks.UseDeps(func(deps *networks.Deps) {
 		deps.Cfg = configs(networks.PluginName)
@@ -158,6 +159,7 @@ func New(configs Configs, opts ...Option) *Agent {
 		deps.Cfg = configs(dradriver.PluginName)
 		deps.EventLoop = eventLoop
 		deps.DeviceManager = deviceManager
+		deps.KubeletInterceptor = o.kubeletInterceptor
 	}))
 	podEvents.DRADriver = draDriver
 	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {

@@ -4,6 +4,7 @@ import (
 	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
 	"github.com/namsral/flag"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
 )
 
 // Option changes how New wires the agent. The agent's command takes
@@ -11,7 +12,8 @@ import (
 type Option func(*options)
 
 type options struct {
-	metrics *prometheus.Registry
+	metrics            *prometheus.Registry
+	kubeletInterceptor grpc.UnaryServerInterceptor
 }
 
 // WithMetrics registers the plugins' metrics in registry, which the
@@ -19,6 +21,13 @@ type options struct {
 // agents in one process would otherwise register the same metrics twice.
 func WithMetrics(registry *prometheus.Registry) Option {
 	return func(o *options) { o.metrics = registry }
+}
+
+// WithKubeletInterceptor wraps each of kubelet's gRPC calls to the agent,
+// the device plugin's and the DRA driver's, in interceptor: a test times
+// or counts them as they arrive and are answered.
+func WithKubeletInterceptor(interceptor grpc.UnaryServerInterceptor) Option {
+	return func(o *options) { o.kubeletInterceptor = interceptor }
 }
 
 // registry is where the plugins register their metrics: plugin's default

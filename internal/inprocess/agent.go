@@ -22,6 +22,7 @@ import (
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 	"github.com/namsral/flag"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
 
 	"github.com/contivpp/memif-agent/internal/agentwiring"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -63,6 +64,10 @@ type Options struct {
 	// health follows, in place of the vswitch plugin's: the test says
 	// when VPP answers.
 	Reachability vswitchapi.VswitchAPI
+	// KubeletInterceptor, when set, wraps each of kubelet's calls to the
+	// agent's device plugin and DRA driver
+	// (agentwiring.WithKubeletInterceptor).
+	KubeletInterceptor grpc.UnaryServerInterceptor
 	// PodEvents, when set, records every event the pod manager pushed
 	// into the loop and the loop accepted, in push order: what the pod
 	// tracker announced and decided, apart from what else was pushed.
@@ -111,7 +116,11 @@ func Start(tb testing.TB, opts Options) *Agent {
 	}
 	a.ConfigDir = filepath.Join(a.Dir, "config")
 	a.writeConfigs(tb, opts.Configs)
-	a.Agent = agentwiring.New(agentwiring.DirConfigs(a.ConfigDir), agentwiring.WithMetrics(a.Metrics))
+	wiring := []agentwiring.Option{agentwiring.WithMetrics(a.Metrics)}
+	if opts.KubeletInterceptor != nil {
+		wiring = append(wiring, agentwiring.WithKubeletInterceptor(opts.KubeletInterceptor))
+	}
+	a.Agent = agentwiring.New(agentwiring.DirConfigs(a.ConfigDir), wiring...)
 	// The agent's plugins log to stderr, which go test mixes into its
 	// own output (a benchmark's result line among them): to tb's log
 	// instead, until Stop.

@@ -164,3 +164,29 @@ func TestVswitchStandInGetsThePodsMemifs(t *testing.T) {
 		return nil
 	})
 }
+
+// TestKubeletInterceptorWrapsDevicePluginCalls: the interceptor of
+// Options (agentwiring.WithKubeletInterceptor) sees kubelet's calls to the
+// device plugin, and the call is answered through it.
+func TestKubeletInterceptorWrapsDevicePluginCalls(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		called []string
+	)
+	interceptor := func(ctx context.Context, request any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		mu.Lock()
+		called = append(called, info.FullMethod)
+		mu.Unlock()
+		return handler(ctx, request)
+	}
+	a := inprocess.Start(t, inprocess.Options{KubeletInterceptor: interceptor})
+	response := allocate(t, filepath.Join(deviceManagerConfig(t, a).PluginDir, dmconfig.DefaultPluginSocket), "memif-001")
+	if response.Envs["MEMIF_SOCKET"] == "" {
+		t.Fatalf("Allocate answered %v through the interceptor, no MEMIF_SOCKET", response)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(called, "/v1beta1.DevicePlugin/Allocate") {
+		t.Errorf("the interceptor saw %v, want kubelet's Allocate", called)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/ligato/cn-infra/health/statuscheck"
 	"github.com/ligato/cn-infra/infra"
 	cnprometheus "github.com/ligato/cn-infra/rpc/prometheus"
+	"google.golang.org/grpc"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/internal/handover"
@@ -91,6 +92,9 @@ type Deps struct {
 	// unhealthy while it has not for longer than vswitch-health-grace.
 	// Optional: without it the devices are always healthy.
 	Vswitch vswitchapi.VswitchAPI
+	// KubeletInterceptor, when set, wraps each of kubelet's calls to the
+	// device plugin; optional (the agent sets none).
+	KubeletInterceptor grpc.UnaryServerInterceptor
 }
 
 var (
@@ -147,7 +151,8 @@ func (p *Plugin) Init() error {
 		p.nodeLock = lock
 	}
 	p.health = devicehealth.New(p.Vswitch, cfg.VswitchHealthGrace.Duration(), p.log)
-	opts := manager.Options{Log: p.log, LivePods: p.LivePods, PodResolver: p.PodResolver, DeviceHealth: p.health}
+	opts := manager.Options{Log: p.log, LivePods: p.LivePods, PodResolver: p.PodResolver, DeviceHealth: p.health,
+		DevicePluginInterceptor: p.KubeletInterceptor}
 	if p.Prometheus != nil {
 		opts.Metrics = promregistry.Default(p.Prometheus)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/ligato/cn-infra/infra"
+	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -42,7 +43,8 @@ type ClaimPoolSource interface {
 	ClaimPreparer() dmapi.ClaimPreparer
 }
 
-// Deps are the plugin's dependencies; all are required.
+// Deps are the plugin's dependencies; all but KubeletInterceptor are
+// required.
 type Deps struct {
 	infra.PluginDeps
 	// EventLoop is not called: it makes cn-infra start the controller
@@ -51,6 +53,9 @@ type Deps struct {
 	// device manager itself starts before the controller).
 	EventLoop     controllerapi.EventLoop
 	DeviceManager ClaimPoolSource
+	// KubeletInterceptor, when set, wraps each of kubelet's calls to the
+	// driver; optional (the agent sets none).
+	KubeletInterceptor grpc.UnaryServerInterceptor
 }
 
 // Init reads and validates the config. An invalid config stops the agent
@@ -95,6 +100,7 @@ func (p *Plugin) AfterInit() error {
 		PluginDataDir: p.cfg.PluginDataDir, RegistrarDir: p.cfg.RegistrarDir, CDIDir: p.cfg.CDIDir,
 		SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
 		Health: health, Claims: p.DeviceManager.ClaimPreparer(), PodUID: types.UID(os.Getenv(dmapi.PodUIDEnv)),
+		Interceptor: p.KubeletInterceptor,
 	}, client, p.log)
 	if err != nil {
 		return fmt.Errorf("dradriver plugin: %w", err)
