@@ -15,7 +15,12 @@
 //     (nodeSelector) gets its claim from that node's pool;
 //   - node removal (cluster.Node.Remove: kubelet stopped, Node deleted):
 //     its ResourceSlice, its pods and its agent go, and a pending pod is
-//     weighed on the nodes left.
+//     weighed on the nodes left;
+//   - networks that span nodes (crossNode, the nodes joined by an
+//     underlay, each node's VPP on it): a VPP pod on one node pings a VPP
+//     pod on the other in an l3 network (each node handing out its own
+//     share of the subnet) and in an l2 network, and a pod of a third
+//     network reaches neither.
 //
 // It needs root, the peers (make peers), the agent's image (make image,
 // which Deploy runs) and memifctl (MEMIF_AGENT_BIN, or a build of this

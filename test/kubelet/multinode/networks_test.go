@@ -3,7 +3,6 @@ package multinode
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"testing"
 
@@ -20,10 +19,6 @@ import (
 // networksValues are the chart's values of TestNetworksSpanNodes.
 const networksValues = "test/kubelet/multinode/networks-values.yaml"
 
-// spanOptIn runs TestNetworksSpanNodes, which is not yet part of make
-// test.
-const spanOptIn = "MEMIF_TEST_NETWORKS_SPAN_NODES"
-
 // labAddresses are the l2 pods' addresses, set in their VPPs: the agent
 // gives an l2 network's memifs none.
 var labAddresses = [2]string{"10.90.0.1/24", "10.90.0.2/24"}
@@ -33,9 +28,6 @@ var labAddresses = [2]string{"10.90.0.1/24", "10.90.0.2/24"}
 // red and in l2 network lab, each way, and a pod of blue on node B
 // reaches neither.
 func TestNetworksSpanNodes(t *testing.T) {
-	if os.Getenv(spanOptIn) == "" {
-		t.Skipf("set %s=1 to run it", spanOptIn)
-	}
 	ctx := t.Context()
 	c := cluster.StartForTest(t, cluster.Options{Nodes: nodes, Progress: testlog.Writer(t)})
 	crossnodeConf, err := memifnode.JoinUnderlay(c)

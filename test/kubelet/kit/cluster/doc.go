@@ -42,6 +42,12 @@
 // any node (AllNodes); Node.DialContext connects from inside an added
 // node. Stop stops the added nodes first.
 //
+// JoinUnderlay joins a node to the underlay between the nodes, for the
+// networks that span them (underlay.go): a Linux bridge of the cluster's
+// own on the host and a veth per node, the node's end (UnderlayLink, named
+// per node, as the first node shares the host's network) in its network
+// namespace, for the node's VPP to take with af_packet. Stop removes them.
+//
 // Options.ControlPlaneOnly runs the control plane alone (etcd,
 // kube-apiserver, kube-controller-manager with its garbage collector,
 // kube-scheduler), for suites that talk to the API server only and create

@@ -15,7 +15,11 @@
 // VPP receives (APIChanges: those that are not reads). A pod's memif.json
 // is read from its allocation's directory (PodMemif), the agent's config
 // files replaced in its ConfigMap (SetConfigFile), its metrics read on its
-// loopback port (Metric).
+// loopback port (Metric). For networks that span nodes, JoinUnderlay
+// joins every node to the cluster's underlay and gives crossnode.conf's
+// keys for Options.ConfigKeys (each node's link and UnderlayAddress), the
+// node VPPs run UnderlayPlugins, and ImportVPPImageOnAll imports the VPP
+// pod image into every node.
 //
 // It owns the images it builds and the pods it creates; the cluster is the
 // caller's.
