@@ -160,6 +160,7 @@ func New(configs Configs, opts ...Option) *Agent {
 		deps.EventLoop = eventLoop
 		deps.DeviceManager = deviceManager
 		deps.KubeletInterceptor = o.kubeletInterceptor
+		deps.Client = o.draClient
 	}))
 	podEvents.DRADriver = draDriver
 	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {

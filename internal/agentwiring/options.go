@@ -5,6 +5,7 @@ import (
 	"github.com/namsral/flag"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Option changes how New wires the agent. The agent's command takes
@@ -14,6 +15,7 @@ type Option func(*options)
 type options struct {
 	metrics            *prometheus.Registry
 	kubeletInterceptor grpc.UnaryServerInterceptor
+	draClient          kubernetes.Interface
 }
 
 // WithMetrics registers the plugins' metrics in registry, which the
@@ -28,6 +30,13 @@ func WithMetrics(registry *prometheus.Registry) Option {
 // or counts them as they arrive and are answered.
 func WithKubeletInterceptor(interceptor grpc.UnaryServerInterceptor) Option {
 	return func(o *options) { o.kubeletInterceptor = interceptor }
+}
+
+// WithDRAClient gives the DRA driver client as its API server client, in
+// place of the one dradriver.conf's kubeconfig makes: a test times or
+// counts the driver's requests.
+func WithDRAClient(client kubernetes.Interface) Option {
+	return func(o *options) { o.draClient = client }
 }
 
 // registry is where the plugins register their metrics: plugin's default

@@ -23,6 +23,7 @@ import (
 	"github.com/namsral/flag"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/contivpp/memif-agent/internal/agentwiring"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
@@ -68,6 +69,10 @@ type Options struct {
 	// agent's device plugin and DRA driver
 	// (agentwiring.WithKubeletInterceptor).
 	KubeletInterceptor grpc.UnaryServerInterceptor
+	// DRAClient, when set, is the DRA driver's API server client
+	// (agentwiring.WithDRAClient); without it, dradriver.conf's
+	// kubeconfig makes one.
+	DRAClient kubernetes.Interface
 	// PodEvents, when set, records every event the pod manager pushed
 	// into the loop and the loop accepted, in push order: what the pod
 	// tracker announced and decided, apart from what else was pushed.
@@ -119,6 +124,9 @@ func Start(tb testing.TB, opts Options) *Agent {
 	wiring := []agentwiring.Option{agentwiring.WithMetrics(a.Metrics)}
 	if opts.KubeletInterceptor != nil {
 		wiring = append(wiring, agentwiring.WithKubeletInterceptor(opts.KubeletInterceptor))
+	}
+	if opts.DRAClient != nil {
+		wiring = append(wiring, agentwiring.WithDRAClient(opts.DRAClient))
 	}
 	a.Agent = agentwiring.New(agentwiring.DirConfigs(a.ConfigDir), wiring...)
 	// The agent's plugins log to stderr, which go test mixes into its

@@ -43,7 +43,7 @@ type ClaimPoolSource interface {
 	ClaimPreparer() dmapi.ClaimPreparer
 }
 
-// Deps are the plugin's dependencies; all but KubeletInterceptor are
+// Deps are the plugin's dependencies; EventLoop and DeviceManager are
 // required.
 type Deps struct {
 	infra.PluginDeps
@@ -56,6 +56,10 @@ type Deps struct {
 	// KubeletInterceptor, when set, wraps each of kubelet's calls to the
 	// driver; optional (the agent sets none).
 	KubeletInterceptor grpc.UnaryServerInterceptor
+	// Client, when set, is the driver's API server client in place of the
+	// one dradriver.conf's kubeconfig (or the service account) makes;
+	// optional (the agent sets none).
+	Client kubernetes.Interface
 }
 
 // Init reads and validates the config. An invalid config stops the agent
@@ -127,6 +131,9 @@ const (
 )
 
 func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
+	if p.Client != nil {
+		return p.Client, nil
+	}
 	var restConfig *rest.Config
 	var err error
 	if p.cfg.Kubeconfig == "" {
