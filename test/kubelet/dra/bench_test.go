@@ -43,9 +43,8 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 	c, client := startCluster(b, cluster.Options{})
 	ctx := context.Background()
 	cfg := config.Default()
-	// The in-process agent has no pod source, so it never releases a
-	// device plugin allocation (kubelet frees the device, the agent keeps
-	// it): enough devices for every iteration.
+	// Enough devices for every iteration: no Allocate waits for the
+	// release of a deleted pod's memif.
 	cfg.DeviceCount, cfg.ClaimDeviceCount = 64, 4
 	calls := &callTimes{byMethod: map[string][]time.Duration{}}
 	a := startAgentWith(b, c, timedClaimReads{client, calls}, cfg, calls.intercept)
@@ -160,7 +159,7 @@ func podToRunning(ctx context.Context, b *testing.B, client kubernetes.Interface
 		b.Fatal(err)
 	}
 	var held []string
-	for _, memif := range a.dm.ListAllocations() {
+	for _, memif := range a.DeviceManager.ListAllocations() {
 		if memif.Pod.Name == name {
 			held = append(held, memif.HostDir)
 		}

@@ -22,15 +22,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	"github.com/contivpp/memif-agent/internal/inprocess"
+	dmplugin "github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
+	"github.com/contivpp/memif-agent/plugins/dradriver"
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
-	"github.com/contivpp/memif-agent/plugins/dradriver/kubeletdriver"
+	"github.com/contivpp/memif-agent/plugins/podmanager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
-	"github.com/contivpp/memif-agent/test/kit/devicemanagertest"
-	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kit/testpmd"
@@ -73,14 +72,10 @@ func startChartCluster(tb testing.TB, opts cluster.Options) (*cluster.Cluster, k
 	return c, client
 }
 
-// agent is the device manager and the DRA driver on the event loop, as
-// memif-agent runs them with dradriver.conf enabled and the device plugin
-// off, over the node's paths; driver is nil with the driver off.
-type agent struct {
-	dm     *manager.Manager
-	driver *kubeletdriver.Driver
-	loop   *eventloop.Loop
-}
+// agent is the agent in the test's process (inprocess, the wiring
+// cmd/memif-agent runs) over the node's paths, its pod manager on the
+// node's containerd and kubelet's pod-resources.
+type agent struct{ *inprocess.Agent }
 
 func startAgent(t testing.TB, c *cluster.Cluster, client kubernetes.Interface) *agent {
 	t.Helper()
@@ -96,14 +91,15 @@ func claimsOnly() config.Config {
 }
 
 // startAgentWith runs the agent with cfg over the node's paths, the DRA
-// driver on; intercept, when set, wraps each of kubelet's gRPC calls to the
-// driver and the device plugin.
+// driver on with client as its API server client, and waits until kubelet
+// registered the driver; intercept, when set, wraps each of kubelet's gRPC
+// calls to the driver and the device plugin.
 func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, cfg config.Config, intercept grpc.UnaryServerInterceptor) *agent {
 	t.Helper()
-	a := startDeviceManager(t, c, cfg, intercept)
-	a.driver = startDriver(t, c, client, a, c.HostPath("/var/lib/kubelet/plugins_registry"), intercept)
+	a := runAgent(t, c, cfg, driverConfig(c, c.HostPath("/var/lib/kubelet/plugins_registry")),
+		inprocess.Options{DRAClient: client, KubeletInterceptor: intercept})
 	poll.Until(t, waitLimit, "kubelet registered the DRA driver", func() error {
-		if !a.driver.Registered() {
+		if !a.DRADriver.KubeletRegistered() {
 			return errors.New("not yet")
 		}
 		return nil
@@ -111,60 +107,36 @@ func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interfac
 	return a
 }
 
-// startDriver starts the DRA driver of a's device manager, registering in
-// registrarDir.
-func startDriver(t testing.TB, c *cluster.Cluster, client kubernetes.Interface, a *agent, registrarDir string, intercept grpc.UnaryServerInterceptor) *kubeletdriver.Driver {
-	t.Helper()
-	pool := a.dm.ClaimPool()
-	driver, err := kubeletdriver.New(kubeletdriver.Config{
-		DriverName: claims.DefaultDriverName, NodeName: cluster.NodeName,
-		PluginDataDir: c.HostPath("/var/lib/kubelet/plugins/" + claims.DefaultDriverName),
-		RegistrarDir:  registrarDir,
-		CDIDir:        c.HostPath("/var/run/cdi"), SocketRoot: pool.SocketRoot, ContainerDir: pool.ContainerDir, Devices: pool.Devices,
-		Interceptor: intercept, Claims: a.dm.ClaimPreparer(a.loop),
-	}, client, testlog.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := driver.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+// driverConfig is dradriver.conf of the node, the driver on, registering
+// in registrarDir.
+func driverConfig(c *cluster.Cluster, registrarDir string) dradriver.Config {
+	driver := dradriver.DefaultConfig()
+	driver.Enabled, driver.NodeName, driver.Kubeconfig = true, cluster.NodeName, c.Kubeconfig()
+	driver.PluginDataDir = c.HostPath("/var/lib/kubelet/plugins/" + claims.DefaultDriverName)
+	driver.RegistrarDir = registrarDir
+	driver.CDIDir = c.HostPath("/var/run/cdi")
 	return driver
 }
 
-// startDeviceManager runs the agent with cfg over the node's paths and the
+// startDriverOff runs the agent with cfg over the node's paths and the
 // DRA driver off (dradriver.conf enabled: false).
-func startDeviceManager(t testing.TB, c *cluster.Cluster, cfg config.Config, intercept grpc.UnaryServerInterceptor) *agent {
+func startDriverOff(t testing.TB, c *cluster.Cluster, cfg config.Config) *agent {
+	t.Helper()
+	return runAgent(t, c, cfg, dradriver.DefaultConfig(), inprocess.Options{})
+}
+
+// runAgent runs the agent with the device manager's cfg over the node's
+// paths, the DRA driver's config driver, and the node's pod sources.
+func runAgent(t testing.TB, c *cluster.Cluster, cfg config.Config, driver dradriver.Config, opts inprocess.Options) *agent {
 	t.Helper()
 	cfg.PluginDir = c.HostPath("/var/lib/kubelet/device-plugins")
 	cfg.SocketRoot = c.HostPath("/run/contiv/memif")
 	cfg.CheckpointPath = c.HostPath("/var/lib/memif-agent/checkpoint.json")
-	dm, err := manager.New(cfg, manager.Options{Log: testlog.New(t), DevicePluginInterceptor: intercept})
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop := devicemanagertest.StartLoop(t, fakevswitch.Committer{}, dm)
-	if cfg.DevicePlugin {
-		if err := dm.Start(loop); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(dm.Stop)
-	}
-	a := &agent{dm: dm, loop: loop}
-	t.Cleanup(a.stop)
-	return a
-}
-
-func (a *agent) stop() {
-	if a.loop == nil {
-		return
-	}
-	if a.driver != nil {
-		a.driver.Stop()
-		a.driver = nil
-	}
-	a.loop.Close()
-	a.loop = nil
+	pods := podmanager.DefaultConfig()
+	pods.Runtime, pods.CRIEndpoint = podmanager.RuntimeCRI, c.RuntimeSocket()
+	pods.PodResourcesSocket = c.HostPath("/var/lib/kubelet/pod-resources/kubelet.sock")
+	opts.Configs = map[string]any{dmplugin.PluginName: cfg, dradriver.PluginName: driver, podmanager.PluginName: pods}
+	return &agent{inprocess.Start(t, opts)}
 }
 
 func claimPod(name string) *corev1.Pod {
@@ -253,7 +225,7 @@ func TestClaimOnARealNode(t *testing.T) {
 	if err := c.RestartKubelet(ctx); err != nil {
 		t.Fatal(err)
 	}
-	a.stop()
+	a.Stop()
 	a = startAgent(t, c, client)
 	if again := podMemif(t, a, "memif-claim-1"); again.AllocationID != memif.AllocationID || again.Secret != memif.Secret {
 		t.Errorf("after kubelet's and the agent's restart the pod holds %v, want %v", again, memif)
@@ -307,7 +279,7 @@ func agentRestartAndStop(t *testing.T, runtime cluster.Runtime) {
 	a := startAgent(t, c, client)
 	published := nodeSlice(ctx, t, client)
 
-	a.stop()
+	a.Stop()
 	a = startAgent(t, c, client)
 	first := createPod(ctx, t, client, podOf("memif-restart-1", cluster.PauseImage, nil, true))
 	waitRunning(ctx, t, client, first.Name)
@@ -318,7 +290,7 @@ func agentRestartAndStop(t *testing.T, runtime cluster.Runtime) {
 	memif := podMemif(t, a, first.Name)
 	checkCDIApplied(ctx, t, c, client, first.Name, memif)
 
-	a.stop()
+	a.Stop()
 	if err := client.CoreV1().Pods(namespace).Delete(ctx, first.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +309,7 @@ func agentRestartAndStop(t *testing.T, runtime cluster.Runtime) {
 		if _, err := os.Stat(memif.HostDir); !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("%s still there (%v)", memif.HostDir, err)
 		}
-		if list := a.dm.ListAllocations(); len(list) != 0 {
+		if list := a.DeviceManager.ListAllocations(); len(list) != 0 {
 			return fmt.Errorf("still held: %v", list)
 		}
 		return nil
@@ -353,20 +325,20 @@ func agentRestartAndStop(t *testing.T, runtime cluster.Runtime) {
 		t.Fatal(err)
 	}
 	poll.Until(t, waitLimit, "the next pod's memif released", func() error {
-		if list := a.dm.ListAllocations(); len(list) != 0 {
+		if list := a.DeviceManager.ListAllocations(); len(list) != 0 {
 			return fmt.Errorf("still held: %v", list)
 		}
 		return nil
 	})
 
-	a.stop()
-	a = startDeviceManager(t, c, claimsOnly(), nil)
+	a.Stop()
+	a = startDriverOff(t, c, claimsOnly())
 	waitNoNodeSlice(ctx, t, client, "the agent back with the DRA driver off")
 
-	a.stop()
+	a.Stop()
 	a = startAgent(t, c, client)
 	nodeSlice(ctx, t, client)
-	a.stop()
+	a.Stop()
 	waitNoNodeSlice(ctx, t, client, "the agent stopped for good")
 }
 
@@ -376,16 +348,15 @@ func TestDriverKubeletNeverRegisteredWithdrawsItsSlice(t *testing.T) {
 	c, client := startCluster(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	a := startDeviceManager(t, c, claimsOnly(), nil)
 	// A registration directory kubelet does not watch: it never learns of
 	// the driver, as when the agent goes before kubelet's plugin watcher
 	// gets to it.
-	a.driver = startDriver(t, c, client, a, t.TempDir(), nil)
+	a := runAgent(t, c, claimsOnly(), driverConfig(c, t.TempDir()), inprocess.Options{DRAClient: client})
 	nodeSlice(ctx, t, client)
-	if a.driver.Registered() {
+	if a.DRADriver.KubeletRegistered() {
 		t.Fatal("kubelet registered a driver outside its registration directory")
 	}
-	a.stop()
+	a.Stop()
 	waitNoNodeSlice(ctx, t, client, "the unregistered driver stopped")
 }
 
@@ -500,7 +471,7 @@ func podMemif(t testing.TB, a *agent, pod string) dmapi.MemifInfo {
 	var memif dmapi.MemifInfo
 	poll.Until(t, waitLimit, pod+"'s memif prepared", func() error {
 		var err error
-		memif, err = a.dm.GetPodMemifInfo(podapi.PodID{Namespace: namespace, Name: pod})
+		memif, err = a.DeviceManager.GetPodMemifInfo(podapi.PodID{Namespace: namespace, Name: pod})
 		return err
 	})
 	return memif
