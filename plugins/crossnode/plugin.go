@@ -10,10 +10,9 @@ import (
 
 	"github.com/ligato/cn-infra/infra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/kubeclient"
 	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	crossnodeapi "github.com/contivpp/memif-agent/plugins/crossnode/api"
@@ -100,19 +99,9 @@ func fromEnv(value, key, env string) (string, error) {
 }
 
 func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
-	var restConfig *rest.Config
-	var err error
-	if p.cfg.Kubeconfig == "" {
-		restConfig, err = rest.InClusterConfig()
-	} else if err = configfile.CheckFile(p.cfg.Kubeconfig); err == nil {
-		restConfig, err = clientcmd.BuildConfigFromFlags("", p.cfg.Kubeconfig)
-	}
+	client, err := kubeclient.New(p.cfg.Kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("crossnode plugin: API server client (kubeconfig %q; empty means in-cluster): %w", p.cfg.Kubeconfig, err)
-	}
-	client, err := kubernetes.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("crossnode plugin: API server client: %w", err)
+		return nil, fmt.Errorf("crossnode plugin: %w", err)
 	}
 	return client, nil
 }

@@ -11,10 +11,9 @@ import (
 	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/contivpp/memif-agent/internal/configfile"
+	"github.com/contivpp/memif-agent/internal/kubeclient"
 	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
@@ -119,37 +118,13 @@ func (p *Plugin) AfterInit() error {
 	return nil
 }
 
-// clientQPS and clientBurst bound the driver's requests to the API server,
-// as kubelet's own defaults (kube-api-qps, kube-api-burst) bound kubelet's.
-// kubeletplugin reads each claim kubelet prepares with this client, before
-// it answers kubelet, and the pod events are posted with it: client-go's
-// defaults (5 per second, bursts of 10) would hold a burst of pods'
-// preparations back by a fifth of a second each past the tenth.
-const (
-	clientQPS   = 50
-	clientBurst = 100
-)
-
 func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
 	if p.Client != nil {
 		return p.Client, nil
 	}
-	var restConfig *rest.Config
-	var err error
-	if p.cfg.Kubeconfig == "" {
-		restConfig, err = rest.InClusterConfig()
-	} else if err = configfile.CheckFile(p.cfg.Kubeconfig); err == nil {
-		// client-go reads the file whole and blocks on a FIFO: it gets
-		// only a file a config file may be.
-		restConfig, err = clientcmd.BuildConfigFromFlags("", p.cfg.Kubeconfig)
-	}
+	client, err := kubeclient.New(p.cfg.Kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("dradriver plugin: API server client (kubeconfig %q; empty means in-cluster): %w", p.cfg.Kubeconfig, err)
-	}
-	restConfig.QPS, restConfig.Burst = clientQPS, clientBurst
-	client, err := kubernetes.NewForConfig(restConfig)
-	if err != nil {
-		return nil, fmt.Errorf("dradriver plugin: API server client: %w", err)
+		return nil, fmt.Errorf("dradriver plugin: %w", err)
 	}
 	return client, nil
 }
