@@ -11,7 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
+
+	"github.com/contivpp/memif-agent/internal/kubeclient"
 )
 
 // Held are the shares the nodes hold: by network, each node's share.
@@ -31,42 +32,14 @@ func Watch(ctx context.Context, client kubernetes.Interface, namespace string, r
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(options *metav1.ListOptions) { options.LabelSelector = LabelNetwork }))
 	leases := factory.Coordination().V1().Leases()
-	changed := make(chan struct{}, 1)
-	poke := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}
-	_, err := leases.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { poke() },
-		UpdateFunc: func(any, any) { poke() },
-		DeleteFunc: func(any) { poke() },
-	})
+	err := kubeclient.Follow(ctx, factory, leases.Informer(), func() (Held, error) {
+		listed, err := leases.Lister().Leases(namespace).List(labels.Everything())
+		return heldBy(listed), err
+	}, Held.Equal, report)
 	if err != nil {
 		return fmt.Errorf("watch the shares' Leases in namespace %s: %w", namespace, err)
 	}
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), leases.Informer().HasSynced) {
-		return nil
-	}
-	var last Held
-	for first := true; ; first = false {
-		listed, err := leases.Lister().Leases(namespace).List(labels.Everything())
-		if err != nil {
-			return fmt.Errorf("list the shares' Leases in namespace %s: %w", namespace, err)
-		}
-		if held := heldBy(listed); first || !held.Equal(last) {
-			report(held)
-			last = held
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changed:
-		}
-	}
+	return nil
 }
 
 // heldBy reads the shares leases hold; a Lease without a holder or a

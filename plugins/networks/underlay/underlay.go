@@ -15,7 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
+
+	"github.com/contivpp/memif-agent/internal/kubeclient"
 )
 
 // Annotation is the Node annotation that holds the node's underlay
@@ -59,42 +60,14 @@ func (p Peers) Equal(o Peers) bool {
 func Watch(ctx context.Context, client kubernetes.Interface, self string, report func(Peers)) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(keepAnnotation))
 	nodes := factory.Core().V1().Nodes()
-	changed := make(chan struct{}, 1)
-	poke := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}
-	_, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { poke() },
-		UpdateFunc: func(any, any) { poke() },
-		DeleteFunc: func(any) { poke() },
-	})
+	err := kubeclient.Follow(ctx, factory, nodes.Informer(), func() (Peers, error) {
+		listed, err := nodes.Lister().List(labels.Everything())
+		return peersOf(listed, self), err
+	}, Peers.Equal, report)
 	if err != nil {
 		return fmt.Errorf("watch the Nodes' underlay addresses: %w", err)
 	}
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), nodes.Informer().HasSynced) {
-		return nil
-	}
-	var last Peers
-	for first := true; ; first = false {
-		listed, err := nodes.Lister().List(labels.Everything())
-		if err != nil {
-			return fmt.Errorf("list the Nodes' underlay addresses: %w", err)
-		}
-		if peers := peersOf(listed, self); first || !peers.Equal(last) {
-			report(peers)
-			last = peers
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changed:
-		}
-	}
+	return nil
 }
 
 // peersOf reads the nodes' annotations, self's left out. Of peers that
