@@ -33,9 +33,18 @@
 //     stay up and packets still flow;
 //  8. with Options.Nodes above 1 (demo --nodes 2), each added node runs
 //     its own VPP (in its mount and network namespace) and the DaemonSet's
-//     agent; the l2 and l3 pods above are pinned to the first node, and a
-//     testpmd pod pinned to each added node gets its memif from that
-//     node's agent, held link up by that node's VPP;
+//     agent, and the networks span the nodes: every node's VPP joins the
+//     cluster's underlay (memifnode.JoinUnderlay: a veth into a host
+//     bridge, af_packet and VXLAN in VPP), the chart is installed with
+//     crossNode on and crossnode.conf naming each node's underlay link
+//     and address, and each agent publishes its address as a Node
+//     annotation and claims its node's share of red as a Lease (printed);
+//     the l2 and l3 pods above are pinned to the first node, a testpmd
+//     pod pinned to each added node gets its memif from that node's
+//     agent, held link up by that node's VPP, and a VPP pod of red on
+//     each added node and the first l3 pod ping each other across the
+//     nodes; vppctl shows the VXLAN tunnels and red's routes to the
+//     other nodes' shares;
 //  9. everything is torn down (VPP, then the cluster), also on Ctrl-C or a
 //     failed step.
 //

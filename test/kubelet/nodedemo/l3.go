@@ -56,7 +56,7 @@ func networksConf(ctx context.Context, n *memifnode.Node) (netconf.Config, error
 // gateway in memif.json, configures its VPP from it, and pings its gateway
 // (the node's VPP) and the other pod through the node's VPP.
 func runL3(ctx context.Context, r reporter, c *cluster.Cluster, n *memifnode.Node, sw *memifnode.NodeVPP, timeout time.Duration) error {
-	if err := memifnode.ImportVPPImage(ctx, c); err != nil {
+	if err := memifnode.ImportVPPImageOnAll(ctx, c); err != nil {
 		return err
 	}
 	r.step("image", "imported %s: VPP's runtime from scripts/vpp.sh and an entrypoint that configures VPP as memif slave from /run/vpp/memif.json", memifnode.VPPImage)

@@ -69,7 +69,11 @@ func Run(ctx context.Context, opts Options) (err error) {
 	versions := c.Versions()
 	r.step("peers", "kubernetes %s, etcd %s, %s, runc %s", versions["kubernetes"], versions["etcd"], versions["runtime"], versions["runc"])
 
-	sw, err := memifnode.StartNodeVPP(ctx, c, "ping")
+	plugins, deploy, err := crossNodeSetup(r, c, memifnode.Options{BinDir: opts.BinDir, Values: []string{values}, Progress: func(f string, a ...any) { r.step("deploy", f, a...) }})
+	if err != nil {
+		return err
+	}
+	sw, err := memifnode.StartNodeVPP(ctx, c, plugins...)
 	if err != nil {
 		return err
 	}
@@ -77,9 +81,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 		r.step("teardown", "stopping VPP")
 		err = errors.Join(err, sw.Stop())
 	}()
-	r.step("vswitch", "VPP %s on the node: API socket %s/api.sock, memif and ping plugins, no DPDK, no hugepages (scripts/vpp.sh, pid %d)",
-		sw.Version, vppRunDir, sw.VPP.Pid())
-	added, stopAdded, err := startAddedVPPs(ctx, r, c)
+	r.step("vswitch", "VPP %s on the node: API socket %s/api.sock, memif plugin and %s, no DPDK, no hugepages (scripts/vpp.sh, pid %d)",
+		sw.Version, vppRunDir, strings.Join(plugins, ", "), sw.VPP.Pid())
+	added, stopAdded, err := startAddedVPPs(ctx, r, c, plugins)
 	if err != nil {
 		return err
 	}
@@ -90,9 +94,15 @@ func Run(ctx context.Context, opts Options) (err error) {
 		err = errors.Join(err, stopAdded())
 	}()
 
-	n, err := memifnode.Deploy(ctx, c, memifnode.Options{BinDir: opts.BinDir, Values: []string{values}, Progress: func(f string, a ...any) { r.step("deploy", f, a...) }})
+	n, err := memifnode.Deploy(ctx, c, deploy)
 	if err != nil {
 		return err
+	}
+	if len(added) > 0 {
+		// The agents talk to the API server (networks across nodes).
+		if err := n.ReachAPIServer(ctx); err != nil {
+			return err
+		}
 	}
 	if err := n.JoinNodes(ctx); err != nil {
 		return err
@@ -114,6 +124,11 @@ func Run(ctx context.Context, opts Options) (err error) {
 	r.step("agent", "daemonset memif-agent Ready, programming VPP through %s/api.sock; node %s allocatable contivpp.io/memif: %d", vppRunDir, cluster.NodeName, allocatable)
 	if err := r.networks(ctx, n); err != nil {
 		return err
+	}
+	if len(added) > 0 {
+		if err := waitShares(ctx, r, c, n, opts.StepTimeout); err != nil {
+			return err
+		}
 	}
 
 	pods := make([]*demoPod, opts.Pods)
@@ -188,6 +203,11 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	if err := runAddedNodes(ctx, r, n, added, opts.StepTimeout); err != nil {
 		return err
+	}
+	if len(added) > 0 {
+		if err := runAcrossNodes(ctx, r, c, n, sw, added, opts.StepTimeout); err != nil {
+			return err
+		}
 	}
 
 	gone := pods[len(pods)-1]

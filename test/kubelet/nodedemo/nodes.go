@@ -14,9 +14,10 @@ import (
 
 // The demo's added nodes (Options.Nodes above 1): each runs its own VPP
 // and its own agent from the DaemonSet; the l2 and l3 pods stay on the
-// first node (a network ends at its node until the underlay of issue 25
-// joins them), and one testpmd pod on each added node gets its memif from
-// that node's agent, held by that node's VPP.
+// first node, one testpmd pod on each added node gets its memif from
+// that node's agent, held by that node's VPP, and one VPP pod on each
+// added node pings an l3 pod of the first node across the underlay
+// (crossnode.go).
 
 // addedVPP is an added node with its VPP.
 type addedVPP struct {
@@ -31,8 +32,9 @@ func onFirstNode(pod *v1.Pod) *v1.Pod {
 	return pod
 }
 
-// startAddedVPPs starts VPP on every added node; stop stops them all.
-func startAddedVPPs(ctx context.Context, r reporter, c *cluster.Cluster) (added []addedVPP, stop func() error, err error) {
+// startAddedVPPs starts VPP with plugins on every added node; stop stops
+// them all.
+func startAddedVPPs(ctx context.Context, r reporter, c *cluster.Cluster, plugins []string) (added []addedVPP, stop func() error, err error) {
 	stop = func() error {
 		var errs []error
 		for _, a := range added {
@@ -41,7 +43,7 @@ func startAddedVPPs(ctx context.Context, r reporter, c *cluster.Cluster) (added 
 		return errors.Join(errs...)
 	}
 	for _, node := range c.Nodes() {
-		sw, err := memifnode.StartNodeVPPOn(ctx, node, "ping")
+		sw, err := memifnode.StartNodeVPPOn(ctx, node, plugins...)
 		if err != nil {
 			return nil, nil, errors.Join(err, stop())
 		}

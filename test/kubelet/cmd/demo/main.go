@@ -6,7 +6,10 @@
 // bridge domain (l2 network pods), and pods running VPP pinging each other
 // and their gateway through VPP (l3 network red); a pod deleted and its
 // memif gone from VPP and released; one line per step, and everything
-// removed at the end (also on Ctrl-C or failure). See package nodedemo.
+// removed at the end (also on Ctrl-C or failure). With --nodes 2 or more,
+// each node has its own VPP and agent, and the networks span the nodes: a
+// VPP pod of red on each added node pings one on the first node across
+// the underlay. See package nodedemo.
 //
 // It needs root, the peers of scripts/peers.sh and VPP (make demo builds
 // them; scripts/vpp.sh).
