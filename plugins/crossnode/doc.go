@@ -12,6 +12,19 @@
 // the routes to the peers' shares (plugins/memifwiring/wiring RenderSpan),
 // and hands out l3 addresses from the node's share only.
 //
+// A restart changes nothing in VPP: Init starts the tracker and waits, 15 s
+// at most, for its first listing (tracker.Listed), so that the startup
+// resync renders the span VPP holds, not the underlay alone, which would
+// remove the tunnels and routes to the other nodes and put them back
+// seconds later. Waiting rather than keeping the last span on the node:
+// the listing is what holds now (a peer gone, a share freed with its Node
+// while the agent was down), the node hands out only the share its Lease
+// holds, and there is no file to keep consistent with the Leases. An API
+// server that does not answer in time costs the cross-node traffic until
+// it does (logged); the l3 memifs keep their addresses (assign.SetShares).
+// The spans the tracker finds before the resync are not pushed: queued,
+// they would be applied after it, stale.
+//
 // The plugin is thin: config (crossnode.conf) and lifecycle over package
 // tracker. It touches nothing of VPP, the pods or the addresses.
 //

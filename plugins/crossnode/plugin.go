@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ligato/cn-infra/infra"
@@ -20,9 +21,16 @@ import (
 	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
 )
 
-// retryPeriod is how often what failed is tried again, and networks.conf
-// read for new l3 networks.
-const retryPeriod = 5 * time.Second
+const (
+	// retryPeriod is how often what failed is tried again, and
+	// networks.conf read for new l3 networks.
+	retryPeriod = 5 * time.Second
+	// listingWait bounds Init's wait for the tracker's first listing:
+	// longer than an API server under load takes to list the Nodes and
+	// Leases, short enough for the agent to start within its startup
+	// probe's 90 s after waiting 40 s for the agent it replaces.
+	listingWait = 15 * time.Second
+)
 
 // Deps are the plugin's dependencies.
 type Deps struct {
@@ -42,13 +50,18 @@ type Plugin struct {
 	tracker *tracker.Tracker
 	stop    context.CancelFunc
 	running sync.WaitGroup
+	// pushing is set once Init has waited for the first listing: the
+	// startup resync reads the Span, and the spans before it are not
+	// pushed, or the loop would apply them, stale, after the resync.
+	pushing atomic.Bool
 }
 
 var _ crossnodeapi.SpanSource = (*Plugin)(nil)
 
-// Init reads crossnode.conf and, when it is on, makes the tracker, so
-// that the memif wiring's first resync already renders the underlay and
-// waits for the shares.
+// Init reads crossnode.conf and, when it is on, starts the tracker and
+// waits (listingWait at most) for its first listing, so that the memif
+// wiring's first resync, in the controller's AfterInit, renders the span
+// the API server holds: after a restart, the one the node's VPP has.
 func (p *Plugin) Init() error {
 	p.log = logs.FromPlugin(p.Log)
 	if err := configfile.Load(p.Cfg.GetConfigName(), &p.cfg); err != nil {
@@ -79,11 +92,35 @@ func (p *Plugin) Init() error {
 	}
 	p.tracker = tracker.New(tracker.Options{Client: client, Node: node, Namespace: namespace,
 		Interface: underlay.Interface, Address: underlay.Prefix(), Networks: p.Networks.Networks,
-		Changed: func(span crossnodeapi.Span) error {
-			return p.EventLoop.PushEvent(&crossnodeapi.SpanChanged{Span: span})
-		},
-		Period: retryPeriod, Log: p.log})
+		Changed: p.push, Period: retryPeriod, Log: p.log})
+	ctx, stop := context.WithCancel(context.Background())
+	p.stop = stop
+	p.running.Go(func() { p.tracker.Run(ctx) })
+	p.awaitListing(listingWait)
 	return nil
+}
+
+// push hands span to the event loop once Init has waited.
+func (p *Plugin) push(span crossnodeapi.Span) error {
+	if !p.pushing.Load() {
+		return nil
+	}
+	return p.EventLoop.PushEvent(&crossnodeapi.SpanChanged{Span: span})
+}
+
+// awaitListing waits for the tracker's first listing, at most limit,
+// then lets the tracker push.
+func (p *Plugin) awaitListing(limit time.Duration) {
+	defer p.pushing.Store(true)
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-p.tracker.Listed():
+		p.log.InfoS("networks span nodes", "span", p.tracker.Span().String())
+	case <-timer.C:
+		p.log.WarnS("the API server did not list the nodes' underlay addresses and shares in time: the first resync removes the tunnels and routes to the other nodes, "+
+			"put back once it answers; check the API server and the agent's RBAC (crossNode.enabled)", "waited", limit.String(), "span", p.tracker.Span().String())
+	}
 }
 
 // fromEnv is value, or else the environment's variable env.
@@ -106,17 +143,11 @@ func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
 	return client, nil
 }
 
-// AfterInit starts the tracker, which pushes into the event loop.
+// AfterInit says whether the networks span nodes.
 func (p *Plugin) AfterInit() error {
 	if p.tracker == nil {
 		p.log.InfoS("networks end at the node (crossnode.conf sets no underlay-address)")
-		return nil
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	p.stop = stop
-	p.running.Go(func() { p.tracker.Run(ctx) })
-	span := p.tracker.Span()
-	p.log.InfoS("networks span nodes", "underlay-interface", span.Interface, "underlay-address", span.Address.String())
 	return nil
 }
 

@@ -5,7 +5,9 @@
 // (networks/shares.Claimer), watches the peers' addresses
 // (underlay.Watch) and every node's shares (shares.Watch), and hands each
 // new Span to Options.Changed (the plugin pushes it into the event loop
-// as a SpanChanged event).
+// as a SpanChanged event). Listed tells when the Span first holds all
+// the API server knows: the node's shares and the peers'; until then it
+// is the node's underlay alone.
 //
 // What fails (the API server unreachable, a subnet's shares exhausted, a
 // push refused by a full queue) is logged and tried again each

@@ -45,11 +45,15 @@ type Options struct {
 type Tracker struct {
 	opts    Options
 	changed chan struct{}
+	// listed is closed once the span holds the first complete listing.
+	listed chan struct{}
 
-	mu        sync.Mutex
-	peers     underlay.Peers
-	held      shares.Held
-	published bool
+	mu    sync.Mutex
+	peers underlay.Peers
+	held  shares.Held
+	// peersListed and heldListed tell whether the watches reported once.
+	peersListed, heldListed bool
+	published               bool
 	// claimed are the node's shares, and claimedFor what each was
 	// claimed for, by network name.
 	claimed    map[string]netip.Prefix
@@ -63,7 +67,7 @@ func New(opts Options) *Tracker {
 	if opts.Log == nil {
 		opts.Log = logs.Discard()
 	}
-	return &Tracker{opts: opts, changed: make(chan struct{}, 1), claimed: map[string]netip.Prefix{},
+	return &Tracker{opts: opts, changed: make(chan struct{}, 1), listed: make(chan struct{}), claimed: map[string]netip.Prefix{},
 		claimedFor: map[string]shares.Network{}, span: crossnodeapi.Span{Interface: opts.Interface, Address: opts.Address}}
 }
 
@@ -74,6 +78,13 @@ func (t *Tracker) Span() crossnodeapi.Span {
 	return t.span
 }
 
+// Listed is closed once the Span holds the first complete listing: the
+// node's share of each l3 network claimed (or found exhausted), and the
+// peers' addresses and shares listed. Before, the Span lacks what the
+// API server holds: rendered, it would remove the node's tunnels and
+// routes to the peers, to put them back once listed.
+func (t *Tracker) Listed() <-chan struct{} { return t.listed }
+
 // Run publishes, claims and watches until ctx ends.
 func (t *Tracker) Run(ctx context.Context) {
 	var watchers sync.WaitGroup
@@ -81,7 +92,7 @@ func (t *Tracker) Run(ctx context.Context) {
 	watchers.Go(func() {
 		t.watch(ctx, "the peers' underlay addresses", func(ctx context.Context) error {
 			return underlay.Watch(ctx, t.opts.Client, t.opts.Node, func(peers underlay.Peers) {
-				t.update(func() { t.peers = peers })
+				t.update(func() { t.peers, t.peersListed = peers, true })
 				for node, reason := range peers.Invalid {
 					t.opts.Log.WarnS("a node's underlay address is left out", "node", node, "reason", reason)
 				}
@@ -90,7 +101,7 @@ func (t *Tracker) Run(ctx context.Context) {
 	})
 	watchers.Go(func() {
 		t.watch(ctx, "the shares the nodes hold", func(ctx context.Context) error {
-			return shares.Watch(ctx, t.opts.Client, t.opts.Namespace, func(held shares.Held) { t.update(func() { t.held = held }) })
+			return shares.Watch(ctx, t.opts.Client, t.opts.Namespace, func(held shares.Held) { t.update(func() { t.held, t.heldListed = held, true }) })
 		})
 	})
 	ticker := time.NewTicker(t.opts.Period)
@@ -99,7 +110,8 @@ func (t *Tracker) Run(ctx context.Context) {
 	pending := true
 	for {
 		t.publish(ctx)
-		t.claim(ctx)
+		claimed := t.claim(ctx)
+		t.closeListed(claimed)
 		span := t.Span()
 		if pending || !span.Equal(pushed) {
 			if err := t.opts.Changed(span); err != nil {
@@ -176,9 +188,27 @@ func (t *Tracker) publish(ctx context.Context) {
 	t.update(func() { t.published = true })
 }
 
+// closeListed closes listed once claimed (every share decided) and both
+// watches reported; Run's goroutine only.
+func (t *Tracker) closeListed(claimed bool) {
+	select {
+	case <-t.listed:
+		return
+	default:
+	}
+	t.mu.Lock()
+	complete := claimed && t.peersListed && t.heldListed
+	t.mu.Unlock()
+	if complete {
+		close(t.listed)
+	}
+}
+
 // claim claims the node's share of each l3 network not claimed as
-// networks.conf cuts it now.
-func (t *Tracker) claim(ctx context.Context) {
+// networks.conf cuts it now, and tells whether each is decided: claimed,
+// or every share held by other nodes.
+func (t *Tracker) claim(ctx context.Context) bool {
+	decided := true
 	claimer := shares.Claimer{Client: t.opts.Client, Namespace: t.opts.Namespace, Node: t.opts.Node}
 	for _, n := range t.opts.Networks().Networks {
 		if n.Type != netconf.L3 {
@@ -196,6 +226,8 @@ func (t *Tracker) claim(ctx context.Context) {
 			level := "the network's share is claimed at the next try"
 			if errors.Is(err, shares.ErrExhausted) {
 				level = "every share of the network's subnet is held by other nodes; its memifs on this node stay refused"
+			} else {
+				decided = false
 			}
 			t.opts.Log.ErrorS(err, level, "network", n.Name, "after", t.opts.Period)
 			continue
@@ -203,4 +235,5 @@ func (t *Tracker) claim(ctx context.Context) {
 		t.update(func() { t.claimed[n.Name], t.claimedFor[n.Name] = share.Prefix, want })
 		t.opts.Log.InfoS("claimed the node's share", "network", n.Name, "share", share.Prefix.String(), "lease", share.Lease)
 	}
+	return decided
 }
