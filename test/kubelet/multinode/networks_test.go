@@ -180,7 +180,7 @@ func podAddress(ctx context.Context, t testing.TB, c *cluster.Cluster, name stri
 
 // wantPing waits until the VPP of pod from gets every echo reply from
 // target.
-func wantPing(t *testing.T, c *cluster.Cluster, from, target string) {
+func wantPing(t testing.TB, c *cluster.Cluster, from, target string) {
 	t.Helper()
 	cli := memifnode.PodVPP(c, namespace, from)
 	poll.Until(t, waitLimit, from+" pings "+target, func() error {
