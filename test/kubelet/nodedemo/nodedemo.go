@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -174,10 +175,16 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
-	if bd == nil || len(bd.Members) != len(pods) {
-		return fmt.Errorf("VPP's bridge domain %q is %+v, want the %d pod memifs in it", bridgeDomain, bd, len(pods))
+	// On two nodes or more, the bridge domain holds a VXLAN tunnel to
+	// each other node too.
+	if bd == nil || len(bd.Members) != len(pods)+len(added) || slices.ContainsFunc(pods, func(p *demoPod) bool { return !slices.Contains(bd.Members, p.memif.SwIfIndex) }) {
+		return fmt.Errorf("VPP's bridge domain %q is %+v, want the %d pod memifs and a VXLAN tunnel to each of the %d other nodes in it", bridgeDomain, bd, len(pods), len(added))
 	}
-	r.step("vswitch", "every pod's memif link is up in VPP, all %d in bridge domain %s (id %d)", len(bd.Members), bridgeDomain, bd.ID)
+	in := fmt.Sprintf("all %d in bridge domain %s (id %d)", len(pods), bridgeDomain, bd.ID)
+	if len(added) > 0 {
+		in += fmt.Sprintf(", with a VXLAN tunnel to each of the %d other nodes", len(added))
+	}
+	r.step("vswitch", "every pod's memif link is up in VPP, %s", in)
 	if err := r.vppctl(ctx, sw, "show memif", fmt.Sprintf("show bridge-domain %d detail", bd.ID)); err != nil {
 		return err
 	}
