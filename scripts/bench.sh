@@ -48,6 +48,10 @@ benchflags() {
 		echo "-bench=PodToPodThroughVPP -benchtime=3x -count=3"
 		echo "-bench=MemifCreate -benchtime=50x -count=3"
 		;;
+	# Two nodes joined by an underlay per benchmark: pod to pod across the
+	# nodes beside within one, and node B joining node A's VPP beside its
+	# agent's readiness.
+	test/kubelet/multinode) echo "-bench=. -benchtime=5x -count=1" ;;
 	# One cluster per run; each iteration is a pod with a memif and one
 	# without, so 20x gives medians over 20 pods of each.
 	test/kubelet/node) echo "-bench=PodCreateToRunning -benchtime=20x -count=1" ;;
