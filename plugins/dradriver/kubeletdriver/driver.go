@@ -22,6 +22,7 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/logs"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claimprefetch"
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
 )
 
@@ -92,6 +93,9 @@ type Driver struct {
 	// stopHealth ends followHealth, which closes healthDone.
 	stopHealth context.CancelFunc
 	healthDone chan struct{}
+	// stopPrefetch ends the reads of the node's pods' claims ahead of
+	// kubelet (claimprefetch) and waits for them.
+	stopPrefetch func()
 	// registered is set when kubelet reports it registered the driver
 	// (NotifyRegistrationStatus), for this start.
 	registered atomic.Bool
@@ -138,10 +142,11 @@ func (d *Driver) Start(ctx context.Context) error {
 	if err != nil {
 		d.log.WarnS("DRA driver's prepared claims not checked against the API server: they stay until kubelet unprepares them", "driver", d.cfg.DriverName, "err", err)
 	}
+	prefetched, stopPrefetch := d.prefetchClaims(ctx)
 	options := []kubeletplugin.Option{
 		kubeletplugin.DriverName(d.cfg.DriverName),
 		kubeletplugin.NodeName(d.cfg.NodeName),
-		kubeletplugin.KubeClient(d.client),
+		kubeletplugin.KubeClient(prefetched.Client()),
 		kubeletplugin.PluginDataDirectoryPath(d.cfg.PluginDataDir),
 		kubeletplugin.RegistrarDirectoryPath(d.cfg.RegistrarDir),
 		kubeletplugin.HealthService(false),
@@ -157,14 +162,16 @@ func (d *Driver) Start(ctx context.Context) error {
 	d.registered.Store(false)
 	helper, err := kubeletplugin.Start(ctx, d, options...)
 	if err != nil {
+		stopPrefetch()
 		return fmt.Errorf("start DRA driver %s: %w", d.cfg.DriverName, err)
 	}
 	health, changed := d.healthNow()
 	if err := helper.PublishResources(ctx, d.resources(health)); err != nil {
 		helper.Stop()
+		stopPrefetch()
 		return fmt.Errorf("publish ResourceSlices of %s: %w", d.cfg.DriverName, err)
 	}
-	d.helper = helper
+	d.helper, d.stopPrefetch = helper, stopPrefetch
 	healthCtx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
 	d.stopHealth, d.healthDone = stopHealth, make(chan struct{})
 	go func() {
@@ -172,6 +179,25 @@ func (d *Driver) Start(ctx context.Context) error {
 		d.followHealth(healthCtx, helper, health, changed)
 	}()
 	return nil
+}
+
+// prefetchClaims follows the node's pods and reads their claims ahead of
+// kubelet, until the returned stop is called; kubeletplugin reads the
+// claims it prepares through the returned Claims' Client.
+func (d *Driver) prefetchClaims(ctx context.Context) (*claimprefetch.Claims, func()) {
+	prefetched := claimprefetch.New(d.client, d.cfg.NodeName, claimprefetch.DefaultTimeToLive)
+	followCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := prefetched.Follow(followCtx); err != nil {
+			d.log.WarnS("DRA driver reads each claim when kubelet asks to prepare it, not ahead", "driver", d.cfg.DriverName, "err", err)
+		}
+	}()
+	return prefetched, func() {
+		cancel()
+		<-done
+	}
 }
 
 // Stop stops serving kubelet and publishing, and removes the driver's
@@ -195,6 +221,7 @@ func (d *Driver) Stop() {
 	<-d.healthDone
 	d.helper.Stop()
 	d.helper = nil
+	d.stopPrefetch()
 	d.forward.close()
 	if d.registered.Load() {
 		return
