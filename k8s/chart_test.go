@@ -289,6 +289,7 @@ func TestChartValues(t *testing.T) {
 						t.Errorf("$%s is not the pod's %s: %+v", env, field, c.Env)
 					}
 				}
+				checkCrossNodePolicies(t, r)
 				var cfg crossnode.Config
 				if err := configfile.Decode([]byte(r.configMap.Data["crossnode.conf"]), &cfg); err != nil || cfg.For("node-a").Address != "192.168.230.1/24" || cfg.For("node-b").Address != "" {
 					t.Errorf("crossnode.conf = %+v, %v; want node-a's underlay alone", cfg, err)

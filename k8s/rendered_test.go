@@ -40,6 +40,11 @@ type rendered struct {
 	roleBinding         rbacv1.RoleBinding
 	policy              admissionv1.ValidatingAdmissionPolicy
 	policyBinding       admissionv1.ValidatingAdmissionPolicyBinding
+	// policies and policyBindings are every one rendered (the DRA
+	// driver's and the cross-node networks'), policy and policyBinding
+	// the first.
+	policies       []admissionv1.ValidatingAdmissionPolicy
+	policyBindings []admissionv1.ValidatingAdmissionPolicyBinding
 	// serviceMonitor is the Prometheus operator's CRD, whose Go types
 	// this module does not import.
 	serviceMonitor map[string]any
@@ -99,11 +104,27 @@ func decodeRendered(content []byte) (*rendered, error) {
 	return r, nil
 }
 
-// decode decodes document, of kind, into target, and the cluster roles
-// and their bindings into their lists too; another kind rendered twice is
-// an error.
+// decode decodes document, of kind, into target, and the cluster roles,
+// the admission policies and their bindings into their lists too; another
+// kind rendered twice is an error.
 func (r *rendered) decode(document []byte, kind string, target any) error {
 	switch kind {
+	case "ValidatingAdmissionPolicy":
+		var policy admissionv1.ValidatingAdmissionPolicy
+		if err := decodeStrict(document, kind, &policy); err != nil {
+			return err
+		}
+		r.policies = append(r.policies, policy)
+		r.policy = r.policies[0]
+		return nil
+	case "ValidatingAdmissionPolicyBinding":
+		var binding admissionv1.ValidatingAdmissionPolicyBinding
+		if err := decodeStrict(document, kind, &binding); err != nil {
+			return err
+		}
+		r.policyBindings = append(r.policyBindings, binding)
+		r.policyBinding = r.policyBindings[0]
+		return nil
 	case "ClusterRole":
 		var role rbacv1.ClusterRole
 		if err := decodeStrict(document, kind, &role); err != nil {

@@ -12,7 +12,12 @@
 //     freed;
 //   - underlay addresses (plugins/networks/underlay): each node publishes
 //     its address as a Node annotation, and every watcher sees the others'
-//     addresses, their changes and a Node deleted.
+//     addresses, their changes and a Node deleted;
+//   - the chart's admission policies (crossNode.enabled): with a token of
+//     the agent's service account bound to its pod on a node, the agent
+//     publishes its own Node's underlay address and claims and releases
+//     its own share, and is refused another Node, any other change of its
+//     own, and a Lease another node holds or owns.
 //
 // It needs root and the peers (make peers). Run from test/kubelet:
 //
