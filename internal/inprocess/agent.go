@@ -28,6 +28,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/agentwiring"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
+	crossnodeapi "github.com/contivpp/memif-agent/plugins/crossnode/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
 	"github.com/contivpp/memif-agent/plugins/health"
@@ -77,6 +78,32 @@ type Options struct {
 	// into the loop and the loop accepted, in push order: what the pod
 	// tracker announced and decided, apart from what else was pushed.
 	PodEvents *eventlog.Log
+
+	// The options below put a test's part beside or in place of one of
+	// the agent's (seams.go), for the tests of one plugin's logic that
+	// must observe, refuse or decide what the real part would.
+
+	// FirstHandler, when set, is the loop's first event handler, before
+	// the device manager (and so the last for reverse events, DeletePod):
+	// the test observes the events processed or fails one.
+	FirstHandler controllerapi.EventHandler
+	// PodSources, when set, are the device manager's pod sources in place
+	// of the pod manager, which then does not run (and Agent.PodManager
+	// is nil): the test pushes AddPod and DeletePod itself and says which
+	// pods are alive. It excludes PodEvents.
+	PodSources *PodSources
+	// WrapVswitchScheduler, when set, wraps the KV scheduler the vswitch
+	// plugin registers VPP's descriptors with: the test sees what VPP is
+	// told, as VPP is told it.
+	WrapVswitchScheduler func(kvs.KVScheduler) kvs.KVScheduler
+	// VswitchLog, when set, receives the vswitch plugin's log, debug lines
+	// included, in place of the test's log: the test reads what the
+	// vswitch says of VPP's links.
+	VswitchLog io.Writer
+	// Span, when set, tells the memif wiring how the networks span nodes,
+	// in place of the crossnode plugin: the test changes it, and pushes
+	// crossnodeapi.SpanChanged as that plugin would.
+	Span crossnodeapi.SpanSource
 }
 
 // Agent is one agent running in the test's process.
@@ -89,7 +116,8 @@ type Agent struct {
 	// Metrics is the registry of the agent's metrics.
 	Metrics *prometheus.Registry
 	// PodResources is the fake pod-resources API the agent lists pods
-	// from; nil when the test configured the pod manager.
+	// from; nil when the test configured the pod manager or gave
+	// Options.PodSources.
 	PodResources *fakepodresources.Server
 	// HTTPAddr and MetricsAddr are where the agent's HTTP server and
 	// metrics listener serve, when the harness configured them.
@@ -120,7 +148,7 @@ func Start(tb testing.TB, opts Options) *Agent {
 		a.Dir = dir
 	}
 	a.ConfigDir = filepath.Join(a.Dir, "config")
-	a.writeConfigs(tb, opts.Configs)
+	a.writeConfigs(tb, opts)
 	wiring := []agentwiring.Option{agentwiring.WithMetrics(a.Metrics)}
 	if opts.KubeletInterceptor != nil {
 		wiring = append(wiring, agentwiring.WithKubeletInterceptor(opts.KubeletInterceptor))
@@ -137,39 +165,81 @@ func Start(tb testing.TB, opts Options) *Agent {
 		a.DeviceManager.Vswitch = opts.Reachability
 	}
 	a.plugins = startOrder(a.Agent)
+	if opts.PodSources != nil {
+		if opts.PodEvents != nil {
+			tb.Fatalf("Options.PodEvents records the pod manager's events, and with Options.PodSources it does not run")
+		}
+		a.usePodSources(*opts.PodSources)
+	}
 	if opts.PodEvents != nil {
 		// After startOrder: the recorder is no plugin, and cn-infra
 		// would no longer start the loop before the pod manager.
 		a.PodManager.EventLoop = recordingLoop{EventLoop: a.PodManager.EventLoop, pushed: opts.PodEvents}
 	}
+	a.placeTestParts(opts)
 	tb.Cleanup(a.Stop)
 	if err := a.start(opts.VswitchStandIn); err != nil {
 		a.Stop()
 		tb.Fatalf("start the agent in %s: %v", a.Dir, err)
 	}
-	a.Resync(tb)
+	a.wait(tb, &barrier{controllerapi.NewResult()}, startLimit)
 	return a
 }
 
 // Resync runs a full resync on the agent's loop and returns once it
-// ran: every event pushed before it has been processed, the startup
-// resync included.
+// ran.
 func (a *Agent) Resync(tb testing.TB) {
 	tb.Helper()
-	event := eventloop.NewResyncEvent("TestResync")
+	a.wait(tb, eventloop.NewResyncEvent(eventloop.RequestedResyncName), waitLimit)
+}
+
+// Barrier returns once every event pushed into the agent's loop before it
+// has been processed.
+func (a *Agent) Barrier(tb testing.TB) {
+	tb.Helper()
+	a.wait(tb, &barrier{controllerapi.NewResult()}, waitLimit)
+}
+
+// Push pushes event into the agent's loop, failing the test when the loop
+// refuses it.
+func (a *Agent) Push(tb testing.TB, event controllerapi.Event) {
+	tb.Helper()
 	if err := a.Controller.PushEvent(event); err != nil {
 		tb.Fatalf("push %s: %v", event, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), resyncLimit)
+}
+
+// wait pushes the blocking event and waits at most limit until it has
+// been processed, failing the test when it failed or did not end.
+func (a *Agent) wait(tb testing.TB, event interface {
+	controllerapi.Event
+	Wait(context.Context) error
+}, limit time.Duration) {
+	tb.Helper()
+	a.Push(tb, event)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	if err := event.Wait(ctx); err != nil {
 		tb.Fatalf("%s: %v", event, err)
 	}
 }
 
-// resyncLimit bounds the wait for a resync; it is a failure deadline,
-// not an asserted duration.
-const resyncLimit = time.Minute
+// Failure deadlines, not asserted durations: waitLimit for an event,
+// startLimit for the startup resync, which on a loaded machine takes
+// tens of seconds for a thousand memifs.
+const (
+	waitLimit  = time.Minute
+	startLimit = 5 * time.Minute
+)
+
+// barrier is a blocking event no handler wants: once it is done, every
+// event pushed before it has been processed.
+type barrier struct{ *controllerapi.Result }
+
+func (*barrier) Spec() controllerapi.EventSpec {
+	return controllerapi.EventSpec{Name: "TestBarrier", Blocking: true, Transaction: controllerapi.BestEffortIgnoreErrors}
+}
+func (*barrier) String() string { return "test barrier" }
 
 // startOrder is the order cn-infra starts the plugins of wired in.
 func startOrder(wired *agentwiring.Agent) []infra.Plugin {
@@ -228,8 +298,9 @@ func (a *Agent) Stop() {
 
 // writeConfigs writes every plugin's config file: the test's, or the
 // harness's (harnessConfigs).
-func (a *Agent) writeConfigs(tb testing.TB, given map[string]any) {
+func (a *Agent) writeConfigs(tb testing.TB, opts Options) {
 	tb.Helper()
+	given := opts.Configs
 	if err := os.MkdirAll(a.ConfigDir, 0o700); err != nil {
 		tb.Fatalf("create the agent's config directory: %v", err)
 	}
@@ -242,7 +313,7 @@ func (a *Agent) writeConfigs(tb testing.TB, given map[string]any) {
 			tb.Fatalf("Options.Configs[%q] is a %T; want a %s", name, cfg, want.Elem())
 		}
 	}
-	configs := a.harnessConfigs(tb, given)
+	configs := a.harnessConfigs(tb, given, opts.PodSources == nil)
 	for name, cfg := range given {
 		configs[name] = cfg
 	}
@@ -260,8 +331,8 @@ func (a *Agent) writeConfigs(tb testing.TB, given map[string]any) {
 // harnessConfigs are the configs of the plugins that given leaves out and
 // that would otherwise reach outside the agent's directory: the node's
 // paths, the default ports, VPP's socket. The stand-ins they name are
-// started.
-func (a *Agent) harnessConfigs(tb testing.TB, given map[string]any) map[string]any {
+// started; the pod manager's only when it runs (podManager).
+func (a *Agent) harnessConfigs(tb testing.TB, given map[string]any, podManager bool) map[string]any {
 	tb.Helper()
 	configs := map[string]any{}
 	if _, ok := given[devicemanager.PluginName]; !ok {
@@ -275,7 +346,7 @@ func (a *Agent) harnessConfigs(tb testing.TB, given map[string]any) map[string]a
 		})
 		configs[devicemanager.PluginName] = cfg
 	}
-	if _, ok := given[podmanager.PluginName]; !ok {
+	if _, ok := given[podmanager.PluginName]; !ok && podManager {
 		cfg := podmanager.DefaultConfig()
 		cfg.Runtime = podmanager.RuntimeNone
 		cfg.PodResourcesSocket = filepath.Join(a.Dir, "pod-resources.sock")
