@@ -20,7 +20,13 @@
 //     underlay, each node's VPP on it): a VPP pod on one node pings a VPP
 //     pod on the other in an l3 network (each node handing out its own
 //     share of the subnet) and in an l2 network, and a pod of a third
-//     network reaches neither.
+//     network reaches neither;
+//   - a spanning node's life, in order on one cluster: its agent replaced
+//     sends neither node's VPP a change (VPP's API trace) and the traffic
+//     across the nodes goes on; its VPP restarted gets its tunnels and
+//     routes back and the traffic resumes; the node removed, the other
+//     node's VPP drops its tunnels and routes to it and its shares'
+//     Leases go with its Node.
 //
 // It needs root, the peers (make peers), the agent's image (make image,
 // which Deploy runs) and memifctl (MEMIF_AGENT_BIN, or a build of this
