@@ -103,7 +103,7 @@ func runAcrossNodes(ctx context.Context, r reporter, c *cluster.Cluster, n *memi
 		if _, err := n.CreatePod(ctx, pod); err != nil {
 			return err
 		}
-		memif, err := waitCNF(ctx, c, n, a.sw, name, timeout)
+		memif, err := waitCNFOn(ctx, c, n, a.node, name, timeout)
 		if err != nil {
 			return err
 		}
@@ -141,4 +141,28 @@ func runAcrossNodes(ctx context.Context, r reporter, c *cluster.Cluster, n *memi
 		return fmt.Errorf("networks.conf has no network %s", l3Network)
 	}
 	return r.vppctl(ctx, first, "show vxlan tunnel", fmt.Sprintf("show ip fib table %d %s", red.TableID(), red.Subnet))
+}
+
+// waitCNFOn waits until the VPP pod name runs on node with its memif.json
+// written by that node's agent and its memif connected.
+func waitCNFOn(ctx context.Context, c *cluster.Cluster, n *memifnode.Node, node cluster.NodeHost, name string, timeout time.Duration) (memifnode.PodMemif, error) {
+	if err := waitFor(ctx, timeout, func() error { _, err := n.PodRunning(ctx, "default", name); return err }); err != nil {
+		return memifnode.PodMemif{}, err
+	}
+	var memif memifnode.PodMemif
+	if err := waitFor(ctx, timeout, func() error {
+		var err error
+		memif, err = n.PodMemifOn(ctx, node, "default", name)
+		if err == nil && len(memif.File.Interfaces) == 0 {
+			err = fmt.Errorf("pod %s: memif.json lists no interface: %s", name, memif.JSON)
+		}
+		return err
+	}); err != nil {
+		return memifnode.PodMemif{}, err
+	}
+	cli := memifnode.PodVPP(c, "default", name)
+	if err := waitFor(ctx, timeout, func() error { return cli.Connected(ctx) }); err != nil {
+		return memifnode.PodMemif{}, fmt.Errorf("pod %s: %w", name, err)
+	}
+	return memif, nil
 }

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 )
 
 // ConfigMap is the agent's ConfigMap (the chart's, release memif-agent).
@@ -57,10 +58,26 @@ func (n *Node) PodMemif(ctx context.Context, namespace, pod string) (PodMemif, e
 	if err != nil {
 		return PodMemif{}, err
 	}
+	return readPodMemif(namespace, pod, allocations, n.c.HostPath)
+}
+
+// PodMemifOn is PodMemif for a pod on node, from that node's agent and
+// paths.
+func (n *Node) PodMemifOn(ctx context.Context, node cluster.NodeHost, namespace, pod string) (PodMemif, error) {
+	allocations, err := n.MemifctlOn(ctx, node, "get", namespace+"/"+pod)
+	if err != nil {
+		return PodMemif{}, err
+	}
+	return readPodMemif(namespace, pod, allocations, node.HostPath)
+}
+
+// readPodMemif reads the memif.json of the pod's one allocation, at the
+// host's path hostPath gives the node's.
+func readPodMemif(namespace, pod string, allocations []Allocation, hostPath func(string) string) (PodMemif, error) {
 	if len(allocations) != 1 {
 		return PodMemif{}, fmt.Errorf("memifctl get %s/%s: %d allocations, want 1: %+v", namespace, pod, len(allocations), allocations)
 	}
-	path := filepath.Join(n.c.HostPath(filepath.Dir(allocations[0].HostSocket)), memifjson.FileName)
+	path := filepath.Join(hostPath(filepath.Dir(allocations[0].HostSocket)), memifjson.FileName)
 	content, err := os.ReadFile(path)
 	if err != nil {
 		return PodMemif{}, fmt.Errorf("pod %s/%s: %w", namespace, pod, err)
