@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	"github.com/contivpp/memif-agent/plugins/networks/shares"
 	"github.com/contivpp/memif-agent/plugins/networks/underlay"
 	"github.com/contivpp/memif-agent/test/kit/poll"
@@ -74,6 +75,16 @@ func BenchmarkCrossNodePodToPod(b *testing.B) {
 		}
 		cross, same = append(cross, rates["cross-node"]), append(same, rates["same-node"])
 		ratios = append(ratios, rates["cross-node"]/rates["same-node"])
+	}
+	// Where the packets the receivers missed went (go test -v).
+	for k, vswitch := range s.vpps {
+		for _, show := range []string{"show errors", "show interface"} {
+			out, err := vswitch.State.CLI(ctx, show)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("node %s's VPP, %s:\n%s", s.names[k], show, out)
+		}
 	}
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(median(cross), "cross-node-pps")
@@ -159,12 +170,24 @@ func memifInput(runtime string) (packets, seconds float64, err error) {
 // to B's share of red, beside the baseline from the same instant to B's
 // agent Ready. Before each iteration, outside the timer, B is opted out
 // and its underlay address annotation removed, until A's VPP holds none
-// of B's tunnels and routes (B's share stays B's: its Lease stays). Both
+// of B's tunnels and routes (B's share stays B's: its Lease stays). A
+// pod of red on node A makes A's VPP reach the other nodes in red. Both
 // are looked at every spanPause. Reported: medians of both in
 // milliseconds and the median of the iterations' ratios peer/ready.
 func BenchmarkPeerTunnelUp(b *testing.B) {
 	ctx := b.Context()
 	s := startSpanningNodes(ctx, b)
+	// A node's VPP reaches the others only in the networks it has pods of.
+	pod := memifPod("red-a")
+	pod.Annotations = map[string]string{memifspec.AnnotationKey: `[{"network": "red"}]`}
+	pod.Spec.NodeName = s.names[0]
+	if _, err := s.agents.CreatePod(ctx, pod); err != nil {
+		b.Fatal(err)
+	}
+	poll.Until(b, waitLimit, "pod red-a running", func() error {
+		_, err := s.agents.PodRunning(ctx, namespace, pod.Name)
+		return err
+	})
 	peer := peerOf(ctx, b, s)
 	poll.Until(b, waitLimit, "node A's VPP holding node B's tunnels and route", func() error {
 		var err error
