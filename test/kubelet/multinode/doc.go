@@ -28,6 +28,14 @@
 //     node's VPP drops its tunnels and routes to it and its shares'
 //     Leases go with its Node.
 //
+// Its benchmarks, each beside a baseline in the same run: packets per
+// second from a VPP pod to one on the other node, over the underlay's
+// VXLAN, beside one on its own node (BenchmarkCrossNodePodToPod); and the
+// time from a node opted in to the other node's VPP holding its tunnels
+// and route, beside its agent's own time to Ready (BenchmarkPeerTunnelUp):
+//
+//	CI=true MEMIF_AGENT_BIN=/path/to/bin go test -count=1 -run '^$' -bench . -benchtime 5x ./multinode
+//
 // It needs root, the peers (make peers), the agent's image (make image,
 // which Deploy runs) and memifctl (MEMIF_AGENT_BIN, or a build of this
 // run). Run from test/kubelet:
