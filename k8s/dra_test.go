@@ -156,6 +156,16 @@ func TestDRARBACCoversTheDriver(t *testing.T) {
 			t.Errorf("the driver may %s resourceclaims; it reads its node's claims by name", verb)
 		}
 	}
+	for _, verb := range []string{"list", "watch"} {
+		if !allowed("", "pods", verb) {
+			t.Errorf("the driver may not %s pods: it follows its node's pods to read their claims ahead of kubelet", verb)
+		}
+	}
+	for _, verb := range []string{"get", "create", "update", "patch", "delete", "deletecollection", "*"} {
+		if allowed("", "pods", verb) || allowed("", "pods/status", verb) {
+			t.Errorf("the driver may %s pods; it only lists and watches those of its node", verb)
+		}
+	}
 	for _, verb := range []string{"create", "patch"} {
 		if !allowed("", "events", verb) {
 			t.Errorf("the agent may not %s events: its MemifRefused and MemifWired events on pods would be refused", verb)
