@@ -89,7 +89,8 @@ func waitShares(ctx context.Context, r reporter, c *cluster.Cluster, n *memifnod
 
 // runAcrossNodes runs a VPP pod of red on each added node, and it and
 // the first l3 pod, on the first node, ping each other through their
-// nodes' VPPs and the VXLAN tunnel between them.
+// nodes' VPPs and the VXLAN tunnel between them; each node's tunnels are
+// printed.
 func runAcrossNodes(ctx context.Context, r reporter, c *cluster.Cluster, n *memifnode.Node, first *memifnode.NodeVPP, added []addedVPP, timeout time.Duration) error {
 	home, err := n.PodMemif(ctx, "default", cnfPods[0])
 	if err != nil {
@@ -128,19 +129,21 @@ func runAcrossNodes(ctx context.Context, r reporter, c *cluster.Cluster, n *memi
 			}
 			r.step("ping", "%s -> %s (%s, across the nodes over VXLAN): %d sent, %d received", p.from, p.target, p.what, sent, received)
 		}
-		if err := r.vppctl(ctx, a.sw, "show vxlan tunnel"); err != nil {
+		if err := r.vppctlOn(ctx, a.sw, a.node.Name(), "show vxlan tunnel"); err != nil {
 			return err
 		}
 	}
-	conf, err := networksConf(ctx, n)
+	return r.vppctlOn(ctx, first, cluster.NodeName, "show vxlan tunnel")
+}
+
+// vppctlOn prints what the VPP of node shows for command.
+func (r reporter) vppctlOn(ctx context.Context, sw *memifnode.NodeVPP, node, command string) error {
+	out, err := sw.VPP.RunCLI(ctx, strings.Fields(command)...)
 	if err != nil {
 		return err
 	}
-	red, ok := conf.Network(l3Network)
-	if !ok {
-		return fmt.Errorf("networks.conf has no network %s", l3Network)
-	}
-	return r.vppctl(ctx, first, "show vxlan tunnel", fmt.Sprintf("show ip fib table %d %s", red.TableID(), red.Subnet))
+	r.step("vppctl", "node %s, %s (a tunnel per network to each other node):\n%s", node, command, strings.TrimRight(out, "\n"))
+	return nil
 }
 
 // waitCNFOn waits until the VPP pod name runs on node with its memif.json

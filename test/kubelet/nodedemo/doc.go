@@ -43,8 +43,8 @@
 //     pod pinned to each added node gets its memif from that node's
 //     agent, held link up by that node's VPP, and a VPP pod of red on
 //     each added node and the first l3 pod ping each other across the
-//     nodes; vppctl shows the VXLAN tunnels and red's routes to the
-//     other nodes' shares;
+//     nodes; vppctl shows each node's VXLAN tunnels, one per network to
+//     each other node;
 //  9. everything is torn down (VPP, then the cluster), also on Ctrl-C or a
 //     failed step.
 //
