@@ -86,7 +86,7 @@ bench: deps build peers
 	scripts/bench.sh
 
 # DEMO_ARGS are the demo's flags, for example DEMO_ARGS=--nodes=2 (a
-# second node with its own VPP and agent).
+# second node with its own VPP and agent, the networks spanning both).
 demo: deps build peers
 	cd $(E2E_MODULE) && $(GO) run ./cmd/demo --bin $(BIN) $(DEMO_ARGS)
 
