@@ -11,6 +11,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -123,7 +124,8 @@ func wantRefused(t *testing.T, what string, err error, want string) {
 // itself), the agent creates, updates and deletes its node's
 // ResourceSlice, and is refused another node's and slices of no node; a
 // token bound to nothing changes no slice. It reads claims and cannot
-// write them.
+// write them; it lists and watches the pods of its node, and cannot read
+// a pod by name or write one.
 func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
 	c, admin := startCluster(t, cluster.Options{})
 	ctx := t.Context()
@@ -212,6 +214,8 @@ func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
 				t.Errorf("update a claim's status: %v, want forbidden", err)
 			}
 
+			wantPodsOfItsNodeOnly(ctx, t, agent, own.Name)
+
 			if err := slices.Delete(ctx, created.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID(created.UID))}}); err != nil {
 				t.Errorf("delete its own node's slice: %v", err)
 			}
@@ -222,4 +226,33 @@ func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
 		_, err := unbound.ResourceV1().ResourceSlices().Create(ctx, slice("unbound", own.Name), metav1.CreateOptions{})
 		wantRefused(t, "create a slice with a token bound to no node", err, "token is bound to no node")
 	})
+}
+
+// wantPodsOfItsNodeOnly checks that agent lists and watches the pods of
+// node, as the driver follows them to read their claims ahead of kubelet,
+// and can neither read a pod by name nor write one.
+func wantPodsOfItsNodeOnly(ctx context.Context, t *testing.T, agent kubernetes.Interface, node string) {
+	t.Helper()
+	onNode := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()}
+	pods := agent.CoreV1().Pods(metav1.NamespaceAll)
+	if _, err := pods.List(ctx, onNode); err != nil {
+		t.Errorf("list the pods of its node: %v", err)
+	}
+	watch, err := pods.Watch(ctx, onNode)
+	if err != nil {
+		t.Errorf("watch the pods of its node: %v", err)
+	} else {
+		watch.Stop()
+	}
+	if _, err := agent.CoreV1().Pods(namespace).Get(ctx, "any", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("get a pod: %v, want forbidden", err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent-made"},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "pause", Image: cluster.PauseImage}}}}
+	if _, err := agent.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("create a pod: %v, want forbidden", err)
+	}
+	if err := agent.CoreV1().Pods(namespace).Delete(ctx, "any", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("delete a pod: %v, want forbidden", err)
+	}
 }
