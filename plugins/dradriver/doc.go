@@ -6,6 +6,8 @@
 // the sub-packages:
 //
 //   - claims: a claim's requests and pod, CDI spec and slice contents;
+//   - claimprefetch: the claims of the node's pods, read as the pods are
+//     bound, ahead of kubelet's NodePrepareResources;
 //   - kubeletdriver: kubelet's DRA gRPC API, registration, ResourceSlices,
 //     CDI spec files.
 //

@@ -24,6 +24,12 @@
 // What a claim becomes is decided in the claims package; this package only
 // moves it between kubelet, the API server, the device manager and files.
 //
+// kubeletplugin reads each claim from the API server before it calls the
+// driver; it reads through claimprefetch's client, which the driver starts
+// with it and stops after it: the claims of the node's pods are read as
+// the pods are bound, so the read at NodePrepareResources is answered
+// from that copy, once, while it can be current.
+//
 // At start, before serving kubelet, it reads the node's prepared claims
 // from the API server by name and hands their status to
 // ClaimPreparer.Sync: a claim prepared before the agent stopped that was
