@@ -3,7 +3,7 @@
 // controller's handlers see events, the order of the handover, and the
 // wrappers that keep cn-infra's dependency lookup from starting a plugin
 // before what it waits for. cmd/memif-agent runs what New returns;
-// internal/agenttest runs the same in a test's process.
+// internal/inprocess runs the same in a test's process.
 //
 // It owns no state and starts nothing: cn-infra (or the test harness)
 // calls the plugins' Init, AfterInit and Close. Where each plugin's
