@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -231,7 +232,7 @@ func peerOf(ctx context.Context, b *testing.B, s *spanningNodes) *peerNode {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &peerNode{name: s.names[1], underlay: strings.Split(memifnode.UnderlayAddress(1), "/")[0], vpp: s.vpps[0]}
+	p := &peerNode{name: s.names[1], underlay: netip.MustParsePrefix(memifnode.UnderlayAddress(1)).Addr().String(), vpp: s.vpps[0]}
 	for _, lease := range leases.Items {
 		if holder := lease.Spec.HolderIdentity; holder != nil && *holder == p.name {
 			p.route = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(lease.Annotations[shares.AnnotationShare]) + `\s`)
