@@ -9,7 +9,6 @@ import (
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 )
@@ -50,7 +49,7 @@ func TestAddPodWiresOnlyBoundMemifsWithoutAskingTheRuntime(t *testing.T) {
 	resolver := &recordingPodResolver{admitted: podapi.PodState{Pod: admitted, Containers: []podapi.PodContainer{
 		{Name: "app", DeviceIDs: map[string][]string{dmapi.DefaultResourceName: {"memif-000"}}},
 	}}}
-	a := startAgent(t, func(options *manager.Options) { options.PodResolver = resolver })
+	a := startAgentWith(t, agentSetup{resolver: resolver})
 	allocation := a.allocate(t, "memif-000")
 
 	for _, tc := range []struct {
@@ -61,8 +60,8 @@ func TestAddPodWiresOnlyBoundMemifsWithoutAskingTheRuntime(t *testing.T) {
 		{"pod whose allocation the device manager has not bound", admitted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a.push(t, &podapi.AddPod{Pod: tc.pod})
-			a.barrier(t)
+			a.Push(t, &podapi.AddPod{Pod: tc.pod})
+			a.Barrier(t)
 			if asked := resolver.questions(); len(asked) != 0 {
 				t.Errorf("the event loop asked the runtime and kubelet about %v; handlers must read the device manager's state only", asked)
 			}
@@ -73,7 +72,7 @@ func TestAddPodWiresOnlyBoundMemifsWithoutAskingTheRuntime(t *testing.T) {
 	}
 
 	// Off the loop, GetPodMemifs still answers for the admitted pod.
-	memifs, err := a.devices.GetPodMemifs(admitted.ID)
+	memifs, err := a.DeviceManager.GetPodMemifs(admitted.ID)
 	if err != nil || len(memifs) != 1 || memifs[0].AllocationID != allocation.AllocationID {
 		t.Errorf("GetPodMemifs(%s) = %v, %v; want allocation %s resolved", admitted.ID, memifs, err, allocation.AllocationID)
 	}
@@ -85,16 +84,16 @@ func TestGonePodLosesItsInterfacesBeforeItsDirectories(t *testing.T) {
 		remove func(t *testing.T, a *testAgent, lister *livePods, pod podapi.Pod)
 	}{
 		{"DeletePod from the pod manager", func(t *testing.T, a *testAgent, _ *livePods, pod podapi.Pod) {
-			a.push(t, &podapi.DeletePod{Pod: pod})
+			a.Push(t, &podapi.DeletePod{Pod: pod})
 		}},
 		{"pod gone in the pod tracker's decision", func(t *testing.T, a *testAgent, lister *livePods, _ podapi.Pod) {
 			lister.set(nil)
-			a.push(t, lister.Decision())
+			a.Push(t, lister.Decision())
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lister := newLivePods()
-			a := startAgent(t, func(options *manager.Options) { options.LivePods = lister.Tracker })
+			a := startAgentWith(t, agentSetup{livePods: lister})
 			pod, app, sidecar := a.addWebPod(t)
 			lister.set([]podapi.PodState{{Pod: pod, Containers: []podapi.PodContainer{container("app", app), container("sidecar", sidecar)}}})
 			if got := a.vswitch.names(); !slices.Equal(got, webInterfaces) {
@@ -102,14 +101,14 @@ func TestGonePodLosesItsInterfacesBeforeItsDirectories(t *testing.T) {
 			}
 
 			tc.remove(t, a, lister, pod)
-			a.barrier(t)
+			a.Barrier(t)
 			a.assertWebPodRemoved(t, app, sidecar)
 
 			// The pod manager's own DeletePod, arriving later, is harmless.
-			a.push(t, &podapi.DeletePod{Pod: pod})
-			a.barrier(t)
+			a.Push(t, &podapi.DeletePod{Pod: pod})
+			a.Barrier(t)
 			a.assertWebPodRemoved(t, app, sidecar)
-			for _, rec := range a.controller.EventHistory(controllerapi.HistoryQuery{}) {
+			for _, rec := range a.Controller.EventHistory(controllerapi.HistoryQuery{}) {
 				if rec.Error != "" {
 					t.Errorf("event #%d %s failed: %s", rec.SeqNum, rec.Description, rec.Error)
 				}
@@ -138,7 +137,7 @@ func (a *testAgent) assertWebPodRemoved(t *testing.T, allocations ...*dmapi.Allo
 	if !slices.Equal(deleted, webInterfaces) {
 		t.Errorf("the vswitch was told to delete %v, want %v once each", deleted, webInterfaces)
 	}
-	if held := a.devices.ListAllocations(); len(held) != 0 {
+	if held := a.DeviceManager.ListAllocations(); len(held) != 0 {
 		t.Errorf("the device manager holds %v, want the allocations released", held)
 	}
 	for _, allocation := range allocations {
@@ -157,7 +156,7 @@ func TestTakenOverMemifLosesItsInterfaceBeforeItsDirectory(t *testing.T) {
 	_, app, sidecar := a.addWebPod(t)
 
 	taker := a.allocate(t, "memif-000")
-	a.barrier(t)
+	a.Barrier(t)
 
 	if got := a.vswitch.names(); !slices.Equal(got, []string{sidecarInterface}) {
 		t.Errorf("the vswitch holds %v, want the sidecar's interface alone", got)
@@ -175,7 +174,7 @@ func TestTakenOverMemifLosesItsInterfaceBeforeItsDirectory(t *testing.T) {
 		}
 	}
 	var held []string
-	for _, memif := range a.devices.ListAllocations() {
+	for _, memif := range a.DeviceManager.ListAllocations() {
 		held = append(held, memif.AllocationID)
 	}
 	slices.Sort(held)

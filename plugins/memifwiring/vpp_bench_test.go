@@ -121,20 +121,19 @@ func startDirectPair(b *testing.B) *testpmd.Vswitch {
 func BenchmarkMemifCreate(b *testing.B) {
 	v := vpp.Start(b)
 	vppAgent := startVPPAgent(b, v, vppAgentDir(b), nil, "").testAgent
-	startStandIn := func() *testAgent { return startAgentWith(b, agentSetup{dir: vppAgentDir(b)}) }
 	var took [2]time.Duration
 	v.TraceAPI(b)
 	if raceDetector {
 		for i := 0; b.Loop(); i++ {
 			took[0] += createMemif(b, vppAgent, i)
 		}
-		vppAgent.stop()
-		standIn := startStandIn()
+		vppAgent.Stop()
+		standIn := startAgent(b)
 		for i := range b.N {
 			took[1] += createMemif(b, standIn, i)
 		}
 	} else {
-		standIn := startStandIn()
+		standIn := startAgent(b)
 		for i := 0; b.Loop(); i++ {
 			took[0] += createMemif(b, vppAgent, i)
 			took[1] += createMemif(b, standIn, i)
@@ -154,12 +153,12 @@ func createMemif(b *testing.B, a *testAgent, i int) time.Duration {
 	pod := podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: fmt.Sprintf("pod-%d", i)}, UID: fmt.Sprintf("uid-%d", i)}
 	b.StartTimer()
 	start := time.Now()
-	a.push(b, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{container("app", allocation)}})
-	a.barrier(b)
+	a.Push(b, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{container("app", allocation)}})
+	a.Barrier(b)
 	took := time.Since(start)
 	b.StopTimer()
-	a.push(b, &podapi.DeletePod{Pod: pod})
-	a.barrier(b)
+	a.Push(b, &podapi.DeletePod{Pod: pod})
+	a.Barrier(b)
 	b.StartTimer()
 	return took
 }

@@ -22,19 +22,13 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 
-	"github.com/contivpp/memif-agent/plugins/controller/eventloop"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
+	"github.com/contivpp/memif-agent/internal/configfile"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/devicehealth"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
+	"github.com/contivpp/memif-agent/plugins/dradriver"
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
-	"github.com/contivpp/memif-agent/plugins/dradriver/kubeletdriver"
-	"github.com/contivpp/memif-agent/plugins/health"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/poll"
-	"github.com/contivpp/memif-agent/test/kit/syncbuffer"
-	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
 
@@ -57,43 +51,19 @@ const hungGrace = 2 * time.Second
 
 // kubeletNode is a test agent programming a real VPP, with its device
 // plugin registered with a stand-in for kubelet's registration, which
-// keeps a gRPC client of the plugin and reads its ListAndWatch stream.
+// keeps a gRPC client of the plugin and reads its ListAndWatch stream, and
+// its DRA driver on, client-go's fake clientset standing in for the API
+// server.
 type kubeletNode struct {
 	*vppAgent
-	dir     string
 	kubelet fakekubelet.Registration
+	// dra is a client of the DRA driver's kubelet-facing socket.
+	dra       drapb.DRAPluginClient
+	apiServer *fakeapiserver.Clientset
 }
 
 // draNodeName is the node of the DRA driver's pool.
 const draNodeName = "node-1"
-
-// startDRADriver starts the DRA driver in front of the agent, with
-// client-go's fake clientset standing in for the API server, and returns a
-// client of its kubelet-facing socket.
-func (n *kubeletNode) startDRADriver(t testing.TB) (drapb.DRAPluginClient, *fakeapiserver.Clientset) {
-	t.Helper()
-	apiServer := fakeapiserver.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: draNodeName, UID: "node-uid"}})
-	socketRoot := filepath.Join(n.dir, "memif")
-	driver, err := kubeletdriver.New(kubeletdriver.Config{
-		DriverName: claims.DefaultDriverName, NodeName: draNodeName,
-		PluginDataDir: filepath.Join(n.dir, "dra"), RegistrarDir: filepath.Join(n.dir, "reg"), CDIDir: filepath.Join(n.dir, "cdi"),
-		SocketRoot: socketRoot, ContainerDir: "/run/vpp", Devices: allocation.ClaimDeviceIDs(2),
-		Claims: n.devices.ClaimPreparer(n.controller),
-	}, apiServer, testlog.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := driver.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(driver.Stop)
-	conn, err := grpc.NewClient("unix://"+driver.PluginSocket(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return drapb.NewDRAPluginClient(conn), apiServer
-}
 
 // prepareClaim stores a claim for device, allocated from the node's pool
 // and reserved for pod, and calls NodePrepareResources for it as kubelet
@@ -122,62 +92,39 @@ func prepareClaim(t testing.TB, kubelet drapb.DRAPluginClient, apiServer *fakeap
 }
 
 // startKubeletNode starts the agent on v with the device plugin serving
-// kubelet's API, its devices' health following the vswitch plugin.
+// kubelet's API, its devices' health following the vswitch plugin, and
+// the DRA driver serving 2 devices.
 func startKubeletNode(t testing.TB, v *vpp.VPP, vswitchConf string) *kubeletNode {
 	t.Helper()
 	dir := vppAgentDir(t)
-	a := &vppAgent{vpp: v, log: &syncbuffer.Buffer{}, health: health.NewPlugin()}
-	a.testAgent = startAgentWith(t, agentSetup{
-		dir:          dir,
-		wiringConf:   "mtu: 9000\n",
-		vswitchConf:  fmt.Sprintf("vpp-api-socket: %s\n%s", v.APISocket, vswitchConf),
-		vswitchLog:   a.log,
-		health:       a.health,
-		claimDevices: 2,
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("vswitch plugin log:\n%s", a.log)
-		}
-	})
-	devices := devicehealth.New(a.vswitchPlugin, hungGrace, testlog.New(t))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		devices.Run(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-
-	pluginDir := filepath.Join(dir, "device-plugins")
-	if err := os.MkdirAll(pluginDir, 0o700); err != nil {
+	devices := deviceManagerConfig(dir)
+	devices.DeviceCount, devices.ClaimDeviceCount, devices.VswitchHealthGrace = 8, 2, configfile.Duration(hungGrace)
+	if err := os.MkdirAll(devices.PluginDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	registry, err := fakekubelet.Start(pluginDir, "kubelet.sock")
+	registry, err := fakekubelet.Start(devices.PluginDir, devices.KubeletSocket)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(registry.Stop)
-	server, err := deviceplugin.New(deviceplugin.Config{
-		ResourceName: dmapi.DefaultResourceName, PluginDir: pluginDir, PluginSocket: "memif.sock", KubeletSocket: "kubelet.sock",
-		Devices: allocation.DeviceIDs(8), Health: func() (bool, <-chan struct{}) {
-			health, changed := devices.DeviceHealth()
-			return health.Healthy, changed
-		},
-	}, a.devices.Allocator(a.controller), testlog.New(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(server.Stop)
-	n := &kubeletNode{vppAgent: a, dir: dir}
+	driver := dradriver.DefaultConfig()
+	driver.Enabled, driver.NodeName = true, draNodeName
+	driver.PluginDataDir, driver.RegistrarDir, driver.CDIDir = filepath.Join(dir, "dra"), filepath.Join(dir, "reg"), filepath.Join(dir, "cdi")
+	n := &kubeletNode{apiServer: fakeapiserver.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: draNodeName, UID: "node-uid"}})}
+	n.vppAgent = startOnVPP(t, v, vswitchConf, agentSetup{
+		dir: dir, wiringConf: "mtu: 9000\n", deviceManager: &devices, dra: &driver, draClient: n.apiServer,
+	})
 	select {
 	case n.kubelet = <-registry.Registrations():
 	case <-time.After(vppWaitLimit):
 		t.Fatal("the device plugin did not register")
 	}
+	conn, err := grpc.NewClient("unix://"+filepath.Join(driver.PluginDataDir, "dra.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	n.dra = drapb.NewDRAPluginClient(conn)
 	return n
 }
 
@@ -202,7 +149,7 @@ func (n *kubeletNode) allocateOverGRPC(t testing.TB, deviceID string) *pluginapi
 func (n *kubeletNode) addPod(t testing.TB, name string, response *pluginapi.ContainerAllocateResponse) {
 	t.Helper()
 	pod := podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: name}, UID: "uid-" + name}
-	n.push(t, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", Annotations: response.Annotations}}})
+	n.Push(t, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", Annotations: response.Annotations}}})
 }
 
 // traceVPPAPI starts VPP's trace of the API messages it receives, from
@@ -245,8 +192,8 @@ func TestHungVPPHoldsNoAdmission(t *testing.T) {
 			// Both pods' commits fail once the unanswered ping drops the
 			// connection; the memif create sent before stays in VPP's
 			// socket.
-			n.barrier(t)
-			if reachability, _ := n.vswitchPlugin.Reachability(); reachability.Reachable {
+			n.Barrier(t)
+			if reachability, _ := n.VSwitch.Reachability(); reachability.Reachable {
 				t.Fatalf("VPP reachable while stopped: %+v", reachability)
 			}
 		}},
@@ -255,7 +202,6 @@ func TestHungVPPHoldsNoAdmission(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := vpp.Start(t)
 			n := startKubeletNode(t, v, tc.vswitchConf)
-			dra, apiServer := n.startDRADriver(t)
 			traceVPPAPI(t, v)
 
 			v.Pause(t)
@@ -266,7 +212,7 @@ func TestHungVPPHoldsNoAdmission(t *testing.T) {
 			// behind it.
 			second := n.allocateOverGRPC(t, "memif-001")
 			n.addPod(t, "second", second)
-			prepareClaim(t, dra, apiServer, "claimer", "memif-dra-000")
+			prepareClaim(t, n.dra, n.apiServer, "claimer", "memif-dra-000")
 			for name, response := range map[string]*pluginapi.ContainerAllocateResponse{"first": first, "second": second} {
 				if response.Envs[dmapi.EnvMemifSocket] == "" || response.Envs[dmapi.EnvMemifSecret] == "" || len(response.Mounts) != 1 {
 					t.Errorf("pod %s's Allocate answered %v, %d mounts; want its socket, secret and directory", name, response.Envs, len(response.Mounts))
@@ -278,11 +224,7 @@ func TestHungVPPHoldsNoAdmission(t *testing.T) {
 			want := []string{"memif_default_first_app_0", "memif_default_second_app_0", "memif_default_claimer_"}
 			waitVPPMemifsNamed(t, v, want)
 			// A resync that finds VPP as it should be creates nothing.
-			resync := eventloop.NewResyncEvent(eventloop.RequestedResyncName)
-			n.push(t, resync)
-			if err := resync.Wait(t.Context()); err != nil {
-				t.Fatalf("resync after VPP came back: %v", err)
-			}
+			n.Resync(t)
 			messages := tracedVPPMessages(t, v)
 			if got := messages["memif_create_v2"]; got != len(want) {
 				t.Errorf("VPP received %d memif_create_v2, want %d, one per memif; all it received: %v", got, len(want), messages)

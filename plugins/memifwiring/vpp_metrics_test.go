@@ -9,7 +9,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
-	"github.com/contivpp/memif-agent/plugins/memifwiring/wiring"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
@@ -71,8 +70,8 @@ func TestMemifMetricsThroughVPP(t *testing.T) {
 	receiver, _ := a.addAnnotatedPod(t, "receiver", "memif-001", `[{"network": "lab"}]`)
 	a.addAnnotatedPod(t, "idle", "memif-002", `[{"network": "red"}]`)
 	waitVPPMemifs(t, v, []string{"memif_default_idle_app_0", "memif_default_receiver_app_0", "memif_default_sender_app_0"})
-	registry := prometheus.NewRegistry()
-	registry.MustRegister(wiring.NewLinkCollector(a.vswitchPlugin, a.devices.ListAllocations))
+	// The agent's own registry, which its metrics listener serves.
+	registry := a.Metrics
 
 	rx := startPodSide(t, receiver.Annotations[dmapi.AnnotationSocketHost], receiver.Envs[dmapi.EnvMemifSecret], "rxonly")
 	tx := startPodSide(t, sender.Annotations[dmapi.AnnotationSocketHost], sender.Envs[dmapi.EnvMemifSecret], "txonly")

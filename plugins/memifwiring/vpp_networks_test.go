@@ -29,8 +29,8 @@ func (a *vppAgent) addAnnotatedPod(t *testing.T, name, device, networks string) 
 		Pod:        podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: name}, UID: "uid-" + name, Networks: networks},
 		Containers: []podapi.PodContainer{container("app", allocation)},
 	}
-	a.push(t, &podapi.AddPod{Pod: state.Pod, Containers: state.Containers})
-	a.barrier(t)
+	a.Push(t, &podapi.AddPod{Pod: state.Pod, Containers: state.Containers})
+	a.Barrier(t)
 	return allocation, state
 }
 
@@ -92,7 +92,7 @@ func TestL3NetworkThroughVPP(t *testing.T) {
 	if out := v.CLI(t, "show", "interface", "address"); !strings.Contains(out, "10.70.0.1/24") {
 		t.Errorf("VPP does not hold red's gateway 10.70.0.1/24:\n%s", out)
 	}
-	first.stop()
+	first.Stop()
 
 	second := startVPPAgentWith(t, v, dir, lister, "mtu: 9000\n", redNetworks)
 	wantNoChanges(t, second, "restarted agent")
@@ -100,9 +100,11 @@ func TestL3NetworkThroughVPP(t *testing.T) {
 
 	blue := "networks:\n  - {name: red, type: l3, subnet: 10.70.0.0/24, rx-mode: interrupt}\n" +
 		"  - {name: blue, type: l3, subnet: 10.80.0.0/24}\n  - {name: lab, type: l2}\ndefault-network: lab\n"
-	writeFile(t, dir, "networks.conf", blue)
+	if err := os.WriteFile(filepath.Join(second.ConfigDir, "networks.conf"), []byte(blue), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	poll.Until(t, vppWaitLimit, "the new rx mode reaches red's memifs", func() error {
-		for _, memif := range second.devices.ListAllocations() {
+		for _, memif := range second.DeviceManager.ListAllocations() {
 			if len(memif.Networks) != 1 || memif.Networks[0].RxMode != "interrupt" {
 				return fmt.Errorf("%s got %+v", memif.AllocationID, memif.Networks)
 			}
@@ -119,7 +121,7 @@ func TestL3NetworkThroughVPP(t *testing.T) {
 		{"outside", "memif-005", `[{"network": "red", "ips": ["10.99.0.5/24"]}]`, "address-outside-subnet"},
 	} {
 		second.addAnnotatedPod(t, bad.pod, bad.device, bad.annotation)
-		memifs, err := second.devices.BoundPodMemifs(podapi.PodID{Namespace: "default", Name: bad.pod})
+		memifs, err := second.DeviceManager.BoundPodMemifs(podapi.PodID{Namespace: "default", Name: bad.pod})
 		if err != nil || len(memifs) != 1 || len(memifs[0].Networks) != 1 || memifs[0].Networks[0].Reason != bad.reason {
 			t.Errorf("pod %s: memifs %+v, %v; want one refused for %s", bad.pod, memifs, err, bad.reason)
 		}

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"io"
 	"testing"
-	"time"
 
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
-	"github.com/contivpp/memif-agent/plugins/health"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
 
@@ -27,16 +25,16 @@ func BenchmarkAgentRestartWithMemifsInVPP(b *testing.B) {
 		b.Run(fmt.Sprintf("memifs=%d", memifs), func(b *testing.B) {
 			v := vpp.Start(b)
 			lister := newLivePods()
+			dir := vppAgentDir(b)
+			devices := deviceManagerConfig(dir)
+			devices.DeviceCount = memifs
+			fakekubelet.StartForAgent(b, devices.PluginDir)
 			setup := agentSetup{
-				dir:         vppAgentDir(b),
-				devices:     memifs,
-				startLimit:  10 * time.Minute,
-				vswitchConf: fmt.Sprintf("vpp-api-socket: %s\nlink-check-period: 10m\n", v.APISocket),
-				vswitchLog:  io.Discard,
-				health:      health.NewPlugin(),
-				managerOptions: []func(*manager.Options){func(options *manager.Options) {
-					options.LivePods = lister.Tracker
-				}},
+				dir:           dir,
+				deviceManager: &devices,
+				vswitchConf:   fmt.Sprintf("vpp-api-socket: %s\nlink-check-period: 10m\n", v.APISocket),
+				vswitchLog:    io.Discard,
+				livePods:      lister,
 			}
 			first := startAgentWith(b, setup)
 			var pods []podapi.PodState
@@ -44,16 +42,16 @@ func BenchmarkAgentRestartWithMemifsInVPP(b *testing.B) {
 				memif := first.allocate(b, device)
 				pod := podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: fmt.Sprintf("pod-%d", i)}, UID: fmt.Sprintf("uid-%d", i)}
 				containers := []podapi.PodContainer{container("app", memif)}
-				first.push(b, &podapi.AddPod{Pod: pod, Containers: containers})
+				first.Push(b, &podapi.AddPod{Pod: pod, Containers: containers})
 				pods = append(pods, podapi.PodState{Pod: pod, Containers: containers})
 				if i%50 == 49 {
 					// Each barrier waits for what it follows, within its limit.
-					first.barrier(b)
+					first.Barrier(b)
 				}
 			}
-			first.barrier(b)
+			first.Barrier(b)
 			lister.set(pods)
-			first.stop()
+			first.Stop()
 
 			var messages, changes int
 			for b.Loop() {
@@ -63,8 +61,8 @@ func BenchmarkAgentRestartWithMemifsInVPP(b *testing.B) {
 				restarted := startAgentWith(b, setup)
 				b.StopTimer()
 				messages += len(v.TracedAPI(b))
-				changes += executedOperations(restarted)
-				restarted.stop()
+				changes += len(executedOperations(restarted))
+				restarted.Stop()
 				b.StartTimer()
 			}
 			if changes != 0 {
@@ -74,19 +72,4 @@ func BenchmarkAgentRestartWithMemifsInVPP(b *testing.B) {
 			b.ReportMetric(float64(changes)/float64(b.N), "vpp-changes/op")
 		})
 	}
-}
-
-// executedOperations counts what the agent's scheduler changed in VPP: an
-// operation recorded as NOOP changed nothing (a memif's rx modes left
-// pending while its link is down).
-func executedOperations(a *testAgent) int {
-	count := 0
-	for _, txn := range a.scheduler.GetTransactionHistory(time.Time{}, time.Now()) {
-		for _, op := range txn.Executed {
-			if !op.NOOP {
-				count++
-			}
-		}
-	}
-	return count
 }

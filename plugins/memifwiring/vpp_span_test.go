@@ -13,10 +13,8 @@ import (
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	crossnodeapi "github.com/contivpp/memif-agent/plugins/crossnode/api"
-	"github.com/contivpp/memif-agent/plugins/health"
 	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 	"github.com/contivpp/memif-agent/test/kit/poll"
-	"github.com/contivpp/memif-agent/test/kit/syncbuffer"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 )
 
@@ -61,21 +59,7 @@ func underlayVeth(t *testing.T) (string, string) {
 func startSpanningAgent(t *testing.T, span *spanSource) *vppAgent {
 	t.Helper()
 	v := vpp.Start(t, vpp.Plugins("af_packet", "vxlan", "ping"))
-	a := &vppAgent{vpp: v, log: &syncbuffer.Buffer{}, health: health.NewPlugin()}
-	a.testAgent = startAgentWith(t, agentSetup{
-		dir:          vppAgentDir(t),
-		networksConf: redNetworks,
-		vswitchConf:  fmt.Sprintf("vpp-api-socket: %s\nlink-check-period: 50ms\n", v.APISocket),
-		vswitchLog:   a.log,
-		health:       a.health,
-		span:         span,
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("vswitch plugin log of the VPP at %s:\n%s", v.APISocket, a.log)
-		}
-	})
-	return a
+	return startOnVPP(t, v, "link-check-period: 50ms\n", agentSetup{networksConf: redNetworks, span: span})
 }
 
 // vxlanTunnels counts VPP's VXLAN tunnels.
@@ -116,7 +100,7 @@ func TestL3NetworkAcrossTwoVPPs(t *testing.T) {
 		wantInterface(t, readMemifJSON(t, allocation), "red", netip.PrefixFrom(netip.MustParseAddr(gateways[i]).Next(), 24).String(), gateways[i], 1)
 		// The KV scheduler keeps its statistics in globals: two
 		// schedulers of one process may not process at once.
-		agents[i].scheduler.TransactionBarrier()
+		agents[i].KVScheduler.TransactionBarrier()
 	}
 	red := netconf.DeriveID("red")
 	for i, agent := range agents {
@@ -135,8 +119,8 @@ func TestL3NetworkAcrossTwoVPPs(t *testing.T) {
 	alone := spans[0].Span()
 	alone.Peers = nil
 	spans[0].set(alone)
-	agents[0].push(t, &crossnodeapi.SpanChanged{Span: alone})
-	agents[0].barrier(t)
+	agents[0].Push(t, &crossnodeapi.SpanChanged{Span: alone})
+	agents[0].Barrier(t)
 	if n := vxlanTunnels(t, agents[0].vpp); n != 0 {
 		t.Errorf("node 0's VPP holds %d VXLAN tunnels once its peer left, want none", n)
 	}

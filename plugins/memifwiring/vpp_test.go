@@ -2,8 +2,6 @@ package memifwiring_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,16 +13,12 @@ import (
 
 	"github.com/gogo/protobuf/proto"
 	"github.com/ligato/cn-infra/health/statuscheck/model/status"
-	"github.com/ligato/cn-infra/logging"
 	vpp_interfaces "github.com/ligato/vpp-agent/api/models/vpp/interfaces"
 	kvs "github.com/ligato/vpp-agent/plugins/kvscheduler/api"
 
-	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
-	"github.com/contivpp/memif-agent/plugins/health"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/vswitch"
 	"github.com/contivpp/memif-agent/plugins/vswitch/descriptor"
@@ -76,9 +70,8 @@ const vppWaitLimit = 60 * time.Second
 type vppAgent struct {
 	*testAgent
 	vpp *vpp.VPP
+	// log is the vswitch plugin's.
 	log *syncbuffer.Buffer
-	// health is the agent's status check, behind its readiness probe.
-	health *health.Plugin
 }
 
 // vppAgentDir is a short state dir: VPP's socket paths hold 108 bytes.
@@ -97,50 +90,28 @@ func startVPPAgent(t testing.TB, v *vpp.VPP, dir string, lister *livePods, wirin
 	return startVPPAgentWith(t, v, dir, lister, wiringConf, "")
 }
 
-// startVPPAgentWith starts the agent with networks.conf too (empty: no
-// networks plugin).
+// startVPPAgentWith starts the agent with networks.conf too (empty: its
+// defaults).
 func startVPPAgentWith(t testing.TB, v *vpp.VPP, dir string, lister *livePods, wiringConf, networksConf string) *vppAgent {
 	t.Helper()
-	a := &vppAgent{vpp: v, log: &syncbuffer.Buffer{}, health: health.NewPlugin()}
-	setup := agentSetup{
-		dir:          dir,
-		wiringConf:   wiringConf,
-		networksConf: networksConf,
-		vswitchConf:  fmt.Sprintf("vpp-api-socket: %s\nlink-check-period: 50ms\n", v.APISocket),
-		vswitchLog:   a.log,
-		health:       a.health,
-		managerOptions: []func(*manager.Options){func(options *manager.Options) {
-			if lister != nil {
-				options.LivePods = lister.Tracker
-			}
-		}},
-	}
+	return startOnVPP(t, v, "link-check-period: 50ms\n", agentSetup{dir: dir, wiringConf: wiringConf, networksConf: networksConf, livePods: lister})
+}
+
+// startOnVPP starts the agent setup says on v, with vswitchConf after
+// vswitch.conf's vpp-api-socket; the vswitch plugin's log is shown when
+// the test fails.
+func startOnVPP(t testing.TB, v *vpp.VPP, vswitchConf string, setup agentSetup) *vppAgent {
+	t.Helper()
+	a := &vppAgent{vpp: v, log: &syncbuffer.Buffer{}}
+	setup.vswitchConf = fmt.Sprintf("vpp-api-socket: %s\n%s", v.APISocket, vswitchConf)
+	setup.vswitchLog = a.log
 	a.testAgent = startAgentWith(t, setup)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("vswitch plugin log:\n%s", a.log)
+			t.Logf("vswitch plugin log of the VPP at %s:\n%s", v.APISocket, a.log)
 		}
 	})
 	return a
-}
-
-func newVswitchPlugin(t testing.TB, a *testAgent, dir string, setup agentSetup) *vswitch.Plugin {
-	t.Helper()
-	records := &recordingScheduler{KVScheduler: a.scheduler}
-	a.vppDeletes = records
-	plugin := vswitch.NewPlugin(vswitch.UseDeps(func(deps *vswitch.Deps) {
-		deps.KVScheduler = records
-		deps.EventLoop = a.controller
-		deps.Cfg = configfile.File(writeFile(t, dir, "vswitch.conf", setup.vswitchConf))
-		deps.StatusCheck = setup.health
-	}))
-	random := make([]byte, 4)
-	rand.Read(random)
-	logger := logging.ForPlugin("vswitch-test-" + hex.EncodeToString(random))
-	logger.SetOutput(setup.vswitchLog)
-	logger.SetLevel(logging.DebugLevel)
-	plugin.Log = logger
-	return plugin
 }
 
 // vppMemif is what VPP reports of one memif of the agent's.
@@ -307,8 +278,8 @@ func TestVPPHoldsEachPodMemifAsMasterOnItsSocketWithItsSecret(t *testing.T) {
 	// Pod delete: VPP loses interfaces and sockets, each deleted while its
 	// directory was still there; then the directories go.
 	appSide.Stop()
-	a.push(t, &podapi.DeletePod{Pod: pod})
-	a.barrier(t)
+	a.Push(t, &podapi.DeletePod{Pod: pod})
+	a.Barrier(t)
 	waitVPPMemifs(t, v, nil)
 	if show := v.CLI(t, "show", "memif"); strings.Contains(show, app.Annotations[dmapi.AnnotationSocketHost]) ||
 		strings.Contains(show, sidecar.Annotations[dmapi.AnnotationSocketHost]) {
@@ -328,17 +299,12 @@ func TestVPPHoldsEachPodMemifAsMasterOnItsSocketWithItsSecret(t *testing.T) {
 	}
 }
 
-// wantNoChanges fails t if a's scheduler changed anything in VPP: an
-// operation recorded as NOOP changed nothing (a memif's rx modes left
-// pending while its link is down).
+// wantNoChanges fails t if a's scheduler changed anything in VPP
+// (executedOperations).
 func wantNoChanges(t testing.TB, a *vppAgent, what string) {
 	t.Helper()
-	for _, txn := range a.scheduler.GetTransactionHistory(time.Time{}, time.Now()) {
-		for _, op := range txn.Executed {
-			if !op.NOOP {
-				t.Errorf("%s: transaction %d (%s) changed %s: %s", what, txn.SeqNum, txn.Description, op.Key, op.Operation)
-			}
-		}
+	for _, change := range executedOperations(a.testAgent) {
+		t.Errorf("%s: %s", what, change)
 	}
 }
 
@@ -357,7 +323,7 @@ func TestAgentRestartChangesNothingInVPP(t *testing.T) {
 	if show := v.CLI(t, "show", "interface", "address"); !strings.Contains(show, "10.10.1.1/24") || !strings.Contains(show, "fd00::1/64") {
 		t.Errorf("VPP lacks the web pod's addresses from memifwiring.conf:\n%s", show)
 	}
-	first.stop()
+	first.Stop()
 
 	second := startVPPAgent(t, v, dir, lister, addressConf)
 	after := waitVPPMemifs(t, v, webInterfaces)
@@ -401,7 +367,7 @@ func TestVPPDownHoldsNoAllocationBack(t *testing.T) {
 	a := startVPPAgent(t, v, vppAgentDir(t), nil, "")
 
 	pod, _, _ := a.addWebPod(t)
-	if memifs, err := a.devices.GetPodMemifs(pod.ID); err != nil || len(memifs) != 2 {
+	if memifs, err := a.DeviceManager.GetPodMemifs(pod.ID); err != nil || len(memifs) != 2 {
 		t.Fatalf("with VPP down the pod's memifs are %v (%v), want both allocations", memifs, err)
 	}
 	poll.Until(t, vppWaitLimit, "the agent reports the vswitch not ready", func() error {
@@ -421,7 +387,7 @@ func TestVPPDownHoldsNoAllocationBack(t *testing.T) {
 // wantVswitchState checks the vswitch plugin's state in the agent's status
 // check, which the readiness probe answers from.
 func (a *vppAgent) wantVswitchState(want status.OperationalState, errorPart string) error {
-	got := a.health.GetAllPluginStatus()[vswitch.PluginName]
+	got := a.Health.GetAllPluginStatus()[vswitch.PluginName]
 	if got == nil || got.State != want || !strings.Contains(got.Error, errorPart) {
 		return fmt.Errorf("vswitch status %v, want %s with an error containing %q", got, want, errorPart)
 	}
@@ -453,13 +419,13 @@ func TestPodToPodThroughVPPBridgeDomain(t *testing.T) {
 	}
 
 	// Deleting a pod takes its memif out of the domain, then out of VPP.
-	a.push(t, &podapi.DeletePod{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "sender"}, UID: "uid-sender"}})
-	a.barrier(t)
+	a.Push(t, &podapi.DeletePod{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: "sender"}, UID: "uid-sender"}})
+	a.Barrier(t)
 	waitVPPMemifs(t, v, []string{"memif_default_receiver_app_0"})
 	if members := bridgeDomainMembers(t, v, "pods"); members != 1 {
 		t.Errorf("after the sender's delete VPP's bridge domain has %d interfaces, want the receiver's", members)
 	}
-	for _, txn := range a.scheduler.GetTransactionHistory(time.Time{}, time.Now()) {
+	for _, txn := range a.KVScheduler.GetTransactionHistory(time.Time{}, time.Now()) {
 		for _, op := range txn.Executed {
 			if op.NewErr != nil {
 				t.Errorf("transaction %d (%s): %s %s failed: %v", txn.SeqNum, txn.Description, op.Operation, op.Key, op.NewErr)
@@ -494,7 +460,7 @@ func (a *vppAgent) addOneMemifPod(t testing.TB, name, device string) *dmapi.Allo
 	t.Helper()
 	allocation := a.allocate(t, device)
 	pod := podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: name}, UID: "uid-" + name}
-	a.push(t, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{container("app", allocation)}})
-	a.barrier(t)
+	a.Push(t, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{container("app", allocation)}})
+	a.Barrier(t)
 	return allocation
 }
