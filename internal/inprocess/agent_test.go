@@ -19,9 +19,12 @@ import (
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/contivpp/memif-agent/internal/inprocess"
+	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	dmconfig "github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
 	"github.com/contivpp/memif-agent/test/kit/fakevswitch"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
@@ -188,5 +191,49 @@ func TestKubeletInterceptorWrapsDevicePluginCalls(t *testing.T) {
 	defer mu.Unlock()
 	if !slices.Contains(called, "/v1beta1.DevicePlugin/Allocate") {
 		t.Errorf("the interceptor saw %v, want kubelet's Allocate", called)
+	}
+}
+
+// seenEvents is a first handler that records the name of every event the
+// loop offers it.
+type seenEvents struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (s *seenEvents) String() string { return "seen-events" }
+func (s *seenEvents) HandlesEvent(event controllerapi.Event) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.names = append(s.names, event.Spec().Name)
+	return false
+}
+func (s *seenEvents) Resync(controllerapi.Event, controllerapi.EventOperations) error { return nil }
+func (s *seenEvents) Update(controllerapi.Event, controllerapi.EventOperations) (string, error) {
+	return "", nil
+}
+func (s *seenEvents) Revert(controllerapi.Event) error { return nil }
+
+func (s *seenEvents) seen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.names)
+}
+
+// TestPodSourcesStandInForThePodManager: with Options.PodSources the pod
+// manager does not run, the plugins start in the agent's order without it
+// (the memif wiring reads the device manager in its Init), the device
+// manager's pod source is given the loop and its decision reaches the
+// handlers, and Options.FirstHandler is offered every event.
+func TestPodSourcesStandInForThePodManager(t *testing.T) {
+	pods := fakepodtracker.New(false)
+	first := &seenEvents{}
+	a := inprocess.Start(t, inprocess.Options{PodSources: &inprocess.PodSources{LivePods: pods}, FirstHandler: first})
+	if a.PodManager != nil || a.PodResources != nil {
+		t.Errorf("the pod manager (%v) or the fake pod-resources API (%v) is there, want neither", a.PodManager, a.PodResources)
+	}
+	a.Barrier(t)
+	if seen := first.seen(); !slices.Contains(seen, (&podapi.LivePods{}).Spec().Name) {
+		t.Errorf("the first handler was offered %v, want the pod source's LivePods among them", seen)
 	}
 }
