@@ -21,6 +21,40 @@ type Record struct {
 	Specs []memifspec.Spec `json:"specs"`
 	// Refused, when set, is why none of the memifs is wired.
 	Refused *Refusal `json:"refused,omitempty"`
+	// Origins are where each memif's network came from, by memif ID
+	// (see Origin); records of before it was kept have none.
+	Origins []Origin `json:"origins,omitempty"`
+}
+
+// Origin is where a memif's network came from.
+type Origin string
+
+// The origins of a memif's network.
+const (
+	// OriginNamed: the pod's annotation or claim named the network. The
+	// memif keeps it.
+	OriginNamed Origin = "named"
+	// OriginDefaultNetwork: the pod named none, and networks.conf's
+	// default-network was in force. The memif keeps it.
+	OriginDefaultNetwork Origin = "default-network"
+	// OriginWiring: the pod named none, and memifwiring.conf said where
+	// such memifs go: its bridge-domain (the default l2 network) or, with
+	// no default network, no network at all. The memif follows what
+	// memifwiring.conf says at each agent start (FollowWiring).
+	OriginWiring Origin = "memifwiring"
+)
+
+// origin returns where memif memifID's network came from. A record of
+// before origins were kept has a memif in no network only by default,
+// from memifwiring.conf; one in a network keeps it, as it did then.
+func (r Record) origin(memifID int) Origin {
+	if memifID < len(r.Origins) {
+		return r.Origins[memifID]
+	}
+	if r.Specs[memifID].Network == "" {
+		return OriginWiring
+	}
+	return OriginNamed
 }
 
 // Refusal is why a memif is not wired.
@@ -66,6 +100,9 @@ type Assigner struct {
 	// node's share of its subnet (shares, by network name).
 	spanning bool
 	shares   map[string]netip.Prefix
+	// wiringBridgeDomain is memifwiring.conf's bridge-domain at this
+	// start; empty: none.
+	wiringBridgeDomain string
 }
 
 // Open returns the assigner persisted at path (a missing file is an empty
@@ -212,13 +249,14 @@ func (a *Assigner) Record(allocationID, pod, container string, memifs int, annot
 		}
 	}
 	for id := range memifs {
-		spec := memifspec.Spec{Network: a.applied.DefaultNetwork}
+		spec, origin := memifspec.Spec{Network: a.applied.DefaultNetwork}, a.defaultOrigin()
 		for _, s := range specs {
 			if s.MemifID == uint32(id) && (s.Container == "" || s.Container == container) {
-				spec = s
+				spec, origin = s, OriginNamed
 			}
 		}
 		record.Specs = append(record.Specs, spec)
+		record.Origins = append(record.Origins, origin)
 	}
 	a.records[allocationID] = record
 	a.dirty = true
@@ -229,14 +267,93 @@ func (a *Assigner) Record(allocationID, pod, container string, memifs int, annot
 func (a *Assigner) RecordClaim(allocationID, pod string, memifs int, spec *memifspec.Spec) {
 	record := Record{Pod: pod}
 	for range memifs {
-		s := memifspec.Spec{Network: a.applied.DefaultNetwork}
+		s, origin := memifspec.Spec{Network: a.applied.DefaultNetwork}, a.defaultOrigin()
 		if spec != nil {
-			s = *spec
+			s, origin = *spec, OriginNamed
 		}
 		record.Specs = append(record.Specs, s)
+		record.Origins = append(record.Origins, origin)
 	}
 	a.records[allocationID] = record
 	a.dirty = true
+}
+
+// defaultOrigin is the origin of a memif whose pod names no network:
+// memifwiring.conf's when the default network is its bridge-domain or
+// there is none, networks.conf's default-network otherwise.
+func (a *Assigner) defaultOrigin() Origin {
+	if a.applied.DefaultNetwork == "" || a.applied.DefaultNetwork == a.wiringBridgeDomain {
+		return OriginWiring
+	}
+	return OriginDefaultNetwork
+}
+
+// SetWiringBridgeDomain tells the assigner memifwiring.conf's
+// bridge-domain (empty: none), which netconf.WithLegacy makes the default
+// l2 network. Call it once the assigner is open, before anything is
+// recorded: memifs whose pod names no network and that get that bridge
+// domain, or no network, follow memifwiring.conf (FollowWiring).
+func (a *Assigner) SetWiringBridgeDomain(name string) { a.wiringBridgeDomain = name }
+
+// Moved is a memif FollowWiring moved.
+type Moved struct {
+	Pod     string
+	MemifID int
+	// From and To are the networks; empty: no network.
+	From, To string
+}
+
+// FollowWiring moves the memifs whose network came from memifwiring.conf
+// (OriginWiring) to where it sends them now, and returns them; call it
+// once at the agent's start, before the first SetNetworks, with the
+// default network about to be applied (networks.conf's default-network,
+// or memifwiring.conf's bridge-domain). memifwiring.conf is read only at
+// the start, so an agent restarted with it changed between bridge-domain
+// and l2-xconnect (or neither) moves the running pods' memifs between the
+// bridge domain and no network, where its other keys wire them; both are
+// ethernet memifs, so the pods' side is unchanged. A memif whose pod
+// named its network, or that got networks.conf's default-network, keeps
+// it (see followedNetwork).
+func (a *Assigner) FollowWiring(defaultNetwork string) []Moved {
+	var moved []Moved
+	for _, id := range slices.Sorted(maps.Keys(a.records)) {
+		record := a.records[id]
+		if record.Refused != nil {
+			continue
+		}
+		// A copy: a Snapshot shares the records' specs.
+		specs, changed := slices.Clone(record.Specs), false
+		for memifID, spec := range specs {
+			to := followedNetwork(spec.Network, record.origin(memifID), a.wiringBridgeDomain, defaultNetwork)
+			if to == spec.Network {
+				continue
+			}
+			moved = append(moved, Moved{Pod: record.Pod, MemifID: memifID, From: spec.Network, To: to})
+			// A memif that took the default has no other field set.
+			specs[memifID], changed = memifspec.Spec{Network: to}, true
+		}
+		if changed {
+			record.Specs = specs
+			a.records[id] = record
+			a.dirty = true
+		}
+	}
+	return moved
+}
+
+// followedNetwork returns the network a memif recorded in network
+// recorded, from origin, is in at an agent start whose memifwiring.conf
+// names bridgeDomain and whose default network is defaultNetwork. A
+// memif from memifwiring.conf goes where memifwiring.conf sends memifs
+// now: into its bridge domain, or into no network when no default
+// network is set; when networks.conf's own default-network has taken
+// over, it keeps its network, as every memif does when the default
+// network changes. Every other memif keeps its network.
+func followedNetwork(recorded string, origin Origin, bridgeDomain, defaultNetwork string) string {
+	if origin != OriginWiring || defaultNetwork != "" && defaultNetwork != bridgeDomain {
+		return recorded
+	}
+	return defaultNetwork
 }
 
 // Resolve returns what each memif of allocationID gets under the applied

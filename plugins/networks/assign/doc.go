@@ -8,8 +8,22 @@
 // carries and which does not change while the pod lives) or when its claim
 // is prepared (the DRA path: the claim's MemifConfig). A memif that no
 // spec names gets the default network of that moment, so a later change
-// of default-network moves no live memif. A refused annotation is kept as
-// the allocation's refusal: none of its memifs is wired.
+// of networks.conf's default-network moves no live memif. A refused
+// annotation is kept as the allocation's refusal: none of its memifs is
+// wired.
+//
+// Origins. Each memif's record says where its network came from (Origin):
+// named by its pod, networks.conf's default-network, or memifwiring.conf,
+// whose bridge-domain is the default l2 network and which, without one,
+// leaves such memifs in no network for its l2-xconnect, ip-addresses and
+// vrf. memifwiring.conf is read only at the agent's start, and its keys
+// are node-wide wiring rather than a network a pod asked for: at each
+// start FollowWiring moves the memifs from memifwiring.conf to where it
+// sends them now (between its bridge domain and no network, both
+// ethernet, so nothing changes on the pod's side), before SetNetworks, so
+// that a bridge domain they leave is no longer held by them. Every other
+// memif keeps its network, and a network removed while one uses it waits
+// (netconf.Reconcile).
 //
 // Resolve checks each memif's spec against the applied networks and hands
 // out its address, every time the wiring renders the allocation: a
