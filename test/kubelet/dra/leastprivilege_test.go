@@ -124,8 +124,9 @@ func wantRefused(t *testing.T, what string, err error, want string) {
 // itself), the agent creates, updates and deletes its node's
 // ResourceSlice, and is refused another node's and slices of no node; a
 // token bound to nothing changes no slice. It reads claims and cannot
-// write them; it lists and watches the pods of its node, and cannot read
-// a pod by name or write one.
+// write them; it lists and watches pods (the driver asks for its node's
+// by field selector; RBAC cannot narrow a list to them), and can neither
+// read a pod by name nor write one.
 func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
 	c, admin := startCluster(t, cluster.Options{})
 	ctx := t.Context()
@@ -214,7 +215,7 @@ func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
 				t.Errorf("update a claim's status: %v, want forbidden", err)
 			}
 
-			wantPodsOfItsNodeOnly(ctx, t, agent, own.Name)
+			wantPodsListedAndWatchedOnly(ctx, t, agent, own.Name)
 
 			if err := slices.Delete(ctx, created.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID(created.UID))}}); err != nil {
 				t.Errorf("delete its own node's slice: %v", err)
@@ -228,10 +229,10 @@ func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
 	})
 }
 
-// wantPodsOfItsNodeOnly checks that agent lists and watches the pods of
-// node, as the driver follows them to read their claims ahead of kubelet,
-// and can neither read a pod by name nor write one.
-func wantPodsOfItsNodeOnly(ctx context.Context, t *testing.T, agent kubernetes.Interface, node string) {
+// wantPodsListedAndWatchedOnly checks that agent lists and watches the
+// pods of node, as the driver follows them to read their claims ahead of
+// kubelet, and can neither read a pod by name nor write one.
+func wantPodsListedAndWatchedOnly(ctx context.Context, t *testing.T, agent kubernetes.Interface, node string) {
 	t.Helper()
 	onNode := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()}
 	pods := agent.CoreV1().Pods(metav1.NamespaceAll)
