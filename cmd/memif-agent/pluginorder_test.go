@@ -41,10 +41,12 @@ func printPluginOrder() int {
 
 // TestPluginsStartAfterWhatTheyWaitFor checks the order in which cn-infra
 // starts the agent's plugins (every Init, then every AfterInit, in this
-// order). A DRA driver started before the controller waited out its
-// claims' sync on a loop not running yet, registered with kubelet 30 s
-// late, and so lost the node's ResourceSlices to kubelet across every
-// agent restart.
+// order). A plugin that pushes into the loop before the controller's Init
+// made it pushes into none: the vswitch's resync after connecting to VPP
+// was lost at every start. A DRA driver started before the controller
+// waited out its claims' sync on a loop not running yet, registered with
+// kubelet 30 s late, and so lost the node's ResourceSlices to kubelet
+// across every agent restart.
 func TestPluginsStartAfterWhatTheyWaitFor(t *testing.T) {
 	self := exec.Command(os.Args[0])
 	self.Env = append(os.Environ(), pluginOrderEnv+"=1")
@@ -66,6 +68,8 @@ func TestPluginsStartAfterWhatTheyWaitFor(t *testing.T) {
 	}{
 		{"devicemanager", "controller", "the loop's startup resync runs the device manager's handler"},
 		{"memifwiring", "controller", "the loop's startup resync runs the memif wiring's handler"},
+		{"controller", "vswitch", "the vswitch pushes its resync after connecting to VPP from its Init, into the loop the controller's Init makes"},
+		{"controller", "crossnode", "the cross-node tracker pushes the span it finds once crossnode's Init has waited for its first listing"},
 		{"controller", "dradriver", "the DRA driver's AfterInit waits for its claims' sync on the loop the controller's AfterInit starts"},
 		{"dradriver", "podevents", "the pod events take the API server client the DRA driver makes in its AfterInit"},
 	} {

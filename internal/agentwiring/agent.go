@@ -137,7 +137,7 @@ func New(configs Configs, opts ...Option) *Agent {
 		deps.LinkEvents = linkEvents{podEvents}
 	}))
 	memifWiring.Links = memifLinks{vswitchPlugin}
-	deviceManager.Vswitch = vswitchPlugin
+	deviceManager.Vswitch = vswitchReachability{vswitchPlugin}
 	eventLoop := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
 		deps.Cfg = configs(controller.PluginName)
 		deps.KVScheduler = scheduler
@@ -222,6 +222,16 @@ type (
 	linkEvents struct{ vswitchapi.LinkEvents }
 	memifLinks struct{ vswitchapi.LinkReader }
 )
+
+// vswitchReachability gives the device manager the vswitch's reachability
+// as no plugin: followed, the edge made cn-infra start the vswitch before
+// the device manager, the controller's handler, and so before the
+// controller. The vswitch's Init connects to VPP and pushes its resync
+// into the loop, which the controller's Init makes: pushed into none, the
+// resync was lost and logged as an error at every start. The device
+// manager reads the reachability from its AfterInit on, once every Init
+// ran.
+type vswitchReachability struct{ vswitchapi.VswitchAPI }
 
 // spanSource gives the memif wiring the cross-node span as no plugin:
 // followed, the edge would make cn-infra start the crossnode plugin, and

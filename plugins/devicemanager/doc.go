@@ -30,6 +30,11 @@
 //	deviceManager.EventLoop = eventLoop
 //	deviceManager.Vswitch = vswitchPlugin // optional: device health
 //
+// The agent (internal/agentwiring) hands the vswitch plugin over wrapped
+// in a struct that is no plugin: cn-infra would otherwise start the
+// vswitch before the device manager, and so before the controller whose
+// loop the vswitch pushes into from its Init.
+//
 // List the plugin after the controller in the agent, so the loop has
 // started when kubelet's first Allocate arrives (earlier ones would wait in
 // the queue anyway). The config file is devicemanager.conf (flag
