@@ -166,9 +166,6 @@ func wantXConnectsRemovedFirst(t testing.TB, a *vppAgent, iface string) {
 // moves the pods' memifs from the cross-connect into the bridge domain, and
 // back again; a VPP restart gets the cross-connects back.
 func TestRestartSwitchesBetweenCrossConnectAndBridgeDomain(t *testing.T) {
-	t.Skip("the agent does not do this yet: memifwiring.conf's bridge-domain is the default l2 network " +
-		"(plugins/networks), and a memif keeps the network recorded at its first wiring (plugins/networks/assign), " +
-		"so after the restart the pods' memifs are in neither the cross-connect nor the bridge domain")
 	v := vpp.Start(t)
 	dir := vppAgentDir(t)
 	lister := newLivePods()

@@ -20,7 +20,13 @@
 // interface; Config.L2XConnect adds, for each configured pair of memifs, a
 // vpp_l2.XConnectPair per direction, named by the interface names the two
 // memifs get whether their pods are on the node or not: the KV scheduler
-// holds a pair pending until both interfaces exist.
+// holds a pair pending until both interfaces exist. With the networks
+// plugin, Config.BridgeDomain is the default l2 network instead; the first
+// resync after the agent's start moves the memifs of pods that name no
+// network between it and no network as Config now says
+// (assign.FollowWiring), so an agent restarted with memifwiring.conf
+// switched between bridge-domain and l2-xconnect leaves no running pod's
+// memif in neither.
 //
 // Networks that span nodes (Options.Span, SpanChanged from
 // plugins/crossnode; off, nothing below is rendered): RenderSpan adds

@@ -85,6 +85,9 @@ type Handler struct {
 	// manager's record, memif.json), by allocation ID.
 	told map[string]toldAllocation
 	last *undo
+	// wiringFollowed: the first resync moved the memifs that follow
+	// memifwiring.conf (assign.FollowWiring).
+	wiringFollowed bool
 }
 
 // toldAllocation is what was last recorded and written for an
@@ -106,6 +109,7 @@ func NewHandler(devices dmapi.DeviceManagerAPI, config Config, opts Options) (*H
 	if h.assigner == nil {
 		h.assigner, _ = assign.Open("")
 	}
+	h.assigner.SetWiringBridgeDomain(config.BridgeDomain)
 	var err error
 	if h.metrics, err = newMetrics(opts.Metrics); err != nil {
 		return nil, fmt.Errorf("memif wiring metrics: %w", err)
@@ -145,7 +149,11 @@ func (h *Handler) Resync(_ controllerapi.Event, txn controllerapi.EventOperation
 		h.setSpan(h.opts.Span.Span())
 	}
 	if h.opts.Networks != nil {
-		h.applyNetworks(h.opts.Networks.Networks())
+		cfg := h.opts.Networks.Networks()
+		if !h.wiringFollowed {
+			h.followWiring(cfg.DefaultNetwork)
+		}
+		h.applyNetworks(cfg)
 	}
 	byPod := map[podapi.PodID][]dmapi.MemifInfo{}
 	live := map[string]bool{}
@@ -232,6 +240,26 @@ func (h *Handler) applyNetworks(cfg netconf.Config) {
 		h.opts.Log.WarnS("networks.conf change refused", "network", refusal.Network, "change", refusal.Change, "err", refusal)
 	}
 	h.metrics.changesRefused(refusals)
+}
+
+// followWiring moves, once at the agent's start, the memifs of pods that
+// name no network to where memifwiring.conf sends them now, before the
+// networks are applied: a network they leave is then no longer held by
+// them.
+func (h *Handler) followWiring(defaultNetwork string) {
+	for _, moved := range h.assigner.FollowWiring(defaultNetwork) {
+		h.opts.Log.InfoS("memif follows memifwiring.conf", "pod", moved.Pod, "memifID", moved.MemifID,
+			"from", networkOrNone(moved.From), "to", networkOrNone(moved.To))
+	}
+	h.wiringFollowed = true
+}
+
+// networkOrNone names a network for a log line.
+func networkOrNone(network string) string {
+	if network == "" {
+		return "none (wired as memifwiring.conf says)"
+	}
+	return network
 }
 
 // rewireAll applies new networks and wires every wired pod again.
