@@ -77,7 +77,8 @@ func BenchmarkCrossNodePodToPod(b *testing.B) {
 		cross, same = append(cross, rates["cross-node"]), append(same, rates["same-node"])
 		ratios = append(ratios, rates["cross-node"]/rates["same-node"])
 	}
-	// Where the packets the receivers missed went (go test -v).
+	// What each node's VPP forwarded and dropped, to read the figures by
+	// (go test -v): which VPP on the path held the packets back.
 	for k, vswitch := range s.vpps {
 		for _, show := range []string{"show errors", "show interface"} {
 			out, err := vswitch.State.CLI(ctx, show)
