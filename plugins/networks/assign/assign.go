@@ -22,8 +22,10 @@ type Record struct {
 	// Refused, when set, is why none of the memifs is wired.
 	Refused *Refusal `json:"refused,omitempty"`
 	// Origins are where each memif's network came from, by memif ID
-	// (see Origin); records of before it was kept have none.
-	Origins []Origin `json:"origins,omitempty"`
+	// (see Origin); records of before they were kept have none. They are
+	// kept in the origins file, not in the state file, whose format
+	// agents of before read strictly.
+	Origins []Origin `json:"-"`
 }
 
 // Origin is where a memif's network came from.
@@ -45,8 +47,10 @@ const (
 )
 
 // origin returns where memif memifID's network came from. A record of
-// before origins were kept has a memif in no network only by default,
-// from memifwiring.conf; one in a network keeps it, as it did then.
+// before origins were kept (or one the origins file does not know: it was
+// lost, or an agent of before wrote the record) has a memif in no network
+// only by default, from memifwiring.conf; one in a network keeps it, as
+// it did then.
 func (r Record) origin(memifID int) Origin {
 	if memifID < len(r.Origins) {
 		return r.Origins[memifID]

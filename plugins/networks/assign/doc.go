@@ -52,5 +52,13 @@
 // Keeping it apart keeps the checkpoint's format and journal out of this
 // package, and this file small enough to be written whole.
 //
+// The records' origins are a second file beside it (networks-origins.json),
+// written the same way, and first: networks.json keeps the format agents
+// of before read (strictly), so that a rollback to one keeps the node's
+// records, and such an agent never reads the origins file. A memif
+// whose origin the file does not hold (it is missing, of a later version,
+// or older than the record) follows the rule for records of before: in no
+// network, it follows memifwiring.conf; in a network, it keeps it.
+//
 // An Assigner is touched only from the controller's event loop.
 package assign

@@ -1,0 +1,101 @@
+package assign_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/contivpp/memif-agent/plugins/networks/assign"
+)
+
+// TestOriginsFile: the origins are kept in networks-origins.json beside
+// networks.json. A memif that memifwiring.conf put in its bridge domain
+// leaves it when the agent restarts with l2-xconnect; without its origin
+// (the file missing, of a later version, or not knowing the record) it is
+// taken for a record of before and keeps its network. A file that cannot
+// be read stops the start, naming it and what to do.
+func TestOriginsFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// origins replaces the file written; "-": removed; "": kept.
+		origins string
+		want    string // the memif's network after the restart
+		wantErr string
+	}{
+		{name: "as written", want: ""},
+		{name: "as this version writes it", origins: `{"version":1,"allocations":{"alloc":{"pod":"default/p","origins":["memifwiring"]}}}`, want: ""},
+		{name: "missing", origins: "-", want: "pods"},
+		{name: "of another allocation", origins: `{"version":1,"allocations":{"gone":{"pod":"default/p","origins":["memifwiring"]}}}`, want: "pods"},
+		{name: "of another pod", origins: `{"version":1,"allocations":{"alloc":{"pod":"default/q","origins":["memifwiring"]}}}`, want: "pods"},
+		{name: "of another number of memifs", origins: `{"version":1,"allocations":{"alloc":{"pod":"default/p","origins":["memifwiring","named"]}}}`, want: "pods"},
+		{name: "of a later version", origins: `{"version":2,"memifs":{}}`, want: "pods"},
+		{name: "cut short", origins: `{"version":1,`, wantErr: "unexpected end of JSON input"},
+		{name: "not JSON", origins: `version 1`, wantErr: "invalid character"},
+		{name: "empty", origins: " ", wantErr: "unexpected end of JSON input"},
+		{name: "a field unknown", origins: `{"version":1,"allocations":{},"memifs":{}}`, wantErr: `unknown field "memifs"`},
+		{name: "an origin unknown", origins: `{"version":1,"allocations":{"alloc":{"pod":"default/p","origins":["elsewhere"]}}}`, wantErr: `unknown origin "elsewhere"`},
+		{name: "without a version", origins: `{"allocations":{}}`, wantErr: "version 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, originsPath := filepath.Join(dir, "networks.json"), filepath.Join(dir, "networks-origins.json")
+			a, _ := startAgent(t, path, bridged)
+			a.Record("alloc", "default/p", "app", 1, "")
+			if err := a.Save(); err != nil {
+				t.Fatal(err)
+			}
+			switch tc.origins {
+			case "":
+			case "-":
+				if err := os.Remove(originsPath); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				if err := os.WriteFile(originsPath, []byte(tc.origins), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			restarted, err := assign.Open(path)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), originsPath) || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "move it away") {
+					t.Fatalf("Open: %v, want an error naming %s, %q and what to do", err, originsPath, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			restarted.SetWiringBridgeDomain(crossConnected.bridgeDomain)
+			restarted.FollowWiring(crossConnected.networks.DefaultNetwork)
+			restarted.SetNetworks(crossConnected.networks)
+			if got := restarted.Resolve("alloc")[0]; got.Refused != nil || got.Memif.Network.Name != tc.want {
+				t.Errorf("the memif is in %q (refused: %v), want %q", got.Memif.Network.Name, got.Refused, tc.want)
+			}
+		})
+	}
+}
+
+// TestOriginsWrittenBeforeTheState: when networks.json cannot be
+// replaced, the origins file already holds the new record's origins, so
+// that no record of networks.json is ever without them (a crash between
+// the two leaves origins of records networks.json does not hold yet,
+// which are not read).
+func TestOriginsWrittenBeforeTheState(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "networks.json")
+	a, _ := startAgent(t, path, bridged)
+	a.Record("alloc", "default/p", "app", 1, "")
+	// A directory that is not empty cannot be renamed over.
+	if err := os.MkdirAll(filepath.Join(path, "blocked"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Save(); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Save: %v, want an error naming %s", err, path)
+	}
+	content, err := os.ReadFile(filepath.Join(dir, "networks-origins.json"))
+	if err != nil || !strings.Contains(string(content), `"alloc":{"pod":"default/p","origins":["memifwiring"]}`) {
+		t.Errorf("origins file %s (%v), want alloc's origins", content, err)
+	}
+}
