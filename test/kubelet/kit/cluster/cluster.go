@@ -276,7 +276,9 @@ func (c *Cluster) HostPath(nodePath string) string {
 // names) sees what the agent and the pods see; its pid is argv's own.
 func (c *Cluster) NodeArgv(argv ...string) []string { return c.ns.argv(argv...) }
 
-// Clientset returns a client of the API server as cluster-admin.
+// Clientset returns a client of the API server as cluster-admin. It
+// carries the certificates (Kubeconfig embeds them), so it starts no
+// goroutine that outlives the cluster.
 func (c *Cluster) Clientset() (*kubernetes.Clientset, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig())
 	if err != nil {
@@ -389,8 +391,8 @@ func (c *Cluster) writeConfig(context.Context) error {
 		if err != nil {
 			return err
 		}
-		data := map[string]string{"Server": c.Server(), "CA": c.pki.caFile(), "User": client.cn, "Cert": cert, "Key": key}
-		if err := writeTemplate(filepath.Join(c.dir, client.file), kubeconfigTemplate, data, 0o600); err != nil {
+		config := kubeconfig{Server: c.Server(), CAFile: c.pki.caFile(), User: client.cn, CertFile: cert, KeyFile: key}
+		if err := config.write(filepath.Join(c.dir, client.file)); err != nil {
 			return err
 		}
 	}

@@ -4,31 +4,42 @@ import (
 	"fmt"
 	"os"
 	"text/template"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // The peers' configuration files. Each value is what this harness needs,
 // not a recommendation for a node: everything listens on loopback, and
 // kubelet trusts any client certificate of the cluster's CA.
 
-var kubeconfigTemplate = template.Must(template.New("kubeconfig").Parse(`apiVersion: v1
-kind: Config
-clusters:
-- name: memif-test
-  cluster:
-    server: {{.Server}}
-    certificate-authority: {{.CA}}
-users:
-- name: {{.User}}
-  user:
-    client-certificate: {{.Cert}}
-    client-key: {{.Key}}
-contexts:
-- name: memif-test
-  context:
-    cluster: memif-test
-    user: {{.User}}
-current-context: memif-test
-`))
+// kubeconfig is a client's kubeconfig: the API server at Server, as User
+// with the certificate and key in CertFile and KeyFile, trusting the CA in
+// CAFile.
+type kubeconfig struct{ Server, CAFile, User, CertFile, KeyFile string }
+
+// write writes the kubeconfig at path with the files' contents in it, not
+// their paths: from a kubeconfig naming a client certificate's files,
+// client-go reloads them in a goroutine that nothing stops, which outlives
+// the cluster and logs "no such file" once its work dir is gone.
+func (k kubeconfig) write(path string) error {
+	var pem [3][]byte
+	for i, file := range []string{k.CAFile, k.CertFile, k.KeyFile} {
+		var err error
+		if pem[i], err = os.ReadFile(file); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	config := clientcmdapi.NewConfig()
+	config.Clusters["memif-test"] = &clientcmdapi.Cluster{Server: k.Server, CertificateAuthorityData: pem[0]}
+	config.AuthInfos[k.User] = &clientcmdapi.AuthInfo{ClientCertificateData: pem[1], ClientKeyData: pem[2]}
+	config.Contexts["memif-test"] = &clientcmdapi.Context{Cluster: "memif-test", AuthInfo: k.User}
+	config.CurrentContext = "memif-test"
+	if err := clientcmd.WriteToFile(*config, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
 
 // containerdTemplate is a version 2 configuration: containerd 1.6 and 1.7
 // read it as is and 2.x migrates it. restrict_oom_score_adj keeps the CRI

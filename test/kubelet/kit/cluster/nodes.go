@@ -287,10 +287,8 @@ func (n *Node) startKubelet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = writeTemplate(n.kubeconfig(), kubeconfigTemplate, map[string]string{
-		"Server": n.c.Server(), "CA": pki.caFile(), "User": "system:node:" + n.name, "Cert": clientCert, "Key": clientKey,
-	}, 0o600)
-	if err != nil {
+	config := kubeconfig{Server: n.c.Server(), CAFile: pki.caFile(), User: "system:node:" + n.name, CertFile: clientCert, KeyFile: clientKey}
+	if err := config.write(n.kubeconfig()); err != nil {
 		return err
 	}
 	err = writeTemplate(filepath.Join(n.dir, "kubelet.yaml"), kubeletTemplate, map[string]string{
