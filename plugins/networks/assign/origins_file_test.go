@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/contivpp/memif-agent/plugins/networks/assign"
@@ -97,5 +98,47 @@ func TestOriginsWrittenBeforeTheState(t *testing.T) {
 	content, err := os.ReadFile(filepath.Join(dir, "networks-origins.json"))
 	if err != nil || !strings.Contains(string(content), `"alloc":{"pod":"default/p","origins":["memifwiring"]}`) {
 		t.Errorf("origins file %s (%v), want alloc's origins", content, err)
+	}
+}
+
+// TestOriginsRewrittenOnlyForNewAllocations: a memif's origins never
+// change, so only a save that records an allocation replaces the origins
+// file; a release leaves it, and the restarted agent still finds the
+// origins of the allocation it holds.
+func TestOriginsRewrittenOnlyForNewAllocations(t *testing.T) {
+	dir := t.TempDir()
+	path, originsPath := filepath.Join(dir, "networks.json"), filepath.Join(dir, "networks-origins.json")
+	a, _ := startAgent(t, path, bridged)
+	inode := func() uint64 {
+		t.Helper()
+		info, err := os.Stat(originsPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Sys().(*syscall.Stat_t).Ino
+	}
+	a.Record("alloc", "default/p", "app", 1, "")
+	a.Record("gone", "default/q", "app", 1, "")
+	if err := a.Save(); err != nil {
+		t.Fatal(err)
+	}
+	first := inode()
+	a.Release("gone")
+	if err := a.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if inode() != first {
+		t.Error("a save releasing an allocation replaced the origins file")
+	}
+	a.Record("new", "default/r", "app", 1, "")
+	if err := a.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if inode() == first {
+		t.Error("a save recording an allocation left the origins file as it was")
+	}
+	content, err := os.ReadFile(originsPath)
+	if err != nil || strings.Contains(string(content), `"gone"`) || !strings.Contains(string(content), `"new"`) {
+		t.Errorf("origins file %s (%v), want new's origins and none of the released gone", content, err)
 	}
 }

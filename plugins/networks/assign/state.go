@@ -100,6 +100,22 @@ func (o originsFile) validate() error {
 // and beside it the origins file, which agents of before never read.
 type stateFile struct {
 	path string
+	// written is what the origins file holds, read at start or last
+	// written: a memif's origins never change, so a save that adds no
+	// allocation leaves the file as it is (the entries of released
+	// allocations it keeps match no record) and costs no second fsync.
+	written map[string]allocationOrigins
+}
+
+// holds tells whether the origins file already holds every entry of
+// origins.
+func (f *stateFile) holds(origins originsFile) bool {
+	for id, entry := range origins.Allocations {
+		if kept, ok := f.written[id]; !ok || kept.Pod != entry.Pod || len(kept.Origins) != len(entry.Origins) {
+			return false
+		}
+	}
+	return true
 }
 
 // originsName is the origins file's name: networks-origins.json beside
@@ -130,6 +146,7 @@ func (f *stateFile) read() (State, error) {
 		return State{}, err
 	}
 	origins.apply(state.Allocations)
+	f.written = origins.Allocations
 	return state, nil
 }
 
@@ -225,17 +242,21 @@ func (f *stateFile) write(state State) error {
 	if err != nil {
 		return fmt.Errorf("networks state %s: %w", f.path, err)
 	}
-	origins, err := json.Marshal(originsOf(state))
-	if err != nil {
-		return fmt.Errorf("memif origins: %w", err)
-	}
+	origins := originsOf(state)
 	dir, err := f.openDir()
 	if err != nil {
 		return fmt.Errorf("networks state %s: %w", f.path, err)
 	}
 	defer dir.Close()
-	if err := replaceFile(dir, f.originsName(), origins); err != nil {
-		return fmt.Errorf("memif origins %s: %w", dir.Join(f.originsName()), err)
+	if !f.holds(origins) {
+		content, err := json.Marshal(origins)
+		if err != nil {
+			return fmt.Errorf("memif origins: %w", err)
+		}
+		if err := replaceFile(dir, f.originsName(), content); err != nil {
+			return fmt.Errorf("memif origins %s: %w", dir.Join(f.originsName()), err)
+		}
+		f.written = origins.Allocations
 	}
 	if err := replaceFile(dir, filepath.Base(f.path), content); err != nil {
 		return fmt.Errorf("networks state %s: %w", f.path, err)
