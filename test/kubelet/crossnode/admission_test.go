@@ -15,20 +15,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/contivpp/memif-agent/plugins/networks/shares"
 	"github.com/contivpp/memif-agent/plugins/networks/underlay"
 	"github.com/contivpp/memif-agent/test/kit/poll"
-	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
-
-// The agent's service account, as the chart names it for release
-// memif-agent in namespace memif-agent, whose Leases it may write.
-const agentServiceAccount = "memif-agent"
 
 // TestAgentChangesOnlyItsNodesAddressAndShares applies the chart's
 // namespace, service account, cross-node RBAC and admission policies
@@ -49,8 +42,8 @@ func TestAgentChangesOnlyItsNodesAddressAndShares(t *testing.T) {
 	}
 	names := createNodes(t, admin, 2)
 	own, other := names[0], names[1]
-	agent := agentClient(ctx, t, admin, agentPodOn(ctx, t, admin, own))
-	unbound := agentClient(ctx, t, admin, nil)
+	agent := agentClient(ctx, t, admin, own)
+	unbound := agentClient(ctx, t, admin, "")
 	// network has a share of node other, unclaimed none.
 	network := shares.Network{Name: "admission", Subnet: netip.MustParsePrefix("10.72.0.0/24"), NodePrefixLength: 26}
 	unclaimed := shares.Network{Name: "admission-unclaimed", Subnet: netip.MustParsePrefix("10.73.0.0/24"), NodePrefixLength: 26}
@@ -185,40 +178,18 @@ func lease(name, holder string, owner *v1.Node) *coordinationv1.Lease {
 	return l
 }
 
-// agentPodOn creates a pod of the agent's service account on node, to
-// bind a token to as kubelet binds the one it projects into the agent's
-// pod: the token then names the node. The pod never runs (the control
-// plane has no kubelet); the token only needs the object.
-func agentPodOn(ctx context.Context, t *testing.T, admin kubernetes.Interface, node string) *authenticationv1.BoundObjectReference {
+// agentClient is memifnode.AgentClient on the control plane, bound to
+// the agent's pod on node (none: to nothing), or the test fails.
+func agentClient(ctx context.Context, t *testing.T, admin kubernetes.Interface, node string) kubernetes.Interface {
 	t.Helper()
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "memif-agent-", Namespace: memifnode.Namespace},
-		Spec: v1.PodSpec{NodeName: node, ServiceAccountName: agentServiceAccount, AutomountServiceAccountToken: ptr.To(false),
-			Containers: []v1.Container{{Name: "agent", Image: cluster.PauseImage, ImagePullPolicy: v1.PullNever}}},
+	var bound *authenticationv1.BoundObjectReference
+	if node != "" {
+		var err error
+		if bound, err = memifnode.AgentPodOn(ctx, admin, node); err != nil {
+			t.Fatal(err)
+		}
 	}
-	pod, err := admin.CoreV1().Pods(memifnode.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create the agent's pod on %s: %v", node, err)
-	}
-	return &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
-}
-
-// agentClient is a client with a token of the agent's service account
-// from the TokenRequest API, bound to bound (nil: to nothing).
-func agentClient(ctx context.Context, t *testing.T, admin kubernetes.Interface, bound *authenticationv1.BoundObjectReference) kubernetes.Interface {
-	t.Helper()
-	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600), BoundObjectRef: bound}}
-	token, err := admin.CoreV1().ServiceAccounts(memifnode.Namespace).CreateToken(ctx, agentServiceAccount, request, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("request a token of %s/%s bound to %+v: %v", memifnode.Namespace, agentServiceAccount, bound, err)
-	}
-	adminConfig, err := clientcmd.BuildConfigFromFlags("", controlPlane.cluster.Kubeconfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	config := rest.AnonymousClientConfig(adminConfig)
-	config.BearerToken = token.Status.Token
-	client, err := kubernetes.NewForConfig(config)
+	client, err := memifnode.AgentClient(ctx, controlPlane.cluster, admin, bound)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
@@ -24,11 +22,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
 
-// The agent's namespace and service account, as the chart names them
-// for release memif-agent in namespace memif-agent.
 const (
-	agentNamespace      = "memif-agent"
-	agentServiceAccount = "memif-agent"
 	// otherNode is a Node object made by hand: the cluster's one kubelet
 	// is the agent's node.
 	otherNode = "node-b"
@@ -46,42 +40,24 @@ type agentCredentials struct {
 
 // boundToAgentPod binds the token to a pod of the agent's service account
 // on node, the binding kubelet gives the token it projects into the
-// agent's pod. The pod on otherNode never runs: the token only needs the
-// object.
+// agent's pod.
 func boundToAgentPod(ctx context.Context, t *testing.T, admin kubernetes.Interface, node *corev1.Node) *authenticationv1.BoundObjectReference {
 	t.Helper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "memif-agent-", Namespace: agentNamespace},
-		Spec: corev1.PodSpec{NodeName: node.Name, ServiceAccountName: agentServiceAccount, AutomountServiceAccountToken: ptr.To(false),
-			Containers: []corev1.Container{{Name: "agent", Image: cluster.PauseImage, ImagePullPolicy: corev1.PullNever}}},
-	}
-	pod, err := admin.CoreV1().Pods(agentNamespace).Create(ctx, pod, metav1.CreateOptions{})
+	bound, err := memifnode.AgentPodOn(ctx, admin, node.Name)
 	if err != nil {
-		t.Fatalf("create the agent's pod on %s: %v", node.Name, err)
+		t.Fatal(err)
 	}
-	return &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
+	return bound
 }
 
 func boundToNode(_ context.Context, _ *testing.T, _ kubernetes.Interface, node *corev1.Node) *authenticationv1.BoundObjectReference {
 	return &authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: node.Name, UID: node.UID}
 }
 
-// agentClient is a client with a token of the agent's service account
-// from the TokenRequest API, bound to bound (nil: to nothing).
+// agentClient is memifnode.AgentClient, or the test fails.
 func agentClient(ctx context.Context, t *testing.T, c *cluster.Cluster, admin kubernetes.Interface, bound *authenticationv1.BoundObjectReference) kubernetes.Interface {
 	t.Helper()
-	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600), BoundObjectRef: bound}}
-	token, err := admin.CoreV1().ServiceAccounts(agentNamespace).CreateToken(ctx, agentServiceAccount, request, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("request a token of %s/%s bound to %+v: %v", agentNamespace, agentServiceAccount, bound, err)
-	}
-	adminConfig, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	config := rest.AnonymousClientConfig(adminConfig)
-	config.BearerToken = token.Status.Token
-	client, err := kubernetes.NewForConfig(config)
+	client, err := memifnode.AgentClient(ctx, c, admin, bound)
 	if err != nil {
 		t.Fatal(err)
 	}
