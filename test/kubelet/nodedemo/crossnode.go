@@ -12,7 +12,6 @@ import (
 
 	"github.com/contivpp/memif-agent/plugins/networks/shares"
 	"github.com/contivpp/memif-agent/plugins/networks/underlay"
-	"github.com/contivpp/memif-agent/test/kit/vppcnf"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
@@ -110,24 +109,11 @@ func runAcrossNodes(ctx context.Context, r reporter, c *cluster.Cluster, n *memi
 		}
 		iface := memif.File.Interfaces[0]
 		r.step("pod", "%s Running on node %s (VPP as memif slave) in %s: %s via %s, from node %s's share", name, a.node.Name(), iface.Network, iface.IPs[0], iface.Gateway[0], a.node.Name())
-		pings := []struct{ from, target, what string }{
-			{cnfPods[0], iface.IPs[0].Addr().String(), name + " on node " + a.node.Name()},
-			{name, homeAddr, cnfPods[0] + " on node " + cluster.NodeName},
-		}
-		for _, p := range pings {
-			cli := memifnode.PodVPP(c, "default", p.from)
-			var sent, received int
-			if err := waitFor(ctx, timeout, func() error {
-				var err error
-				sent, received, err = cli.Ping(ctx, p.target)
-				if err == nil && (sent != vppcnf.PingCount || received != sent) {
-					err = fmt.Errorf("%s pings %s: %d sent, %d received", p.from, p.target, sent, received)
-				}
-				return err
-			}); err != nil {
-				return err
-			}
-			r.step("ping", "%s -> %s (%s, across the nodes over VXLAN): %d sent, %d received", p.from, p.target, p.what, sent, received)
+		if err := r.pings(ctx, c, timeout, []ping{
+			{cnfPods[0], iface.IPs[0].Addr().String(), name + " on node " + a.node.Name() + ", across the nodes over VXLAN"},
+			{name, homeAddr, cnfPods[0] + " on node " + cluster.NodeName + ", across the nodes over VXLAN"},
+		}); err != nil {
+			return err
 		}
 		if err := r.vppctlOn(ctx, a.sw, a.node.Name(), "show vxlan tunnel"); err != nil {
 			return err

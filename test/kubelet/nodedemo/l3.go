@@ -84,26 +84,13 @@ func runL3(ctx context.Context, r reporter, c *cluster.Cluster, n *memifnode.Nod
 	r.step("memif.json", "what %s reads at /run/vpp/memif.json (the secret is in MEMIF_SECRET only):\n%s", cnfPods[0], strings.TrimRight(string(memifs[cnfPods[0]].JSON), "\n"))
 
 	a, b := memifs[cnfPods[0]].File.Interfaces[0], memifs[cnfPods[1]].File.Interfaces[0]
-	pings := []struct{ from, target, what string }{
+	if err := r.pings(ctx, c, timeout, []ping{
 		{cnfPods[0], a.Gateway[0].String(), "its gateway, the node's VPP"},
 		{cnfPods[1], b.Gateway[0].String(), "its gateway, the node's VPP"},
 		{cnfPods[0], b.IPs[0].Addr().String(), cnfPods[1] + " through the node's VPP"},
 		{cnfPods[1], a.IPs[0].Addr().String(), cnfPods[0] + " through the node's VPP"},
-	}
-	for _, p := range pings {
-		cli := memifnode.PodVPP(c, "default", p.from)
-		var sent, received int
-		if err := waitFor(ctx, timeout, func() error {
-			var err error
-			sent, received, err = cli.Ping(ctx, p.target)
-			if err == nil && (sent != vppcnf.PingCount || received != sent) {
-				err = fmt.Errorf("%s pings %s: %d sent, %d received", p.from, p.target, sent, received)
-			}
-			return err
-		}); err != nil {
-			return err
-		}
-		r.step("ping", "%s -> %s (%s): %d sent, %d received", p.from, p.target, p.what, sent, received)
+	}); err != nil {
+		return err
 	}
 	conf, err := networksConf(ctx, n)
 	if err != nil {
@@ -138,4 +125,28 @@ func waitCNF(ctx context.Context, c *cluster.Cluster, n *memifnode.Node, sw *mem
 		return memifnode.PodMemif{}, fmt.Errorf("pod %s: %w", name, err)
 	}
 	return memif, nil
+}
+
+// ping is one ping of the demo: from a VPP pod to target, what it is.
+type ping struct{ from, target, what string }
+
+// pings runs each ping from its pod's VPP until all its packets come
+// back, and reports it.
+func (r reporter) pings(ctx context.Context, c *cluster.Cluster, timeout time.Duration, pings []ping) error {
+	for _, p := range pings {
+		cli := memifnode.PodVPP(c, "default", p.from)
+		var sent, received int
+		if err := waitFor(ctx, timeout, func() error {
+			var err error
+			sent, received, err = cli.Ping(ctx, p.target)
+			if err == nil && (sent != vppcnf.PingCount || received != sent) {
+				err = fmt.Errorf("%s pings %s: %d sent, %d received", p.from, p.target, sent, received)
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		r.step("ping", "%s -> %s (%s): %d sent, %d received", p.from, p.target, p.what, sent, received)
+	}
+	return nil
 }
