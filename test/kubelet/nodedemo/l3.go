@@ -68,7 +68,7 @@ func runL3(ctx context.Context, r reporter, c *cluster.Cluster, n *memifnode.Nod
 	}
 	memifs := map[string]memifnode.PodMemif{}
 	for _, name := range cnfPods {
-		memif, err := waitCNF(ctx, c, n, sw, name, timeout)
+		memif, err := waitCNFOn(ctx, c, n, c.FirstNode(), name, timeout)
 		if err != nil {
 			return err
 		}
@@ -101,30 +101,6 @@ func runL3(ctx context.Context, r reporter, c *cluster.Cluster, n *memifnode.Nod
 		return fmt.Errorf("networks.conf has no network %s", l3Network)
 	}
 	return r.vppctl(ctx, sw, "show interface address", fmt.Sprintf("show ip fib table %d %s", red.TableID(), red.Subnet))
-}
-
-// waitCNF waits until the VPP pod name runs with its memif.json written
-// and its memif connected.
-func waitCNF(ctx context.Context, c *cluster.Cluster, n *memifnode.Node, sw *memifnode.NodeVPP, name string, timeout time.Duration) (memifnode.PodMemif, error) {
-	if err := waitFor(ctx, timeout, func() error { _, err := n.PodRunning(ctx, "default", name); return err }); err != nil {
-		return memifnode.PodMemif{}, err
-	}
-	var memif memifnode.PodMemif
-	if err := waitFor(ctx, timeout, func() error {
-		var err error
-		memif, err = n.PodMemif(ctx, "default", name)
-		if err == nil && len(memif.File.Interfaces) == 0 {
-			err = fmt.Errorf("pod %s: memif.json lists no interface: %s", name, memif.JSON)
-		}
-		return err
-	}); err != nil {
-		return memifnode.PodMemif{}, err
-	}
-	cli := memifnode.PodVPP(c, "default", name)
-	if err := waitFor(ctx, timeout, func() error { return cli.Connected(ctx) }); err != nil {
-		return memifnode.PodMemif{}, fmt.Errorf("pod %s: %w", name, err)
-	}
-	return memif, nil
 }
 
 // ping is one ping of the demo: from a VPP pod to target, what it is.

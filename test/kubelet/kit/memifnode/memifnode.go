@@ -467,31 +467,16 @@ type Allocation struct {
 	Secret          string   `json:"secret"`
 }
 
-// Memifctl runs memifctl (BinDir) on the host against the agent's API
-// socket with -o json, and decodes the allocations it prints.
+// Memifctl runs memifctl (BinDir) on the host against the first node's
+// agent with -o json, and decodes the allocations it prints.
 func (n *Node) Memifctl(ctx context.Context, args ...string) ([]Allocation, error) {
-	out, err := n.MemifctlText(ctx, append([]string{"-o", "json"}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	var allocations []Allocation
-	if err := json.Unmarshal([]byte(out), &allocations); err != nil {
-		return nil, fmt.Errorf("decode memifctl %s output %q: %w", strings.Join(args, " "), out, err)
-	}
-	return allocations, nil
+	return n.MemifctlOn(ctx, n.c.FirstNode(), args...)
 }
 
-// MemifctlText runs memifctl with args and returns what it prints.
+// MemifctlText runs memifctl with args against the first node's agent and
+// returns what it prints.
 func (n *Node) MemifctlText(ctx context.Context, args ...string) (string, error) {
-	full := append([]string{"-socket", n.c.HostPath(APISocket)}, args...)
-	cmd := exec.CommandContext(ctx, filepath.Join(n.binDir, "memifctl"), full...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("memifctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return string(out), nil
+	return n.memifctlTextOn(ctx, n.c.FirstNode(), args...)
 }
 
 // Event is one record of the agent's event history in `memifctl -o json

@@ -52,13 +52,10 @@ type PodMemif struct {
 }
 
 // PodMemif finds the pod's allocation through memifctl get and reads its
-// memif.json from the node. It fails until the agent has written one.
+// memif.json from the first node. It fails until the agent has written
+// one.
 func (n *Node) PodMemif(ctx context.Context, namespace, pod string) (PodMemif, error) {
-	allocations, err := n.Memifctl(ctx, "get", namespace+"/"+pod)
-	if err != nil {
-		return PodMemif{}, err
-	}
-	return readPodMemif(namespace, pod, allocations, n.c.HostPath)
+	return n.PodMemifOn(ctx, n.c.FirstNode(), namespace, pod)
 }
 
 // PodMemifOn is PodMemif for a pod on node, from that node's agent and

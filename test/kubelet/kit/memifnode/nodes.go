@@ -96,17 +96,27 @@ func (n *Node) AllocatableOn(ctx context.Context, node string) (allocatable, cap
 // (its node-local API socket, as this process sees it) and decodes the
 // allocations it prints.
 func (n *Node) MemifctlOn(ctx context.Context, node cluster.NodeHost, args ...string) ([]Allocation, error) {
-	full := append([]string{"-socket", node.HostPath(APISocket), "-o", "json"}, args...)
+	out, err := n.memifctlTextOn(ctx, node, append([]string{"-o", "json"}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var allocations []Allocation
+	if err := json.Unmarshal([]byte(out), &allocations); err != nil {
+		return nil, fmt.Errorf("decode memifctl on %s %s output %q: %w", node.Name(), strings.Join(args, " "), out, err)
+	}
+	return allocations, nil
+}
+
+// memifctlTextOn runs memifctl with args against the agent of node and
+// returns what it prints.
+func (n *Node) memifctlTextOn(ctx context.Context, node cluster.NodeHost, args ...string) (string, error) {
+	full := append([]string{"-socket", node.HostPath(APISocket)}, args...)
 	cmd := exec.CommandContext(ctx, filepath.Join(n.binDir, "memifctl"), full...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("memifctl on %s %s: %w: %s", node.Name(), strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return "", fmt.Errorf("memifctl on %s %s: %w: %s", node.Name(), strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	var allocations []Allocation
-	if err := json.Unmarshal(out, &allocations); err != nil {
-		return nil, fmt.Errorf("decode memifctl on %s %s output %q: %w", node.Name(), strings.Join(args, " "), out, err)
-	}
-	return allocations, nil
+	return string(out), nil
 }
