@@ -1,12 +1,9 @@
 package checkpoint
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -178,53 +175,12 @@ func openDir(path string, create bool) (*securedir.Dir, error) {
 	return dir, nil
 }
 
-// writeAtomically replaces path, in dir, by content: a temporary file in
-// the same directory, fsync, rename, fsync of the directory.
+// writeAtomically replaces path, in dir, by content (Dir.ReplaceFile).
 func writeAtomically(dir *securedir.Dir, path string, content []byte) error {
-	name := filepath.Base(path)
-	tempName, temp, err := createTemp(dir, name)
-	if err != nil {
-		return fmt.Errorf("create temporary checkpoint in %s: %w", dir.Path(), err)
-	}
-	if err := writeAndSync(temp, content); err != nil {
-		dir.Remove(tempName)
-		return fmt.Errorf("write checkpoint %s: %w", dir.Join(tempName), err)
-	}
-	if err := dir.Rename(tempName, name); err != nil {
-		dir.Remove(tempName)
+	if err := dir.ReplaceFile(filepath.Base(path), content, fileMode); err != nil {
 		return fmt.Errorf("replace checkpoint %s: %w", path, err)
 	}
-	return syncDir(dir)
-}
-
-// createTemp creates a new file ".<name>.tmp-<random>", mode 0600.
-func createTemp(dir *securedir.Dir, name string) (string, *os.File, error) {
-	for {
-		var suffix [8]byte
-		if _, err := rand.Read(suffix[:]); err != nil {
-			return "", nil, err
-		}
-		tempName := "." + name + ".tmp-" + hex.EncodeToString(suffix[:])
-		f, err := dir.OpenFile(tempName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
-		if !errors.Is(err, fs.ErrExist) {
-			return tempName, f, err
-		}
-	}
-}
-
-func writeAndSync(temp *os.File, content []byte) error {
-	// The file was created 0600, cut by the umask; Chmod states it.
-	err := temp.Chmod(fileMode)
-	if err == nil {
-		_, err = temp.Write(content)
-	}
-	if err == nil {
-		err = temp.Sync()
-	}
-	if closeErr := temp.Close(); err == nil {
-		err = closeErr
-	}
-	return err
+	return nil
 }
 
 // syncDir makes a rename durable.

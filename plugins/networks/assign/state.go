@@ -2,8 +2,6 @@ package assign
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -253,39 +251,13 @@ func (f *stateFile) write(state State) error {
 		if err != nil {
 			return fmt.Errorf("memif origins: %w", err)
 		}
-		if err := replaceFile(dir, f.originsName(), content); err != nil {
+		if err := dir.ReplaceFile(f.originsName(), content, 0o600); err != nil {
 			return fmt.Errorf("memif origins %s: %w", dir.Join(f.originsName()), err)
 		}
 		f.written = origins.Allocations
 	}
-	if err := replaceFile(dir, filepath.Base(f.path), content); err != nil {
+	if err := dir.ReplaceFile(filepath.Base(f.path), content, 0o600); err != nil {
 		return fmt.Errorf("networks state %s: %w", f.path, err)
 	}
 	return nil
-}
-
-// replaceFile replaces file name of dir by content atomically and
-// durably: a temporary file, fsync, rename, fsync of the directory.
-func replaceFile(dir *securedir.Dir, name string, content []byte) error {
-	var suffix [8]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		return err
-	}
-	temp := "." + name + ".tmp-" + hex.EncodeToString(suffix[:])
-	file, err := dir.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = file.Write(content)
-	if err == nil {
-		err = file.Sync()
-	}
-	err = errors.Join(err, file.Close())
-	if err == nil {
-		err = dir.Rename(temp, name)
-	}
-	if err != nil {
-		return errors.Join(err, dir.Remove(temp))
-	}
-	return dir.Sync()
 }

@@ -2,12 +2,9 @@ package memifjson
 
 import (
 	"cmp"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/netip"
 	"os"
 	"slices"
@@ -77,7 +74,7 @@ func Write(dir *securedir.Dir, content []byte) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", dir.Join(FileName), err)
 	}
-	tempName, temp, err := createTemp(dir)
+	tempName, temp, err := dir.CreateTemp(FileName, 0o600)
 	if err != nil {
 		return fmt.Errorf("write %s: create a temporary file: %w", dir.Join(FileName), err)
 	}
@@ -91,22 +88,6 @@ func Write(dir *securedir.Dir, content []byte) error {
 		return fmt.Errorf("write %s: %w", dir.Join(FileName), err)
 	}
 	return nil
-}
-
-// createTemp creates ".memif.json.tmp-<random>", which no one else can
-// have planted.
-func createTemp(dir *securedir.Dir) (string, *os.File, error) {
-	for {
-		var suffix [8]byte
-		if _, err := rand.Read(suffix[:]); err != nil {
-			return "", nil, err
-		}
-		name := "." + FileName + ".tmp-" + hex.EncodeToString(suffix[:])
-		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if !errors.Is(err, fs.ErrExist) {
-			return name, f, err
-		}
-	}
 }
 
 // fill gives the file its group and mode (through its descriptor), then
