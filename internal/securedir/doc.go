@@ -16,6 +16,11 @@
 // directory, which its pod writes in too): operations under it still
 // follow no link.
 //
+// ReplaceFile is the one atomic and durable replace of a file (a file
+// from CreateTemp, fsync, rename, fsync of the directory): the
+// checkpoint, memif.json and the networks' state files are written
+// through it.
+//
 // It owns no directory: the device manager uses it for the socket root and
 // the checkpoint's directory.
 package securedir
