@@ -7,7 +7,8 @@
 // readiness probe fails while the configuration is out of sync.
 //
 // It owns the loop's lifecycle and nothing else: the event handlers are the
-// other plugins, listed by main in the order they must see events.
+// other plugins, listed by internal/agentwiring in the order they must see
+// events.
 //
 // The loop is created in Init and started in AfterInit, with the startup
 // resync. Plugins push events through the api.EventLoop interface from their
@@ -15,7 +16,7 @@
 // and run after it. Close runs a shutdown event through the handlers, before
 // cn-infra closes them.
 //
-// Example (main):
+// Example (internal/agentwiring):
 //
 //	controllerPlugin := controller.NewPlugin(controller.UseDeps(func(deps *controller.Deps) {
 //		deps.KVScheduler = scheduler

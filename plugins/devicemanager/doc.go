@@ -16,9 +16,10 @@
 // taints its ResourceSlice), while VPP has been unreachable for longer
 // than vswitch-health-grace, and Healthy again as soon as VPP answers.
 //
-// The plugin is an event handler: main lists it among the controller's
-// EventHandlers and then gives it the controller as its EventLoop (the two
-// refer to each other, so one of them is set after both exist):
+// The plugin is an event handler: internal/agentwiring lists it among the
+// controller's EventHandlers and then gives it the controller as its
+// EventLoop (the two refer to each other, so one of them is set after both
+// exist):
 //
 //	deviceManager := devicemanager.NewPlugin(devicemanager.UseDeps(func(deps *devicemanager.Deps) {
 //		deps.LivePods = podManager // optional: its decisions release gone pods

@@ -7,7 +7,7 @@
 // It reads the device manager and the event history; it changes nothing in
 // either, and pushes no events.
 //
-// Example (in the agent's main):
+// Example (internal/agentwiring):
 //
 //	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
 //		deps.DeviceManager = deviceManager

@@ -13,7 +13,7 @@
 // allocation state and pushes events only; handlers decide what a pod means
 // to them.
 //
-// Example (main):
+// Example (internal/agentwiring):
 //
 //	podManager := podmanager.NewPlugin(podmanager.UseDeps(func(deps *podmanager.Deps) {
 //		deps.EventLoop = controllerPlugin

@@ -6,7 +6,15 @@
 // device; each becomes one vpp_interfaces.Interface of type MEMIF, enabled,
 // in the master role, listening on the allocation's host socket with its
 // secret and the memif ID of the device (0..n-1, unique on that socket).
-// Addresses, VRF, MTU and rx-mode come from Config.
+// A memif in one of networks.conf's networks (networks.go) takes its
+// queues, ring and buffer sizes, rx mode and MTU from what it was
+// assigned (package plugins/networks/assign); in an l3 network it is in
+// IP mode, in the network's VRF, unnumbered to the loopback
+// "gw_<network>" that holds the gateway, with a host route to the pod's
+// address; in an l2 network it is in ethernet mode, in the network's
+// bridge domain (RenderNetworks renders the VRF tables, gateways and
+// bridge domains). A memif in no network gets its addresses, VRF, MTU
+// and rx mode from Config.
 //
 // Interface names are derived from the pod: "memif_<namespace>_<pod>_
 // <container>_<memif ID>". The separator "_" cannot occur in Kubernetes
