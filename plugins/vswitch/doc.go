@@ -1,6 +1,7 @@
 // Package vswitch is the cn-infra plugin that makes VPP hold the vswitch
 // side the other plugins put into the KV scheduler: it registers the VPP
-// descriptors of package descriptor (memif and loopback interfaces, VRF
+// descriptors of package descriptor (memif and loopback interfaces, the
+// AF_PACKET and VXLAN tunnel interfaces of networks that span nodes, VRF
 // tables, routes, bridge domains, L2 cross-connects) and keeps the agent's
 // connection to VPP's binary API (package vppapi).
 //

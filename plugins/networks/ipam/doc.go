@@ -19,14 +19,14 @@
 // ErrReserved, ErrTaken, ErrOwnerHolds and ErrExhausted with errors.Is,
 // and name the address and the pool; they never name another owner.
 //
-// State. Snapshot returns the leases as a JSON-able State for the device
-// manager's checkpoint; Restore rebuilds the pools from one, refusing a
+// State. Snapshot returns the leases as a JSON-able State for the
+// networks' state file (networks.json, package assign); Restore rebuilds the pools from one, refusing a
 // State that holds an address twice, gives an owner two addresses of a
 // pool, or leases an address the pool cannot hand out.
 //
-// Neither type is safe for concurrent use: the device manager touches them
-// from the controller's event loop only. The package knows nothing of
-// networks.conf, pods or VPP; it lives under plugins/networks as the
-// networks plugin's plain core, importable by the device manager as an api
-// package is.
+// Neither type is safe for concurrent use: package assign, in the memif
+// wiring, touches them from the controller's event loop only. The package
+// knows nothing of networks.conf, pods or VPP; it lives under
+// plugins/networks as the networks plugin's plain core, importable by the
+// memif wiring as an api package is.
 package ipam

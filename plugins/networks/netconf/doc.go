@@ -39,7 +39,7 @@
 //
 // It lives under plugins/networks, the plugin that owns networks.conf
 // (-networks-config), as that plugin's plain core. It holds no state and
-// imports no framework, so the memif wiring, the device manager and the
-// DRA driver may import it as they import an api package. It knows nothing
-// of VPP models, pods or IPAM.
+// imports no framework, so the memif wiring, the crossnode tracker and the
+// networks' other plain packages (assign, memifspec) may import it as they
+// import an api package. It knows nothing of VPP models, pods or IPAM.
 package netconf
