@@ -8,7 +8,8 @@
 // that ask for contivpp.io/memif running DPDK's testpmd as memif client
 // or VPP as memif slave (VPPPod, the image of test/kit/vppcnf imported by
 // ImportVPPImage, its vppctl reached by PodVPP; VPPClaimPod asks through a
-// DRA claim), and memifctl against the agent's node-local API. The node's
+// DRA claim), and memifctl against an agent's node-local API (Memifctl
+// the first node's, MemifctlOn a named node's). The node's
 // VPP (StartNodeVPP) runs in the node's mount namespace with its sockets
 // in VPPRunDir, where the chart's vpp values give the agent its API socket;
 // it reads show memif by socket, rx placement, and traces the API messages
@@ -19,7 +20,14 @@
 // joins every node to the cluster's underlay and gives crossnode.conf's
 // keys for Options.ConfigKeys (each node's link and UnderlayAddress), the
 // node VPPs run UnderlayPlugins, and ImportVPPImageOnAll imports the VPP
-// pod image into every node.
+// pod image into every node. On a cluster of several nodes, JoinNodes
+// opts the added nodes in with the images imported into each, so that
+// the DaemonSet runs an agent on every node (DaemonSetReadyOnAll), and
+// StartNodeVPPOn, PodMemifOn and the other ...On methods reach a named
+// node. AgentPodOn and AgentClient (agenttoken.go) make a client with a
+// token of the agent's service account bound to a pod on a node, so
+// that the chart's admission policies see the requests as that node's
+// agent's.
 //
 // It owns the images it builds and the pods it creates; the cluster is the
 // caller's.
