@@ -327,8 +327,10 @@ func (a *Assigner) FollowWiring(defaultNetwork string) []Moved {
 		}
 		// A copy: a Snapshot shares the records' specs.
 		specs, changed := slices.Clone(record.Specs), false
+		origins := make([]Origin, len(specs))
 		for memifID, spec := range specs {
-			to := followedNetwork(spec.Network, record.origin(memifID), a.wiringBridgeDomain, defaultNetwork)
+			origins[memifID] = record.origin(memifID)
+			to := followedNetwork(spec.Network, origins[memifID], a.wiringBridgeDomain, defaultNetwork)
 			if to == spec.Network {
 				continue
 			}
@@ -337,7 +339,11 @@ func (a *Assigner) FollowWiring(defaultNetwork string) []Moved {
 			specs[memifID], changed = memifspec.Spec{Network: to}, true
 		}
 		if changed {
-			record.Specs = specs
+			// A record of before keeps from now on the origins the rule
+			// for such records gave it: moved into a network, its memif
+			// would otherwise be taken at the next start for one its pod
+			// named, and stay there.
+			record.Specs, record.Origins = specs, origins
 			a.records[id] = record
 			a.dirty = true
 		}

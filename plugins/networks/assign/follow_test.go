@@ -134,17 +134,22 @@ func TestOrigins(t *testing.T) {
 
 // TestRecordsWithoutOrigins: in a state file written before origins were
 // kept, a memif in no network follows memifwiring.conf (it got there only
-// by default), and one in a network keeps it.
+// by default), and one in a network keeps it. One that followed
+// memifwiring.conf into its bridge domain keeps following it at the
+// starts after: its origin is kept once it moved.
 func TestRecordsWithoutOrigins(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		recorded string
 		first    start
-		second   start
-		want     string
+		// starts are the agent's starts after the state file was written,
+		// each saving what it moved.
+		starts []start
+		want   string
 	}{
-		{"in no network, then bridge-domain", "", crossConnected, bridged, "pods"},
-		{"in the bridge domain, then l2-xconnect", "pods", bridged, crossConnected, "pods"},
+		{"in no network, then bridge-domain", "", crossConnected, []start{bridged}, "pods"},
+		{"in the bridge domain, then l2-xconnect", "pods", bridged, []start{crossConnected}, "pods"},
+		{"in no network, then bridge-domain, then l2-xconnect", "", crossConnected, []start{bridged, crossConnected}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "networks.json")
@@ -158,7 +163,13 @@ func TestRecordsWithoutOrigins(t *testing.T) {
 			if err := os.WriteFile(path, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			a, _ := startAgent(t, path, tc.second)
+			var a *assign.Assigner
+			for _, s := range tc.starts {
+				a, _ = startAgent(t, path, s)
+				if err := a.Save(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if got := a.Resolve("alloc")[0]; got.Refused != nil || got.Memif.Network.Name != tc.want {
 				t.Errorf("the memif is in %q (refused: %v), want %q", got.Memif.Network.Name, got.Refused, tc.want)
 			}
