@@ -62,7 +62,7 @@
 //
 //	c := cluster.StartForTest(t, cluster.Options{})      // or cluster.Start(ctx, opts) and c.Stop()
 //	client, err := c.Clientset()                          // cluster-admin client-go clientset
-//	out, err := c.Kubectl(ctx, "apply", "-k", "k8s/")     // kubectl --kubeconfig c.Kubeconfig()
+//	out, err := c.Kubectl(ctx, "apply", "-f", "k8s/memif-agent.yaml") // kubectl --kubeconfig c.Kubeconfig()
 //	err = c.ImportImage(ctx, "_out/memif-agent-image.tar") // ctr -n k8s.io images import
 //	err = c.ImportOCIImage(ctx, img)                      // an ociimage.Image, written and imported
 //	out, err := c.Ctr(ctx, "tasks", "ls")                 // ctr in the node's mount namespace
