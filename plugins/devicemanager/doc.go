@@ -36,9 +36,11 @@
 // vswitch before the device manager, and so before the controller whose
 // loop the vswitch pushes into from its Init.
 //
-// List the plugin after the controller in the agent, so the loop has
-// started when kubelet's first Allocate arrives (earlier ones would wait in
-// the queue anyway). The config file is devicemanager.conf (flag
+// cn-infra starts it before the controller, whose handler it is
+// (TestPluginsStartAfterWhatTheyWaitFor in cmd/memif-agent checks the
+// order), so its device plugin server may serve before the controller's
+// AfterInit starts the loop: a kubelet Allocate that arrives then waits in
+// the queue and runs after the startup resync. The config file is devicemanager.conf (flag
 // -devicemanager-config); a missing file means the defaults.
 //
 // To run the device manager without cn-infra (tests, benchmarks, the
