@@ -11,9 +11,10 @@
 // events.
 //
 // The loop is created in Init and started in AfterInit, with the startup
-// resync. Plugins push events through the api.EventLoop interface from their
-// AfterInit on; events pushed before the startup resync has finished are held
-// and run after it. Close runs a shutdown event through the handlers, before
+// resync. Plugins push events through the api.EventLoop interface once the
+// controller's Init has made the loop (the vswitch from its Init, the others
+// from their AfterInit); events pushed before the startup resync has finished
+// are held and run after it. Close runs a shutdown event through the handlers, before
 // cn-infra closes them.
 //
 // Example (internal/agentwiring):
