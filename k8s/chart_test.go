@@ -259,9 +259,10 @@ func TestChartValues(t *testing.T) {
 					t.Fatalf("no cluster role or binding of the cross-node networks among %d and %d", len(r.clusterRoles), len(r.clusterRoleBindings))
 				}
 				nodes, nodesBinding := r.clusterRoles[i], r.clusterRoleBindings[j]
-				if len(nodes.Rules) != 1 || !slices.Equal(nodes.Rules[0].Resources, []string{"nodes"}) || !slices.Equal(nodes.Rules[0].Verbs, []string{"get", "list", "watch", "patch"}) {
-					t.Errorf("cluster role %s rules %+v, want get, list, watch and patch on nodes", nodes.Name, nodes.Rules)
+				if len(nodes.Rules) != 2 || !slices.Equal(nodes.Rules[0].Resources, []string{"nodes"}) || !slices.Equal(nodes.Rules[0].Verbs, []string{"get", "list", "watch", "patch"}) {
+					t.Errorf("cluster role %s rules %+v, want get, list, watch and patch on nodes, and the pods' events", nodes.Name, nodes.Rules)
 				}
+				checkGrantsEvents(t, nodes)
 				leases := r.role
 				if leases.Namespace != "net" || len(leases.Rules) != 1 || !slices.Equal(leases.Rules[0].Resources, []string{"leases"}) ||
 					!slices.Equal(leases.Rules[0].Verbs, []string{"get", "list", "watch", "create", "update", "delete"}) {
@@ -294,6 +295,19 @@ func TestChartValues(t *testing.T) {
 				if err := configfile.Decode([]byte(r.configMap.Data["crossnode.conf"]), &cfg); err != nil || cfg.For("node-a").Address != "192.168.230.1/24" || cfg.For("node-b").Address != "" {
 					t.Errorf("crossnode.conf = %+v, %v; want node-a's underlay alone", cfg, err)
 				}
+			},
+		},
+		{
+			name: "networks across nodes without DRA: the token posts the pods' events, which the cross-node role grants",
+			args: []string{"--set", "crossNode.enabled=true"},
+			check: func(t *testing.T, r *rendered) {
+				if len(r.clusterRoles) != 1 || !strings.HasSuffix(r.clusterRole.Name, "-crossnode") {
+					t.Fatalf("cluster roles %d (first %s); want the cross-node networks' alone", len(r.clusterRoles), r.clusterRole.Name)
+				}
+				if token := r.daemonSet.Spec.Template.Spec.AutomountServiceAccountToken; token == nil || !*token {
+					t.Error("the agent gets no service account token")
+				}
+				checkGrantsEvents(t, r.clusterRole)
 			},
 		},
 		{
@@ -401,6 +415,20 @@ func TestChartValues(t *testing.T) {
 // TestConfigChangeRollsTheAgents: a change of a config file the agent
 // reads at start changes the pod template (the agents restart with it);
 // networks.conf, which the agent applies live, does not.
+// checkGrantsEvents fails t unless role lets the agent post its Events on
+// pods (MemifRefused, MemifWired): client-go creates an event and patches
+// it to count its repeats.
+func checkGrantsEvents(t *testing.T, role rbacv1.ClusterRole) {
+	t.Helper()
+	for _, verb := range []string{"create", "patch"} {
+		if !slices.ContainsFunc(role.Rules, func(rule rbacv1.PolicyRule) bool {
+			return slices.Contains(rule.APIGroups, "") && slices.Contains(rule.Resources, "events") && slices.Contains(rule.Verbs, verb)
+		}) {
+			t.Errorf("cluster role %s does not let the agent %s events: its events on pods would be refused (rules %+v)", role.Name, verb, role.Rules)
+		}
+	}
+}
+
 func TestConfigChangeRollsTheAgents(t *testing.T) {
 	checksum := func(args ...string) string {
 		r, err := renderChart(t, args...)
