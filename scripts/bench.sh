@@ -43,10 +43,13 @@ benchflags() {
 		;;
 	plugins/podmanager/podtracker) echo "-bench=. -benchtime=1s -count=1" ;;
 	# Pod to pod through VPP: a bridge domain and an L2 cross-connect, each
-	# beside DPDK to DPDK.
+	# beside DPDK to DPDK; Allocates with VPP stopped beside VPP answering;
+	# an agent restart on a VPP holding 10, 100 and 1,000 pods' memifs.
 	plugins/memifwiring)
 		echo "-bench=PodToPodThroughVPP -benchtime=3x -count=3"
 		echo "-bench=MemifCreate -benchtime=50x -count=3"
+		echo "-bench=AdmissionWithVPPStopped -benchtime=200x -count=3"
+		echo "-bench=AgentRestartWithMemifsInVPP -benchtime=1x -count=1"
 		;;
 	# Two nodes joined by an underlay per benchmark: pod to pod across the
 	# nodes beside within one, and node B joining node A's VPP beside its
