@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/contivpp/memif-agent/internal/vppapi"
 	"github.com/contivpp/memif-agent/internal/vppapi/vppmsg"
@@ -117,10 +119,47 @@ func ReadDownReasons(ctx context.Context, conn *vppapi.Conn, links map[string]Li
 	return nil
 }
 
-// discReason matches show memif's disconnect reasons. VPP prints the
-// reason from a vector that is not NUL-terminated, so it may end with a
-// stray byte; only printable text up to it is kept.
-var discReason = regexp.MustCompile(`(local|remote)-disc-reason "([[:print:]]*?)[^[:alnum:] ]?"`)
+// discReason matches show memif's disconnect reasons. VPP prints a
+// reason with %s from a vector that has no NUL after it, so whatever
+// follows the vector in memory up to a NUL is printed after it: any
+// number of bytes, letters among them ("incorrect secretC" was seen).
+var discReason = regexp.MustCompile(`(local|remote)-disc-reason "(.*)"`)
+
+// vppRefusals are the reasons VPP's memif plugin gives when it refuses or
+// drops a pod side (src/plugins/memif/socket.c, clib_error_return). A
+// local reason that starts with one of them is that one, whatever was
+// printed after it.
+var vppRefusals = []string{
+	"incompatible protocol version", "unsupported version", "unmatched interface id",
+	"cannot connect to slave", "already connected", "mode mismatch", "secret required",
+	"incorrect secret", "missing memory region fd", "unexpected region index", "too many regions",
+	"missing ring interrupt fd", "private headers not supported", "unexpected ring index",
+	"too many rings", "disconnect received", "unexpected message received", "unknown message type",
+	"connection fd error",
+}
+
+// cleanReason is the reason show memif printed as text: the VPP reason it
+// starts with, else its printable text up to the first other byte,
+// without a stray non-alphanumeric byte at its end (the pod side's own
+// reasons are free text).
+func cleanReason(printed string) string {
+	var longest string
+	for _, refusal := range vppRefusals {
+		if strings.HasPrefix(printed, refusal) && len(refusal) > len(longest) {
+			longest = refusal
+		}
+	}
+	if longest != "" {
+		return longest
+	}
+	if end := strings.IndexFunc(printed, func(r rune) bool { return !unicode.IsPrint(r) }); end >= 0 {
+		printed = printed[:end]
+	}
+	if last, size := utf8.DecodeLastRuneInString(printed); size > 0 && !unicode.IsLetter(last) && !unicode.IsDigit(last) && last != ' ' {
+		printed = printed[:len(printed)-size]
+	}
+	return printed
+}
 
 // parseDownReasons reads each interface's disconnect reason from show
 // memif, whose section of an interface starts with "interface <name>".
@@ -136,9 +175,10 @@ func parseDownReasons(show string) map[string]string {
 		if _, seen := reasons[current]; match == nil || current == "" || seen {
 			continue
 		}
-		reasons[current] = match[2]
+		reason := cleanReason(match[2])
+		reasons[current] = reason
 		if match[1] == "remote" {
-			reasons[current] = "the pod side said: " + match[2]
+			reasons[current] = "the pod side said: " + reason
 		}
 	}
 	return reasons
