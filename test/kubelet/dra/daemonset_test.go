@@ -17,8 +17,8 @@ import (
 )
 
 // TestDaemonSetRestartAndRemovalOnARealNode deploys the agent as users do
-// (kubectl apply -k k8s/dra/) and shows the node's ResourceSlice through the
-// agent's life: the agent pod replaced leaves it untouched (the same object,
+// (helm install of the chart with ci/dra-values.yaml, memifnode.Deploy) and
+// shows the node's ResourceSlice through the agent's life: the agent pod replaced leaves it untouched (the same object,
 // and a claim pod created afterwards runs); dradriver.conf switched to
 // enabled: false and the pod replaced leaves no slice of the node; switched
 // back on, the slice is there again; the DaemonSet deleted leaves none.

@@ -7,6 +7,6 @@
 // it; a testpmd on the host is the
 // vswitch side. The slices' life through the agent's restarts, its DRA
 // switch and its removal is shown both with that in-process agent and with
-// the agent deployed as users do (kubectl apply -k k8s/dra/, the memifnode
-// kit).
+// the agent deployed as users do (helm install of the chart with
+// ci/dra-values.yaml, memifnode.Deploy).
 package dra
