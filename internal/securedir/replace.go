@@ -7,14 +7,19 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 )
+
+// tempSuffixBytes is how many random bytes, in hex, end a temporary
+// file's name.
+const tempSuffixBytes = 8
 
 // CreateTemp creates a new file ".<name>.tmp-<random>" in the directory,
 // mode perm cut by the umask, for the caller to fill and rename over
 // name; a file someone else made under that name is never opened.
 func (d *Dir) CreateTemp(name string, perm os.FileMode) (string, *os.File, error) {
 	for {
-		var suffix [8]byte
+		var suffix [tempSuffixBytes]byte
 		if _, err := rand.Read(suffix[:]); err != nil {
 			return "", nil, err
 		}
@@ -24,6 +29,42 @@ func (d *Dir) CreateTemp(name string, perm os.FileMode) (string, *os.File, error
 			return tempName, f, err
 		}
 	}
+}
+
+// RemoveTemps removes the files CreateTemp made for name that are still
+// there: a writer killed between CreateTemp and the rename leaves its
+// temporary file, which nothing else ever removes. Only the writer of
+// name may call it, when no replace of name is under way. It returns the
+// names it removed.
+func (d *Dir) RemoveTemps(name string) ([]string, error) {
+	entries, err := d.Entries()
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, entry := range entries {
+		if !isTempOf(entry.Name(), name) || !entry.Type().IsRegular() {
+			continue
+		}
+		if err := d.Remove(entry.Name()); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, entry.Name())
+	}
+	return removed, errors.Join(errs...)
+}
+
+// isTempOf says whether file has the name CreateTemp gives name's
+// temporary files.
+func isTempOf(file, name string) bool {
+	suffix, ok := strings.CutPrefix(file, "."+name+".tmp-")
+	if !ok || len(suffix) != 2*tempSuffixBytes {
+		return false
+	}
+	_, err := hex.DecodeString(suffix)
+	return err == nil
 }
 
 // ReplaceFile replaces name by content, mode perm, atomically and

@@ -1,8 +1,11 @@
 package securedir
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,5 +72,54 @@ func TestReplaceFile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRemoveTemps: the temporary files CreateTemp made for a name are
+// removed, and nothing else: not the file itself, not another name's
+// temporary files, not a look-alike, not a directory.
+func TestRemoveTemps(t *testing.T) {
+	root := t.TempDir()
+	d, err := Open(root, Options{Group: NoGroup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var made []string
+	for range 2 {
+		tempName, temp, err := d.CreateTemp("state.json", 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		temp.Close()
+		made = append(made, tempName)
+	}
+	kept := []string{"state.json", ".other.json.tmp-0123456789abcdef", ".state.json.tmp-notahexsuffix00", ".state.json.tmp-0123"}
+	for _, name := range kept {
+		if err := os.WriteFile(filepath.Join(root, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, ".state.json.tmp-fedcba9876543210"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, ".state.json.tmp-fedcba9876543210")
+	removed, err := d.RemoveTemps("state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(made)
+	if slices.Sort(removed); !slices.Equal(removed, made) {
+		t.Errorf("removed %q, want the temporary files %q", removed, made)
+	}
+	for _, name := range made {
+		if _, err := os.Lstat(filepath.Join(root, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is still there (%v)", name, err)
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Lstat(filepath.Join(root, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
+		}
 	}
 }

@@ -67,6 +67,11 @@ func (p *Plugin) Init() error {
 		if opts.Assigner, err = assign.Open(recorder.NetworksStatePath()); err != nil {
 			return fmt.Errorf("memifwiring plugin: %w", err)
 		}
+		if removed, err := opts.Assigner.RemoveTemps(); err != nil {
+			opts.Log.WarnS("temporary files a crash left beside the networks' state not removed", "removed", removed, "err", err)
+		} else if len(removed) > 0 {
+			opts.Log.InfoS("removed the temporary files a crash left beside the networks' state", "files", removed)
+		}
 	}
 	if p.Prometheus != nil {
 		opts.Metrics = promregistry.Default(p.Prometheus)

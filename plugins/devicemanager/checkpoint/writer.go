@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -50,6 +51,31 @@ type Writer struct {
 
 // NewWriter returns a writer for path; it writes nothing until Save.
 func NewWriter(path string) *Writer { return &Writer{path: path} }
+
+// RemoveTemps removes the temporary files of the snapshot and the journal
+// that a crash during a replace left in the checkpoint's directory (see
+// securedir.Dir.RemoveTemps), and returns their paths; call it before the
+// first Save. A missing directory holds none.
+func (w *Writer) RemoveTemps() ([]string, error) {
+	if _, err := os.Lstat(filepath.Dir(w.path)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	dir, err := openDir(w.path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	var removed []string
+	var errs []error
+	for _, name := range []string{filepath.Base(w.path), filepath.Base(journalPath(w.path))} {
+		names, err := dir.RemoveTemps(name)
+		for _, name := range names {
+			removed = append(removed, dir.Join(name))
+		}
+		errs = append(errs, err)
+	}
+	return removed, errors.Join(errs...)
+}
 
 // Save persists data durably.
 func (w *Writer) Save(data Data) error {

@@ -230,6 +230,11 @@ func (m *Manager) Resync(_ controllerapi.Event, _ controllerapi.EventOperations)
 // pods keep running, and no directory is removed for it (see
 // findUnexplainedDirs).
 func (m *Manager) load() {
+	if removed, err := m.checkpoint.RemoveTemps(); err != nil {
+		m.log.WarnS("temporary files a crash left beside the checkpoint not removed", "removed", removed, "err", err)
+	} else if len(removed) > 0 {
+		m.log.InfoS("removed the temporary files a crash left beside the checkpoint", "files", removed)
+	}
 	data, err := checkpoint.Load(m.cfg.CheckpointPath)
 	var damage *checkpoint.DamageError
 	var torn *checkpoint.TornTailError

@@ -127,6 +127,16 @@ func Open(path string) (*Assigner, error) {
 	return a, nil
 }
 
+// RemoveTemps removes the temporary files of the state files that a crash
+// during a save left, and returns their paths; call it before the first
+// save.
+func (a *Assigner) RemoveTemps() ([]string, error) {
+	if a.file == nil {
+		return nil, nil
+	}
+	return a.file.removeTemps()
+}
+
 func (a *Assigner) restore(state State) error {
 	if len(state.Applied.Networks) > 0 || state.Applied.DefaultNetwork != "" {
 		if err := state.Applied.Validate(); err != nil {

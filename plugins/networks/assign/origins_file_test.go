@@ -3,6 +3,7 @@ package assign_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,5 +141,46 @@ func TestOriginsRewrittenOnlyForNewAllocations(t *testing.T) {
 	content, err := os.ReadFile(originsPath)
 	if err != nil || strings.Contains(string(content), `"gone"`) || !strings.Contains(string(content), `"new"`) {
 		t.Errorf("origins file %s (%v), want new's origins and none of the released gone", content, err)
+	}
+}
+
+// TestRemoveTempsACrashLeft: the temporary files of networks.json and
+// networks-origins.json that a crash during a save left are removed at
+// the next start; the state files and anything else stay, and the record
+// is still there.
+func TestRemoveTempsACrashLeft(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "networks.json")
+	a, _ := startAgent(t, path, bridged)
+	a.Record("alloc", "default/p", "app", 1, "")
+	if err := a.Save(); err != nil {
+		t.Fatal(err)
+	}
+	leftovers := []string{".networks.json.tmp-0123456789abcdef", ".networks-origins.json.tmp-fedcba9876543210"}
+	for _, name := range append(slices.Clone(leftovers), "checkpoint.json", ".checkpoint.json.tmp-0123456789abcdef") {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restarted, _ := startAgent(t, path, bridged)
+	removed, err := restarted.RemoveTemps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, name := range leftovers {
+		want = append(want, filepath.Join(dir, name))
+	}
+	slices.Sort(removed)
+	if slices.Sort(want); !slices.Equal(removed, want) {
+		t.Errorf("removed %q, want %q", removed, want)
+	}
+	for _, name := range []string{"networks.json", "networks-origins.json", "checkpoint.json", ".checkpoint.json.tmp-0123456789abcdef"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
+		}
+	}
+	if !restarted.Recorded("alloc") {
+		t.Error("the record is gone after the restart")
 	}
 }

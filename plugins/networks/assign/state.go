@@ -123,6 +123,27 @@ func (f *stateFile) originsName() string {
 	return strings.TrimSuffix(base, filepath.Ext(base)) + "-origins.json"
 }
 
+// removeTemps removes the temporary files of both files that a crash
+// during a replace left (securedir.Dir.RemoveTemps) and returns their
+// paths.
+func (f *stateFile) removeTemps() ([]string, error) {
+	dir, err := f.openDir()
+	if err != nil {
+		return nil, fmt.Errorf("networks state %s: %w", f.path, err)
+	}
+	defer dir.Close()
+	var removed []string
+	var errs []error
+	for _, name := range []string{filepath.Base(f.path), f.originsName()} {
+		names, err := dir.RemoveTemps(name)
+		for _, name := range names {
+			removed = append(removed, dir.Join(name))
+		}
+		errs = append(errs, err)
+	}
+	return removed, errors.Join(errs...)
+}
+
 func (f *stateFile) openDir() (*securedir.Dir, error) {
 	return securedir.Open(filepath.Dir(f.path), securedir.Options{Create: true, Mode: 0o700, Group: securedir.NoGroup})
 }
