@@ -19,7 +19,8 @@
 // ReplaceFile is the one atomic and durable replace of a file (a file
 // from CreateTemp, fsync, rename, fsync of the directory): the
 // checkpoint, memif.json and the networks' state files are written
-// through it.
+// through it. RemoveTemps removes, at a writer's start, the temporary
+// files a replace killed before its rename left.
 //
 // It owns no directory: the device manager uses it for the socket root and
 // the checkpoint's directory.
