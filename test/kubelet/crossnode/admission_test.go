@@ -185,7 +185,7 @@ func agentClient(ctx context.Context, t *testing.T, admin kubernetes.Interface, 
 	var bound *authenticationv1.BoundObjectReference
 	if node != "" {
 		var err error
-		if bound, err = memifnode.AgentPodOn(ctx, admin, node); err != nil {
+		if bound, err = memifnode.NewTokenPodOn(ctx, admin, node); err != nil {
 			t.Fatal(err)
 		}
 	}

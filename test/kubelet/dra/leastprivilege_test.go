@@ -43,7 +43,7 @@ type agentCredentials struct {
 // agent's pod.
 func boundToAgentPod(ctx context.Context, t *testing.T, admin kubernetes.Interface, node *corev1.Node) *authenticationv1.BoundObjectReference {
 	t.Helper()
-	bound, err := memifnode.AgentPodOn(ctx, admin, node.Name)
+	bound, err := memifnode.NewTokenPodOn(ctx, admin, node.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

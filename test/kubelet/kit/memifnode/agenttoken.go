@@ -19,12 +19,12 @@ import (
 // for release memif-agent in Namespace.
 const ServiceAccount = "memif-agent"
 
-// AgentPodOn creates a pod of the agent's service account on node, to
+// NewTokenPodOn creates a pod of the agent's service account on node, to
 // bind a token to as kubelet binds the one it projects into the agent's
 // pod: the token then names the node, which the chart's admission
 // policies read. The pod never has to run; the token only needs the
 // object.
-func AgentPodOn(ctx context.Context, admin kubernetes.Interface, node string) (*authenticationv1.BoundObjectReference, error) {
+func NewTokenPodOn(ctx context.Context, admin kubernetes.Interface, node string) (*authenticationv1.BoundObjectReference, error) {
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "memif-agent-", Namespace: Namespace},
 		Spec: v1.PodSpec{NodeName: node, ServiceAccountName: ServiceAccount, AutomountServiceAccountToken: ptr.To(false),

@@ -24,7 +24,7 @@
 // opts the added nodes in with the images imported into each, so that
 // the DaemonSet runs an agent on every node (DaemonSetReadyOnAll), and
 // StartNodeVPPOn, PodMemifOn and the other ...On methods reach a named
-// node. AgentPodOn and AgentClient (agenttoken.go) make a client with a
+// node. NewTokenPodOn and AgentClient (agenttoken.go) make a client with a
 // token of the agent's service account bound to a pod on a node, so
 // that the chart's admission policies see the requests as that node's
 // agent's.
