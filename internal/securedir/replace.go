@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -31,12 +32,12 @@ func (d *Dir) CreateTemp(name string, perm os.FileMode) (string, *os.File, error
 	}
 }
 
-// RemoveTemps removes the files CreateTemp made for name that are still
-// there: a writer killed between CreateTemp and the rename leaves its
-// temporary file, which nothing else ever removes. Only the writer of
-// name may call it, when no replace of name is under way. It returns the
-// names it removed.
-func (d *Dir) RemoveTemps(name string) ([]string, error) {
+// RemoveTemps removes the files CreateTemp made for each of names that
+// are still there: a writer killed between CreateTemp and the rename
+// leaves its temporary file, which nothing else ever removes. Only the
+// writer of those names may call it, when no replace of them is under
+// way. It returns the paths it removed.
+func (d *Dir) RemoveTemps(names ...string) ([]string, error) {
 	entries, err := d.Entries()
 	if err != nil {
 		return nil, err
@@ -44,14 +45,14 @@ func (d *Dir) RemoveTemps(name string) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, entry := range entries {
-		if !isTempOf(entry.Name(), name) || !entry.Type().IsRegular() {
+		if !entry.Type().IsRegular() || !slices.ContainsFunc(names, func(name string) bool { return isTempOf(entry.Name(), name) }) {
 			continue
 		}
 		if err := d.Remove(entry.Name()); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		removed = append(removed, entry.Name())
+		removed = append(removed, d.Join(entry.Name()))
 	}
 	return removed, errors.Join(errs...)
 }

@@ -108,12 +108,15 @@ func TestRemoveTemps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i, name := range made {
+		made[i] = filepath.Join(root, name)
+	}
 	slices.Sort(made)
 	if slices.Sort(removed); !slices.Equal(removed, made) {
 		t.Errorf("removed %q, want the temporary files %q", removed, made)
 	}
 	for _, name := range made {
-		if _, err := os.Lstat(filepath.Join(root, name)); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s is still there (%v)", name, err)
 		}
 	}

@@ -65,16 +65,7 @@ func (w *Writer) RemoveTemps() ([]string, error) {
 		return nil, err
 	}
 	defer dir.Close()
-	var removed []string
-	var errs []error
-	for _, name := range []string{filepath.Base(w.path), filepath.Base(journalPath(w.path))} {
-		names, err := dir.RemoveTemps(name)
-		for _, name := range names {
-			removed = append(removed, dir.Join(name))
-		}
-		errs = append(errs, err)
-	}
-	return removed, errors.Join(errs...)
+	return dir.RemoveTemps(filepath.Base(w.path), filepath.Base(journalPath(w.path)))
 }
 
 // Save persists data durably.

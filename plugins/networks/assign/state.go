@@ -132,16 +132,7 @@ func (f *stateFile) removeTemps() ([]string, error) {
 		return nil, fmt.Errorf("networks state %s: %w", f.path, err)
 	}
 	defer dir.Close()
-	var removed []string
-	var errs []error
-	for _, name := range []string{filepath.Base(f.path), f.originsName()} {
-		names, err := dir.RemoveTemps(name)
-		for _, name := range names {
-			removed = append(removed, dir.Join(name))
-		}
-		errs = append(errs, err)
-	}
-	return removed, errors.Join(errs...)
+	return dir.RemoveTemps(filepath.Base(f.path), f.originsName())
 }
 
 func (f *stateFile) openDir() (*securedir.Dir, error) {
