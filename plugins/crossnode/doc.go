@@ -22,8 +22,11 @@
 // holds, and there is no file to keep consistent with the Leases. An API
 // server that does not answer in time costs the cross-node traffic until
 // it does (logged); the l3 memifs keep their addresses (assign.SetShares).
-// The spans the tracker finds before the resync are not pushed: queued,
-// they would be applied after it, stale.
+// The spans the tracker finds while Init waits are not pushed: the
+// startup resync reads the span itself. One pushed after Init and handled
+// after the resync renders the span as the plugin holds it then (the
+// wiring reads Span again), so a SpanChanged queued before the resync
+// never takes VPP back to what the resync went past.
 //
 // The plugin is thin: config (crossnode.conf) and lifecycle over package
 // tracker. It touches nothing of VPP, the pods or the addresses.

@@ -51,8 +51,8 @@ type Plugin struct {
 	stop    context.CancelFunc
 	running sync.WaitGroup
 	// pushing is set once Init has waited for the first listing: the
-	// startup resync reads the Span, and the spans before it are not
-	// pushed, or the loop would apply them, stale, after the resync.
+	// startup resync reads the Span, and the spans found before are not
+	// pushed, which would only rewire the pods again after it.
 	pushing atomic.Bool
 }
 

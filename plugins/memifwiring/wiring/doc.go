@@ -50,7 +50,8 @@
 // link; the VRF routes each peer's share through that peer's gateway. The
 // address pools hand out the node's share (assign.SetShares); a memif of
 // an l3 network waits, refused, until the share is claimed, and
-// SpanChanged wires every bound pod again.
+// SpanChanged wires every bound pod again, under the span Options.Span
+// holds when it is handled (never older than the event's).
 //
 // With Options.Events, an update tells each pod of its memifs newly wired
 // or refused (Kubernetes Events MemifWired and MemifRefused, through

@@ -212,7 +212,7 @@ func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOpera
 	case *networksapi.NetworksChanged:
 		change = h.rewireAll(ev.Config, txn)
 	case *crossnodeapi.SpanChanged:
-		change = h.respan(ev.Span, txn)
+		change = h.respan(h.spanNow(ev.Span), txn)
 	case *dmapi.PrepareClaim:
 		change, err = h.prepareClaim(ev)
 		if err != nil {
@@ -283,6 +283,18 @@ func (h *Handler) setSpan(span crossnodeapi.Span) {
 // and every pod with memifs bound is wired again, those whose memifs
 // waited for a share too (a pod not wired has no UID here: its specs are
 // recorded only from its runtime's AddPod).
+// spanNow is the span a SpanChanged carrying span renders: the source's
+// as it is now, which is never older than span, else span. A SpanChanged
+// queued before the startup resync carries a span that the resync, which
+// reads the source, may already have gone past: rendered, it would take
+// VPP back until the next one.
+func (h *Handler) spanNow(span crossnodeapi.Span) crossnodeapi.Span {
+	if h.opts.Span != nil {
+		return h.opts.Span.Span()
+	}
+	return span
+}
+
 func (h *Handler) respan(span crossnodeapi.Span, txn controllerapi.EventOperations) string {
 	h.setSpan(span)
 	cfg := h.assigner.Applied()

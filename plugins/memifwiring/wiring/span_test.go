@@ -187,15 +187,18 @@ func keyOf(value proto.Message) string {
 
 // fakeSpan hands out a fixed span, as the crossnode plugin hands out the
 // one it knows.
+// fakeSpan stands in for the crossnode plugin's span, which the tests set.
 type fakeSpan struct{ span crossnodeapi.Span }
 
-func (f fakeSpan) Span() crossnodeapi.Span { return f.span }
+func (f *fakeSpan) Span() crossnodeapi.Span { return f.span }
 
 // TestSpanChangedWiresWhatWaitedForTheShare: spanning nodes, a memif of
 // an l3 network waits for the node's share (it gets no address of the
 // whole subnet), and SpanChanged wires it in the share, with the
 // network's bridge domain; a peer adds its tunnel and the route to its
-// share, and goes with them.
+// share, and goes with them. A SpanChanged renders the span as the
+// source holds it: one queued with a span the source has gone past
+// changes nothing.
 func TestSpanChangedWiresWhatWaitedForTheShare(t *testing.T) {
 	pod := podapi.Pod{ID: web.ID, UID: web.UID, Networks: `[{"network": "red"}]`}
 	red := netconf.Config{Networks: spanNetworks.Networks[:1]}
@@ -206,21 +209,25 @@ func TestSpanChangedWiresWhatWaitedForTheShare(t *testing.T) {
 	peer := netip.MustParseAddr("192.168.230.2")
 	withPeer.Peers = map[string]crossnodeapi.Peer{"b": {Address: peer, Shares: map[string]netip.Prefix{"red": netip.MustParsePrefix("10.70.0.0/26")}}}
 	tunnel := wiring.TunnelName("red", peer)
+	source := &fakeSpan{unclaimed}
 	handler, err := wiring.NewHandler(startDevices(t, []podMemif{boundMemif(web, "app", "memif-001")}), wiring.Config{},
-		wiring.Options{Networks: fakeNetworksPlugin{red}, Span: fakeSpan{unclaimed}})
+		wiring.Options{Networks: fakeNetworksPlugin{red}, Span: source})
 	if err != nil {
 		t.Fatal(err)
 	}
 	state := map[string]proto.Message{}
 	for i, step := range []struct {
-		event controllerapi.Event
+		// source is the span the source holds from this step on; nil:
+		// as before.
+		source *crossnodeapi.Span
+		event  controllerapi.Event
 		// want are the changes to the vswitch's values: +added, ~changed,
 		// -deleted.
 		want []string
 	}{
-		{fullResync{}, []string{"+AF_PACKET underlay on vpp-ul 192.168.230.1/24"}},
-		{&podapi.AddPod{Pod: pod}, nil},
-		{&crossnodeapi.SpanChanged{Span: claimed}, []string{
+		{nil, fullResync{}, []string{"+AF_PACKET underlay on vpp-ul 192.168.230.1/24"}},
+		{nil, &podapi.AddPod{Pod: pod}, nil},
+		{&claimed, &crossnodeapi.SpanChanged{Span: claimed}, []string{
 			"+MEMIF memif_default_web_app_0",
 			"+SOFTWARE_LOOPBACK gw_red 10.70.0.64/24 mac 02:fe:c0:a8:e6:01",
 			"+bd red: gw_red(bvi)",
@@ -228,12 +235,13 @@ func TestSpanChangedWiresWhatWaitedForTheShare(t *testing.T) {
 			"+vrf red IPV4",
 			"+vrf red IPV6",
 		}},
-		{&crossnodeapi.SpanChanged{Span: withPeer}, []string{
+		{&withPeer, &crossnodeapi.SpanChanged{Span: withPeer}, []string{
 			"+VXLAN_TUNNEL " + tunnel + " 192.168.230.1>192.168.230.2 vni red",
 			"+route 10.70.0.0/26 via 10.70.0.1 gw_red in red",
 			"~bd red: gw_red(bvi) " + tunnel + "(shg 1)",
 		}},
-		{&crossnodeapi.SpanChanged{Span: claimed}, []string{
+		{nil, &crossnodeapi.SpanChanged{Span: claimed}, nil},
+		{&claimed, &crossnodeapi.SpanChanged{Span: claimed}, []string{
 			"-" + vpp_interfaces.InterfaceKey(tunnel),
 			"-" + vpp_l3.RouteKey("gw_red", red.Networks[0].TableID(), "10.70.0.0/26", "10.70.0.1"),
 			"~bd red: gw_red(bvi)",
@@ -241,6 +249,9 @@ func TestSpanChangedWiresWhatWaitedForTheShare(t *testing.T) {
 	} {
 		if !handler.HandlesEvent(step.event) {
 			t.Fatalf("handler does not handle %s", step.event)
+		}
+		if step.source != nil {
+			source.span = *step.source
 		}
 		txn := newRecordingTxn()
 		if step.event.Spec().Method.IsResync() {
