@@ -57,10 +57,10 @@ func NewWriter(path string) *Writer { return &Writer{path: path} }
 // securedir.Dir.RemoveTemps), and returns their paths; call it before the
 // first Save. A missing directory holds none.
 func (w *Writer) RemoveTemps() ([]string, error) {
-	if _, err := os.Lstat(filepath.Dir(w.path)); errors.Is(err, fs.ErrNotExist) {
+	dir, err := openDir(w.path, false)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	dir, err := openDir(w.path, false)
 	if err != nil {
 		return nil, err
 	}

@@ -279,10 +279,6 @@ func (h *Handler) setSpan(span crossnodeapi.Span) {
 	h.assigner.SetShares(span.Enabled(), span.Shares)
 }
 
-// respan applies a new span: the address pools follow the node's shares,
-// and every pod with memifs bound is wired again, those whose memifs
-// waited for a share too (a pod not wired has no UID here: its specs are
-// recorded only from its runtime's AddPod).
 // spanNow is the span a SpanChanged carrying span renders: the source's
 // as it is now, which is never older than span, else span. A SpanChanged
 // queued before the startup resync carries a span that the resync, which
@@ -295,6 +291,10 @@ func (h *Handler) spanNow(span crossnodeapi.Span) crossnodeapi.Span {
 	return span
 }
 
+// respan applies a new span: the address pools follow the node's shares,
+// and every pod with memifs bound is wired again, those whose memifs
+// waited for a share too (a pod not wired has no UID here: its specs are
+// recorded only from its runtime's AddPod).
 func (h *Handler) respan(span crossnodeapi.Span, txn controllerapi.EventOperations) string {
 	h.setSpan(span)
 	cfg := h.assigner.Applied()
