@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,10 @@ func TestNodeBecomesReadyAndRunsAPodThenStopLeavesNothing(t *testing.T) {
 				t.Fatalf("kubectl get pod plain: %q, %v", out, err)
 			}
 
+			if mounts := mountsAt(t, c, "/var/lib/kubelet"); len(mounts) != 1 {
+				t.Errorf("mounts at /var/lib/kubelet on the node: %q; want the one bind, shared, that kubelet does not mount over at start", mounts)
+			}
+
 			dir := c.Dir()
 			if err := c.Stop(); err != nil {
 				t.Fatal(err)
@@ -64,6 +69,23 @@ func TestNodeBecomesReadyAndRunsAPodThenStopLeavesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mountsAt returns the node's mountinfo lines whose mount point is path.
+func mountsAt(t *testing.T, c *cluster.Cluster, path string) []string {
+	t.Helper()
+	argv := c.NodeArgv("cat", "/proc/self/mountinfo")
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	if err != nil {
+		t.Fatalf("read the node's mountinfo: %v", err)
+	}
+	var mounts []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if fields := strings.Fields(line); len(fields) > 4 && fields[4] == path {
+			mounts = append(mounts, line)
+		}
+	}
+	return mounts
 }
 
 // processesUnder lists the command lines of processes whose command line

@@ -20,7 +20,7 @@ import (
 // (vpp.enabled).
 // Nothing of two clusters, or of the host, meets there.
 var nodePaths = []string{
-	"/var/lib/kubelet",
+	kubeletRoot,
 	"/var/log/pods",
 	"/var/log/containers",
 	"/var/lib/cni",
@@ -32,6 +32,13 @@ var nodePaths = []string{
 	"/run/vpp",
 	"/run/cdi",
 }
+
+// kubeletRoot is bound with shared propagation, as a systemd host has it.
+// Kubelet otherwise bind-mounts its root over itself at start to make it
+// shared, while another of its goroutines already creates the pods API
+// socket there: a rename whose two paths straddle that new mount fails
+// with "invalid cross-device link" and kubelet exits.
+const kubeletRoot = "/var/lib/kubelet"
 
 // mountNamespace is the node's private mount namespace, held open by a
 // sleeping process; it ends, and every mount made in it with it, when the
@@ -100,6 +107,12 @@ func (ns *mountNamespace) bind(nodePath string) error {
 	}
 	if out, err := ns.command("mount", "--bind", source, nodePath).CombinedOutput(); err != nil {
 		return fmt.Errorf("bind %s over %s in the node's mount namespace: %w: %s", source, nodePath, err, out)
+	}
+	if nodePath != kubeletRoot {
+		return nil
+	}
+	if out, err := ns.command("mount", "--make-rshared", nodePath).CombinedOutput(); err != nil {
+		return fmt.Errorf("make %s shared in the node's mount namespace: %w: %s", nodePath, err, out)
 	}
 	return nil
 }
