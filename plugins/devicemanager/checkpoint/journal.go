@@ -103,6 +103,10 @@ func decodeJournal(path string, content []byte, generation uint64) (records []jo
 	return records, 0, skipped, nil
 }
 
+// recordTooLong is formatted once: a skip over corruption meets it at
+// most of the bytes it tries.
+var recordTooLong = fmt.Sprintf("claims more than the %d bytes a record may hold", maxRecordSize)
+
 // recordAt decodes the record at offset of content; problem says why it
 // does not check out, "" when it does.
 func recordAt(content []byte, offset int) (r journalRecord, end int, problem string) {
@@ -113,11 +117,17 @@ func recordAt(content []byte, offset int) (r journalRecord, end int, problem str
 	size := binary.BigEndian.Uint32(rest)
 	switch {
 	case size > maxRecordSize:
-		return r, 0, fmt.Sprintf("claims %d bytes, more than the %d allowed", size, maxRecordSize)
+		return r, 0, recordTooLong
 	case uint64(size) > uint64(len(rest)-recordHeaderSize):
 		return r, 0, "runs past the end of the file"
 	}
 	payload := rest[recordHeaderSize : recordHeaderSize+int(size)]
+	// Every payload is a JSON object. Checking its ends before summing it
+	// keeps a skip over a corrupt stretch linear: each of its bytes can
+	// claim up to maxRecordSize bytes after it.
+	if size < 2 || payload[0] != '{' || payload[size-1] != '}' {
+		return r, 0, "is not a JSON object"
+	}
 	if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(rest[4:]) {
 		return r, 0, "has a checksum mismatch"
 	}

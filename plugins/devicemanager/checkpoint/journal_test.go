@@ -341,7 +341,13 @@ func TestLoadKeepsWhatDamageDidNotCover(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	stretchAfter := func(record int) func(*testing.T, string, []byte) {
+		return func(t *testing.T, path string, journal []byte) {
+			writeJournal(slices.Insert(bytes.Clone(journal), starts[record], claimingStretch(64<<10)...))(t, path, journal)
+		}
+	}
 	cases = append(cases,
+		damage{"a stretch whose every length claims most of it, after record 2", stretchAfter(2), upTo(6), "damage"},
 		damage{"byte changed in the journal header", flip(10), upTo(2), "damage"},
 		damage{"journal emptied", writeJournal(nil), upTo(2), "damage"},
 		damage{"journal deleted", removeFile(true), upTo(2), "damage"},
@@ -383,6 +389,53 @@ func TestLoadKeepsWhatDamageDidNotCover(t *testing.T) {
 			}
 		})
 	}
+}
+
+// claimingStretch is size bytes of corruption in which every 8-byte step
+// reads as a record header claiming a payload that runs almost to the
+// stretch's end: the worst a skip over corruption has to get past.
+func claimingStretch(size int) []byte {
+	stretch := make([]byte, size)
+	for at := 0; at+recordHeaderSize <= size; at += recordHeaderSize {
+		binary.BigEndian.PutUint32(stretch[at:], uint32(size-at-recordHeaderSize-1))
+	}
+	return stretch
+}
+
+// BenchmarkDecodeJournalPastCorruption decodes a journal of 1 MiB of
+// records with 1 MiB of claimingStretch in its middle, against the same
+// records alone (corrupt/clean).
+func BenchmarkDecodeJournalPastCorruption(b *testing.B) {
+	clean := encodeJournalHeader(1)
+	var starts []int
+	for i := 0; len(clean) < 1<<20; i++ {
+		starts = append(starts, len(clean))
+		var err error
+		clean, err = appendRecord(clean, journalRecord{Put: []Allocation{{ID: fmt.Sprintf("memif-%06d", i), Secret: strings.Repeat("s", 200)}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	corrupt := slices.Insert(bytes.Clone(clean), starts[len(starts)/2], claimingStretch(1<<20)...)
+	decode := func(content []byte) (time.Duration, int) {
+		start := time.Now()
+		records, _, skipped, err := decodeJournal("bench", content, 1)
+		if err != nil || len(records) != len(starts) {
+			b.Fatalf("decoded %d of %d records (skipped %v): %v", len(records), len(starts), skipped, err)
+		}
+		return time.Since(start), len(skipped)
+	}
+	var cleanTime, corruptTime time.Duration
+	for b.Loop() {
+		took, _ := decode(clean)
+		cleanTime += took
+		took, skipped := decode(corrupt)
+		corruptTime += took
+		if skipped != 1 {
+			b.Fatalf("skipped %d stretches, want the one", skipped)
+		}
+	}
+	b.ReportMetric(float64(corruptTime)/float64(cleanTime), "corrupt/clean")
 }
 
 func ids(data Data) []string {
