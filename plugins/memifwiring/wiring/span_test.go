@@ -185,8 +185,6 @@ func keyOf(value proto.Message) string {
 	return fmt.Sprintf("a %T", value)
 }
 
-// fakeSpan hands out a fixed span, as the crossnode plugin hands out the
-// one it knows.
 // fakeSpan stands in for the crossnode plugin's span, which the tests set.
 type fakeSpan struct{ span crossnodeapi.Span }
 
