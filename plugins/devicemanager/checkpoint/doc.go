@@ -13,6 +13,9 @@
 // and syncs that file once, so an allocation costs one sync, not a rewrite
 // of every allocation and two syncs. Every 1024 records, and at the first
 // Save after a start, it compacts: a new snapshot, then an empty journal.
+// SaveBuffered appends without the sync, for changes the device manager
+// can recover after a node restart: the record is in the file for any
+// later reader on the same boot, and the next sync makes it durable.
 // journal.go describes the layout and why a torn last record is dropped.
 //
 // Both files are mode 0600: they hold every memif secret. Their directory

@@ -25,7 +25,7 @@ const compactAfter = 1024
 // a failed append, writes a snapshot and an empty journal (compaction);
 // every other Save appends what changed since the previous Save to the
 // journal and syncs it once. Either way the data is durable when Save
-// returns.
+// returns. SaveBuffered appends the same record without the sync.
 //
 // A Writer assumes it is the only writer of its path, and is not safe for
 // concurrent use (the device manager saves from its event loop).
@@ -65,11 +65,20 @@ func (w *Writer) RemoveTemps() ([]string, error) {
 		return nil, err
 	}
 	defer dir.Close()
-	return dir.RemoveTemps(filepath.Base(w.path), filepath.Base(journalPath(w.path)))
+	return dir.RemoveTemps(filepath.Base(w.path), filepath.Base(journalPath(w.path)), filepath.Base(bootPath(w.path)))
 }
 
-// Save persists data durably.
-func (w *Writer) Save(data Data) error {
+// Save persists data durably, and with it what SaveBuffered wrote before.
+func (w *Writer) Save(data Data) error { return w.save(data, true) }
+
+// SaveBuffered persists data to the journal without syncing it: it
+// survives the agent's crash or restart (the kernel holds it), not the
+// node's, until the next Save or compaction syncs it. A compaction is
+// durable either way. For changes a node restart can do without (see the
+// device manager's kubelet recovery).
+func (w *Writer) SaveBuffered(data Data) error { return w.save(data, false) }
+
+func (w *Writer) save(data Data, durable bool) error {
 	if err := data.validate(); err != nil {
 		return fmt.Errorf("save checkpoint %s: %w", w.path, err)
 	}
@@ -84,7 +93,7 @@ func (w *Writer) Save(data Data) error {
 	if err != nil {
 		return err
 	}
-	if err := w.appendDurably(record); err != nil {
+	if err := w.appendToJournal(record, durable); err != nil {
 		// The journal may now end in a torn record: never append after it.
 		w.closeJournal()
 		w.generation = 0
@@ -230,12 +239,12 @@ func newGeneration() (uint64, error) {
 	}
 }
 
-// appendDurably appends records to the journal, which must be
+// appendToJournal appends records to the journal, which must be
 // w.journalSize bytes long and still at its path (else something other
-// than this writer changed or replaced it), and syncs its data
-// (fdatasync: the size is part of it; nothing else about the file
-// changed).
-func (w *Writer) appendDurably(records []byte) error {
+// than this writer changed or replaced it), and when durable syncs its
+// data (fdatasync: the size is part of it; nothing else about the file
+// changed), which makes the records appended before durable too.
+func (w *Writer) appendToJournal(records []byte, durable bool) error {
 	path := journalPath(w.path)
 	if w.journal == nil {
 		journal, err := openJournal(path)
@@ -251,7 +260,7 @@ func (w *Writer) appendDurably(records []byte) error {
 	if err == nil {
 		_, err = w.journal.Write(records)
 	}
-	if err == nil {
+	if err == nil && durable {
 		err = datasync(w.journal)
 	}
 	if err != nil {

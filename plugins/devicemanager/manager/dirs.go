@@ -10,7 +10,6 @@ import (
 
 	"github.com/contivpp/memif-agent/internal/securedir"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
-	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -241,23 +240,14 @@ func (m *Manager) recoverAllocations(live []podapi.PodState) int {
 }
 
 func (m *Manager) recoverAllocation(name, device string, pod podapi.Pod, c podapi.PodContainer) (allocation.Allocation, error) {
-	dir := m.hostDir(name)
-	hostSocket := c.Annotations[dmapi.AnnotationSocketHost]
-	secret := c.Annotations[dmapi.AnnotationSecret]
-	if hostSocket != m.cfg.HostSocket(dir) || secret == "" {
-		return allocation.Allocation{}, fmt.Errorf("its annotations name socket %q and %d secret bytes, want socket %s and a secret", hostSocket, len(secret), m.cfg.HostSocket(dir))
+	a, err := m.allocationOfAnnotations(m.hostDir(name), c.Annotations)
+	if err != nil {
+		return allocation.Allocation{}, err
 	}
-	devices := c.DeviceIDs[m.cfg.ResourceName]
-	if !slices.Contains(devices, device) {
-		devices = []string{device}
+	a.DeviceIDs = slices.Clone(c.DeviceIDs[m.cfg.ResourceName])
+	if !slices.Contains(a.DeviceIDs, device) {
+		a.DeviceIDs = []string{device}
 	}
-	containerSocket := c.Annotations[dmapi.AnnotationSocketContainer]
-	if containerSocket == "" {
-		containerSocket = m.cfg.ContainerSocket()
-	}
-	a := allocation.Allocation{
-		ID: name, DeviceIDs: slices.Clone(devices), HostDir: dir, HostSocket: hostSocket, ContainerSocket: containerSocket,
-		Secret: secret, AllocatedAt: m.opts.Now().UTC(), Pod: pod.ID, PodUID: pod.UID, ContainerName: c.Name,
-	}
+	a.Pod, a.PodUID, a.ContainerName = pod.ID, pod.UID, c.Name
 	return a, m.state.Add(a)
 }

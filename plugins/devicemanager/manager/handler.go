@@ -73,14 +73,14 @@ func (m *Manager) Revert(event controllerapi.Event) error {
 	ev.AllocationID, ev.Mounts = "", nil
 	clear(ev.Envs)
 	clear(ev.Annotations)
-	return errors.Join(m.removeDir(a), m.restoreTakenOver(ev), m.persist())
+	return errors.Join(m.removeDir(a), m.restoreTakenOver(ev), m.persistRecoverable())
 }
 
 func (m *Manager) allocate(ev *dmapi.AllocateDevice, ops controllerapi.EventOperations) (string, error) {
 	a, err := m.takeOverAndAllocate(ev, ops)
 	if err != nil {
 		if len(ev.TakenOver) > 0 {
-			err = errors.Join(err, m.restoreTakenOver(ev), m.persist())
+			err = errors.Join(err, m.restoreTakenOver(ev), m.persistRecoverable())
 		}
 		return "", err
 	}
@@ -117,19 +117,19 @@ func (m *Manager) newAllocation(resource string, deviceIDs []string) (allocation
 	if err != nil {
 		return allocation.Allocation{}, err
 	}
-	return a, m.record(a)
+	return a, m.record(a, m.persistRecoverable)
 }
 
-// record makes a's directory, adds it to the state and persists it; on
-// failure nothing of it remains.
-func (m *Manager) record(a allocation.Allocation) error {
+// record makes a's directory, adds it to the state and persists it with
+// persist; on failure nothing of it remains.
+func (m *Manager) record(a allocation.Allocation, persist func() error) error {
 	if err := m.makeDir(a); err != nil {
 		return err
 	}
 	if err := m.state.Add(a); err != nil {
 		return errors.Join(err, m.removeDir(a))
 	}
-	if err := m.persist(); err != nil {
+	if err := persist(); err != nil {
 		_, removeErr := m.state.Remove(a.ID)
 		return errors.Join(err, removeErr, m.removeDir(a))
 	}
@@ -168,12 +168,14 @@ func (m *Manager) bindPod(ev *podapi.AddPod) (string, error) {
 	if len(bindings) == 0 {
 		return "", nil
 	}
-	// Durable before the event's transaction wires the pod's memifs in
-	// VPP, although the tracker announces the pod again after a restart:
-	// the startup resync runs first and wires bound allocations only, so
-	// a binding lost to a crash would have it delete the running pod's
-	// memifs until that announcement.
-	return fmt.Sprintf("bound %d allocations to %s", len(bindings), ev.Pod), m.persist()
+	// Saved before the event's transaction wires the pod's memifs in VPP,
+	// although the tracker announces the pod again after a restart: the
+	// startup resync runs first and wires bound allocations only, so a
+	// binding lost to the agent's crash would have it delete the running
+	// pod's memifs until that announcement. Buffered is enough: only the
+	// node's restart loses it, which takes VPP's memifs and the pod's
+	// containers with it.
+	return fmt.Sprintf("bound %d allocations to %s", len(bindings), ev.Pod), m.persistRecoverable()
 }
 
 // bind binds the allocations the containers prove pod holds and logs each.
@@ -204,14 +206,20 @@ func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controllerapi.EventO
 	return fmt.Sprintf("releasing %d allocations of %s once its vswitch side is removed", len(held), ev.Pod), errors.Join(errs...)
 }
 
-// Resync implements controllerapi.EventHandler: load the checkpoint once and
-// make sure every kept allocation has its directory. What no live pod
+// Resync implements controllerapi.EventHandler: load the checkpoint once,
+// after a node restart recover from kubelet's device checkpoint what it
+// lost (reboot.go), and make sure every kept allocation has its directory. What no live pod
 // holds is collected on the LivePods decision the resync asks the pod
 // tracker for.
 func (m *Manager) Resync(_ controllerapi.Event, _ controllerapi.EventOperations) error {
 	var errs []error
+	var bootID string
 	if !m.loaded {
 		m.load()
+		var rebooted bool
+		if bootID, rebooted = m.checkBoot(); rebooted {
+			m.recoverFromKubelet()
+		}
 		errs = append(errs, m.findUnexplainedDirs())
 		m.loaded = true
 		close(m.restored)
@@ -220,7 +228,11 @@ func (m *Manager) Resync(_ controllerapi.Event, _ controllerapi.EventOperations)
 		m.opts.LivePods.RequestLivePods()
 	}
 	errs = append(errs, m.ensureDirs(m.state.List()))
-	return errors.Join(append(errs, m.persist())...)
+	if err := m.persist(); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	m.markBoot(bootID)
+	return errors.Join(errs...)
 }
 
 // load restores the checkpoint. Damage loses only what it covers: the
@@ -297,7 +309,7 @@ func (m *Manager) collect(live *podapi.LivePods, ops controllerapi.EventOperatio
 	}
 	errs = append(errs, m.deleteGonePods(gone, ops))
 	if len(bindings) > 0 || len(collected) > 0 {
-		errs = append(errs, m.persist())
+		errs = append(errs, m.persistRecoverable())
 	}
 	if len(bindings) == 0 && len(collected) == 0 && len(gone) == 0 {
 		return "", errors.Join(errs...)
@@ -327,7 +339,7 @@ func (m *Manager) release(ev *ReleaseAllocation) (string, error) {
 		return "", nil // already released, for example by a resync
 	}
 	m.log.InfoS("allocation released", allocationPairs(a, "reason", ev.Reason)...)
-	return fmt.Sprintf("released %s", a.ID), errors.Join(m.removeDir(a), m.persist())
+	return fmt.Sprintf("released %s", a.ID), errors.Join(m.removeDir(a), m.persistRecoverable())
 }
 
 // releaseAbandoned releases the allocations of a failed kubelet call and
@@ -357,11 +369,15 @@ func (m *Manager) releaseAbandoned(ev *ReleaseAbandoned) (string, error) {
 	if failed > 0 {
 		dirErr = fmt.Errorf("%d of the %d directories were not removed; the first: %w", failed, released, firstErr)
 	}
-	return fmt.Sprintf("released %d abandoned allocations", released), errors.Join(dirErr, m.persist())
+	return fmt.Sprintf("released %d abandoned allocations", released), errors.Join(dirErr, m.persistRecoverable())
 }
 
-func (m *Manager) persist() error {
-	if err := m.checkpoint.Save(allocation.ToCheckpoint(m.state.List())); err != nil {
+// persist persists the allocations durably.
+func (m *Manager) persist() error { return m.save(m.checkpoint.Save) }
+
+// save persists the allocations with save (a checkpoint.Writer's).
+func (m *Manager) save(save func(checkpoint.Data) error) error {
+	if err := save(allocation.ToCheckpoint(m.state.List())); err != nil {
 		m.metrics.countError("checkpoint-write")
 		return err
 	}

@@ -59,11 +59,14 @@ type Manager struct {
 	state   *allocation.State
 	metrics *metrics
 
-	// loaded, checkpoint, unexplained and missing are touched only on the
+	// loaded, checkpoint, bootMarked and unexplained are touched only on the
 	// event loop. unexplained maps the name of each directory under the
 	// socket root that no allocation holds to its device.
 	loaded     bool
 	checkpoint *checkpoint.Writer
+	// bootMarked: the checkpoint is recorded whole in the current boot
+	// (markBoot), so the device plugin's changes are saved buffered.
+	bootMarked bool
 	// restored is closed once the startup resync has restored the
 	// checkpoint: until then the state is empty, and the off-loop lookups
 	// wait for it rather than answer "no memif" for a pod that has one.

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 )
 
@@ -150,5 +151,54 @@ func TestPluginRestartKeepsAllocations(t *testing.T) {
 	// kubelet hands out only free devices; the restarted agent must agree
 	// that they are free.
 	pods = append(pods, n.admitOne(t, "after-plugin-restart"))
+	n.checkKept(t, a, "after a new pod", pods)
+}
+
+// TestNodeRestartRecoversAllocationsFromKubelet: the agent saves kubelet's
+// allocations without a sync, so a node restart (power loss, kernel
+// crash) may lose the records made since the last sync. kubelet's own
+// device checkpoint holds every answer a container was given, and after
+// the restart the agent takes back from it what it lost: the same
+// directory, devices and secret for each pod, and kubelet's next pod gets
+// devices the agent agrees are free. The restart is simulated: the
+// journal is put back as the last sync left it (the start's compaction),
+// the boot the checkpoint was marked in is another, the socket root
+// (tmpfs on a node) is emptied, and kubelet restarts.
+func TestNodeRestartRecoversAllocationsFromKubelet(t *testing.T) {
+	n := newNode(t)
+	journalPath, bootPath := n.cfg.CheckpointPath+".journal", n.cfg.CheckpointPath+".boot"
+	a := n.startAgent(t, n.cfg)
+	var synced []byte
+	poll.Until(t, waitTimeout, "the agent marking its checkpoint with this boot", func() error {
+		if _, err := os.Stat(bootPath); err != nil {
+			return err
+		}
+		var err error
+		synced, err = os.ReadFile(journalPath)
+		return err
+	})
+	var pods []admitted
+	for i := range 3 {
+		pods = append(pods, n.admitOne(t, fmt.Sprintf("before-restart-%d", i)))
+	}
+	n.stopAgent(t, a)
+	if journal, err := os.ReadFile(journalPath); err != nil || len(journal) <= len(synced) {
+		t.Fatalf("setup: the journal holds %d bytes (%v), want the three allocations appended to the %d synced", len(journal), err, len(synced))
+	}
+	if err := os.WriteFile(journalPath, synced, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bootPath, []byte("a-boot-before-the-restart\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(n.cfg.SocketRoot); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.kubelet.Restart(n.ctx); err != nil {
+		t.Fatal(err)
+	}
+	a = n.startAgent(t, n.cfg)
+	n.checkKept(t, a, "after the node restarted", pods)
+	pods = append(pods, n.admitOne(t, "after-restart"))
 	n.checkKept(t, a, "after a new pod", pods)
 }

@@ -51,6 +51,7 @@ func TestFileAndSocketModes(t *testing.T) {
 			}{
 				{"checkpoint", a.CheckpointPath, 0o600},
 				{"checkpoint journal", a.CheckpointPath + ".journal", 0o600},
+				{"checkpoint boot", a.CheckpointPath + ".boot", 0o600},
 				{"checkpoint directory", filepath.Dir(a.CheckpointPath), 0o700},
 				{"API socket", a.APISocket, fs.ModeSocket | tc.wantAPISocket},
 				{"API socket directory", filepath.Dir(a.APISocket), fs.ModeDir | tc.wantAPIDir},
