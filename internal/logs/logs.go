@@ -27,7 +27,12 @@ func FromPlugin(log logging.Logger) Logger { return pluginLogger{log} }
 
 type pluginLogger struct{ log logging.Logger }
 
+// DebugS builds no fields unless debug lines are written: the event
+// loop logs one per event.
 func (l pluginLogger) DebugS(msg string, kv ...any) {
+	if l.log.GetLevel() < logging.DebugLevel {
+		return
+	}
 	l.log.WithFields(callerFields(nil, kv)).Debug(msg)
 }
 

@@ -95,6 +95,12 @@ func TestFromPluginNamesTheCaller(t *testing.T) {
 			return at - 1
 		},
 			[]string{`level=warning`, `msg="memif link down"`, `memif=m1`}},
+		{"debug", func() int {
+			log.DebugS("event processed", "event", "AddPod")
+			_, _, at, _ := runtime.Caller(0)
+			return at - 1
+		},
+			[]string{`level=debug`, `msg="event processed"`, `event=AddPod`}},
 		{"error", func() int {
 			log.ErrorS(errors.New("refused"), "dial failed", "socket", "/s")
 			_, _, at, _ := runtime.Caller(0)
@@ -116,5 +122,17 @@ func TestFromPluginNamesTheCaller(t *testing.T) {
 				t.Errorf("line %q holds a secret", got)
 			}
 		})
+	}
+}
+
+// Above debug level DebugS writes nothing.
+func TestDebugSAboveDebugLevel(t *testing.T) {
+	var out bytes.Buffer
+	plugin := cnlogrus.NewLogger("logs-test-info")
+	plugin.SetOutput(&out)
+	plugin.SetLevel(logging.InfoLevel)
+	FromPlugin(plugin).DebugS("event processed", "event", "AddPod")
+	if out.Len() > 0 {
+		t.Errorf("at info level DebugS wrote %q", out.String())
 	}
 }
