@@ -71,9 +71,16 @@
 //
 // The handler runs on the controller event loop; allocation state is
 // behind the allocation package's lock, so the DeviceManagerAPI methods are
-// safe from any goroutine. Every change is in the checkpoint, durably,
-// before the event that made it returns: one checkpoint.Writer, used only
-// on the event loop, appends each change to the journal and syncs it once.
+// safe from any goroutine. Every change is in the checkpoint before the
+// event that made it returns: one checkpoint.Writer, used only on the
+// event loop, appends each change to the journal. A claim's change is
+// synced at once. kubelet's allocations, and every binding and release,
+// are appended without a sync once the checkpoint is recorded whole in
+// the current boot (reboot.go): only a node restart can lose them, and
+// after one the startup resync restores from kubelet's device checkpoint
+// (package kubeletcheckpoint), which holds every answer a container was
+// given, what the checkpoint lost; the pod tracker binds again and
+// collection releases again.
 //
 // Running it without the agent (tests, benchmarks, the kubelet harness):
 //

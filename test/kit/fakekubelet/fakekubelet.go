@@ -2,8 +2,9 @@
 // registration endpoint, for unit tests of the device plugin server: it
 // accepts Register, dials the plugin back (waiting for its socket, as
 // kubelet's blocking dial does), asks for its options and follows
-// ListAndWatch, as kubelet does. The real kubelet device manager is
-// exercised by the end-to-end tests in test/kubelet.
+// ListAndWatch, as kubelet does; and WriteCheckpoint writes kubelet's
+// device checkpoint as kubelet's device manager does. The real kubelet
+// device manager is exercised by the end-to-end tests in test/kubelet.
 package fakekubelet
 
 import (
