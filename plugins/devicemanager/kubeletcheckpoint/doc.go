@@ -10,10 +10,16 @@
 // given: the device manager restores from it what its own buffered
 // journal records lost (package checkpoint's SaveBuffered).
 //
-// The file is kubelet's: its format (JSON with a "Data" of
-// "PodDeviceEntries", each answer a protobuf ContainerAllocateResponse)
-// is read as kubelet v1.37 writes it, and only the entries of the
-// resource asked for are decoded. Its checksum is not checked: it is
+// The file is kubelet's, not an interface kubelet documents (Multus's
+// checkpoint package reads it the same way): its format (JSON with a
+// "Data" of "PodDeviceEntries", each answer a protobuf
+// ContainerAllocateResponse) is read as kubelet v1.37 writes it, and only
+// the entries of the resource asked for are decoded. A kubelet that
+// changed it would cost only what the device manager's last unsynced
+// records held, and only after a node restart: the read fails, and the
+// device manager logs and counts it; test/kubelet's real kubelet
+// (TestNodeRestartRecoversAllocationsFromKubelet) catches the change when
+// kubelet is upgraded there. Its checksum is not checked: it is
 // computed over kubelet's Go types with kubelet's own hashing, and an
 // answer this package returns is taken only when the device manager
 // recognizes it as one of its own (its directory, socket and secret).
