@@ -12,6 +12,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 )
 
 // FileName is the checkpoint's name in kubelet's device plugin directory.
@@ -21,21 +23,15 @@ const FileName = "kubelet_internal_checkpoint"
 // a few hundred bytes each.
 const maxBytes = 64 << 20
 
-// Answer is one container's answer for the resource, as kubelet keeps it.
-type Answer struct {
+// Entry is one container's devices and answer for the resource, as
+// kubelet keeps them.
+type Entry struct {
 	PodUID        string
 	ContainerName string
 	// DeviceIDs are the devices kubelet gave the container, sorted.
-	DeviceIDs   []string
-	Envs        map[string]string
-	Annotations map[string]string
-	Mounts      []Mount
-}
-
-// Mount is a mount of an answer.
-type Mount struct {
-	HostPath      string
-	ContainerPath string
+	DeviceIDs []string
+	// Answer is what the container got; kubelet keeps no AllocationID.
+	Answer deviceplugin.Answer
 }
 
 // file is the part of kubelet's checkpoint this package reads.
@@ -54,10 +50,10 @@ type entry struct {
 	AllocResp []byte
 }
 
-// Read returns the answers for resource in the checkpoint in pluginDir; a
+// Read returns the entries of resource in the checkpoint in pluginDir; a
 // missing checkpoint holds none. An entry whose answer does not decode is
 // skipped and named in the error, which comes with the other answers.
-func Read(pluginDir, resource string) ([]Answer, error) {
+func Read(pluginDir, resource string) ([]Entry, error) {
 	path := filepath.Join(pluginDir, FileName)
 	content, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -70,43 +66,43 @@ func Read(pluginDir, resource string) ([]Answer, error) {
 	if err := json.Unmarshal(content, &checkpoint); err != nil {
 		return nil, fmt.Errorf("kubelet's device checkpoint %s is not one kubelet v1.37 writes: %w", path, err)
 	}
-	var answers []Answer
+	var entries []Entry
 	var errs []error
 	for _, e := range checkpoint.Data.PodDeviceEntries {
 		if e.ResourceName != resource {
 			continue
 		}
-		answer, err := e.answer()
+		decoded, err := e.decode()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("kubelet's device checkpoint %s: pod %s container %s: %w", path, e.PodUID, e.ContainerName, err))
 			continue
 		}
-		answers = append(answers, answer)
+		entries = append(entries, decoded)
 	}
-	return answers, errors.Join(errs...)
+	return entries, errors.Join(errs...)
 }
 
-func (e entry) answer() (Answer, error) {
+func (e entry) decode() (Entry, error) {
 	var response pluginapi.ContainerAllocateResponse
 	if err := proto.Unmarshal(e.AllocResp, &response); err != nil {
-		return Answer{}, fmt.Errorf("answer does not decode: %w", err)
+		return Entry{}, fmt.Errorf("answer does not decode: %w", err)
 	}
-	answer := Answer{
+	decoded := Entry{
 		PodUID: e.PodUID, ContainerName: e.ContainerName,
-		Envs: response.GetEnvs(), Annotations: response.GetAnnotations(),
+		Answer: deviceplugin.Answer{Envs: response.GetEnvs(), Annotations: response.GetAnnotations()},
 	}
 	for _, ids := range e.DeviceIDs {
-		answer.DeviceIDs = append(answer.DeviceIDs, ids...)
+		decoded.DeviceIDs = append(decoded.DeviceIDs, ids...)
 	}
-	slices.Sort(answer.DeviceIDs)
-	answer.DeviceIDs = slices.Compact(answer.DeviceIDs)
-	if len(answer.DeviceIDs) == 0 {
-		return Answer{}, errors.New("no device")
+	slices.Sort(decoded.DeviceIDs)
+	decoded.DeviceIDs = slices.Compact(decoded.DeviceIDs)
+	if len(decoded.DeviceIDs) == 0 {
+		return Entry{}, errors.New("no device")
 	}
 	for _, m := range response.GetMounts() {
-		answer.Mounts = append(answer.Mounts, Mount{HostPath: m.GetHostPath(), ContainerPath: m.GetContainerPath()})
+		decoded.Answer.Mounts = append(decoded.Answer.Mounts, deviceplugin.Mount{HostPath: m.GetHostPath(), ContainerPath: m.GetContainerPath(), ReadOnly: m.GetReadOnly()})
 	}
-	return answer, nil
+	return decoded, nil
 }
 
 func readFile(path string) ([]byte, error) {

@@ -9,6 +9,7 @@ import (
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 )
 
@@ -25,14 +26,16 @@ func TestRead(t *testing.T) {
 		Annotations: map[string]string{"memif": "a"},
 		Mounts:      []*pluginapi.Mount{{HostPath: "/run/memif/a", ContainerPath: "/run/vpp"}},
 	}
-	want := Answer{
+	want := Entry{
 		PodUID: "pod-a", ContainerName: "c0", DeviceIDs: []string{"memif-1", "memif-2"},
-		Envs: ours.Envs, Annotations: ours.Annotations, Mounts: []Mount{{HostPath: "/run/memif/a", ContainerPath: "/run/vpp"}},
+		Answer: deviceplugin.Answer{
+			Envs: ours.Envs, Annotations: ours.Annotations, Mounts: []deviceplugin.Mount{{HostPath: "/run/memif/a", ContainerPath: "/run/vpp"}},
+		},
 	}
 	for _, tc := range []struct {
 		name    string
 		write   func(t *testing.T, dir string)
-		want    []Answer
+		want    []Entry
 		wantErr string
 	}{
 		{"no checkpoint", func(*testing.T, string) {}, nil, ""},
@@ -40,12 +43,12 @@ func TestRead(t *testing.T) {
 			fakekubelet.WriteCheckpoint(t, dir,
 				containerEntry("pod-a", resource, map[string][]string{"1": {"memif-2"}, "-1": {"memif-1"}}, ours),
 				containerEntry("pod-b", "example.com/gpu", map[string][]string{"-1": {"gpu-0"}}, &pluginapi.ContainerAllocateResponse{}))
-		}, []Answer{want}, ""},
+		}, []Entry{want}, ""},
 		{"an answer that does not decode is named, the others kept", func(t *testing.T, dir string) {
 			broken := containerEntry("pod-broken", resource, map[string][]string{"-1": {"memif-3"}}, nil)
 			broken.RawAnswer = []byte{0xff, 0xff}
 			fakekubelet.WriteCheckpoint(t, dir, broken, containerEntry("pod-a", resource, map[string][]string{"-1": {"memif-2", "memif-1"}}, ours))
-		}, []Answer{want}, "pod pod-broken container c0: answer does not decode"},
+		}, []Entry{want}, "pod pod-broken container c0: answer does not decode"},
 		{"an entry with no device", func(t *testing.T, dir string) {
 			fakekubelet.WriteCheckpoint(t, dir, containerEntry("pod-empty", resource, nil, ours))
 		}, nil, "pod pod-empty container c0: no device"},

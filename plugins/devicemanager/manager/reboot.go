@@ -68,16 +68,16 @@ func (m *Manager) recoverFromKubelet() {
 	if !m.cfg.DevicePlugin {
 		return
 	}
-	answers, err := kubeletcheckpoint.Read(m.cfg.PluginDir, m.cfg.ResourceName)
+	entries, err := kubeletcheckpoint.Read(m.cfg.PluginDir, m.cfg.ResourceName)
 	if err != nil {
 		m.metrics.countError("kubelet-checkpoint")
 		m.log.ErrorS(err, "kubelet's device checkpoint not fully read after a node restart: an allocation made just before it may be lost, and its pod's memif not connect until the pod is recreated")
 	}
 	recovered := 0
-	for _, answer := range answers {
-		a, err := m.answeredAllocation(answer)
+	for _, entry := range entries {
+		a, err := m.answeredAllocation(entry)
 		if err != nil {
-			m.log.WarnS("an answer in kubelet's device checkpoint is not one of this agent's: skipped", "podUID", answer.PodUID, "container", answer.ContainerName, "devices", answer.DeviceIDs, "err", err)
+			m.log.WarnS("an answer in kubelet's device checkpoint is not one of this agent's: skipped", "podUID", entry.PodUID, "container", entry.ContainerName, "devices", entry.DeviceIDs, "err", err)
 			continue
 		}
 		if slices.ContainsFunc(m.state.List(), func(kept allocation.Allocation) bool { return kept.ID == a.ID }) {
@@ -93,19 +93,19 @@ func (m *Manager) recoverFromKubelet() {
 			continue
 		}
 		recovered++
-		m.log.WarnS("allocation recovered from kubelet's device checkpoint after a node restart", allocationPairs(a, "kubeletPodUID", answer.PodUID, "kubeletContainer", answer.ContainerName)...)
+		m.log.WarnS("allocation recovered from kubelet's device checkpoint after a node restart", allocationPairs(a, "kubeletPodUID", entry.PodUID, "kubeletContainer", entry.ContainerName)...)
 	}
 	if recovered > 0 {
 		m.log.InfoS("recovered allocations from kubelet's device checkpoint", "allocations", recovered, "checkpoint", filepath.Join(m.cfg.PluginDir, kubeletcheckpoint.FileName))
 	}
 }
 
-// answeredAllocation is the allocation answer hands out: its directory
-// mounted at container-dir, under the socket root, and its socket and
-// secret in the answer's annotations.
-func (m *Manager) answeredAllocation(answer kubeletcheckpoint.Answer) (allocation.Allocation, error) {
+// answeredAllocation is the allocation entry's answer hands out: its
+// directory mounted at container-dir, under the socket root, and its
+// socket and secret in the answer's annotations.
+func (m *Manager) answeredAllocation(entry kubeletcheckpoint.Entry) (allocation.Allocation, error) {
 	var dir string
-	for _, mount := range answer.Mounts {
+	for _, mount := range entry.Answer.Mounts {
 		if mount.ContainerPath == m.cfg.ContainerDir {
 			dir = mount.HostPath
 		}
@@ -115,11 +115,11 @@ func (m *Manager) answeredAllocation(answer kubeletcheckpoint.Answer) (allocatio
 		return allocation.Allocation{}, fmt.Errorf("it mounts no directory of %s at %s", m.cfg.SocketRoot, m.cfg.ContainerDir)
 	}
 	device, ok := allocation.DeviceOfID(name)
-	if !ok || !slices.Contains(answer.DeviceIDs, device) {
-		return allocation.Allocation{}, fmt.Errorf("directory %s is not an allocation of its devices %v", dir, answer.DeviceIDs)
+	if !ok || !slices.Contains(entry.DeviceIDs, device) {
+		return allocation.Allocation{}, fmt.Errorf("directory %s is not an allocation of its devices %v", dir, entry.DeviceIDs)
 	}
-	a, err := m.allocationOfAnnotations(dir, answer.Annotations)
-	a.DeviceIDs = slices.Clone(answer.DeviceIDs)
+	a, err := m.allocationOfAnnotations(dir, entry.Answer.Annotations)
+	a.DeviceIDs = slices.Clone(entry.DeviceIDs)
 	return a, err
 }
 
