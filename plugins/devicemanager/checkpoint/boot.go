@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,15 +36,14 @@ func Boot(path string) (string, error) {
 		return "", fmt.Errorf("checkpoint boot %s: %w", bootPath(path), err)
 	}
 	defer file.Close()
-	content := make([]byte, maxBootBytes+1)
-	n, err := file.Read(content)
-	if err != nil && n == 0 {
-		return "", nil
+	content, err := io.ReadAll(io.LimitReader(file, maxBootBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("checkpoint boot %s: %w", bootPath(path), err)
 	}
-	if n > maxBootBytes {
+	if len(content) > maxBootBytes {
 		return "", fmt.Errorf("checkpoint boot %s: larger than %d bytes", bootPath(path), maxBootBytes)
 	}
-	return string(bytes.TrimSpace(content[:n])), nil
+	return string(bytes.TrimSpace(content)), nil
 }
 
 // MarkBoot records durably that the checkpoint is durable as of boot

@@ -15,7 +15,10 @@
 // Save after a start, it compacts: a new snapshot, then an empty journal.
 // SaveBuffered appends without the sync, for changes the device manager
 // can recover after a node restart: the record is in the file for any
-// later reader on the same boot, and the next sync makes it durable.
+// later reader on the same boot, and the next Save makes it durable (with
+// a sync of its own when it has nothing to append). MarkBoot records the
+// boot the checkpoint is whole in ("<path>.boot"), so that a start can
+// tell whether buffered records may have been lost with the node.
 // journal.go describes the layout and why a torn last record is dropped.
 //
 // Both files are mode 0600: they hold every memif secret. Their directory

@@ -39,6 +39,9 @@ type Writer struct {
 	// journalSize is the journal's length as this writer left it: an
 	// append goes only after exactly that.
 	journalSize int64
+	// unsynced: the journal ends in records SaveBuffered appended, which
+	// the next Save syncs even when it appends nothing.
+	unsynced bool
 	// journal is the journal of generation, opened at the first append
 	// after a compaction and kept open for the next ones: each append
 	// then costs a stat, a write and a sync, not the walk of the path's
@@ -87,6 +90,9 @@ func (w *Writer) save(data Data, durable bool) error {
 	}
 	changes := w.changes(data)
 	if len(changes.Put) == 0 && len(changes.Delete) == 0 {
+		if durable && w.unsynced {
+			return w.syncJournal()
+		}
 		return nil
 	}
 	record, err := appendRecord(nil, changes)
@@ -105,6 +111,16 @@ func (w *Writer) save(data Data, durable bool) error {
 	w.remember(data)
 	w.records++
 	w.journalSize += int64(len(record))
+	w.unsynced = !durable
+	return nil
+}
+
+// syncJournal makes what SaveBuffered appended durable.
+func (w *Writer) syncJournal() error {
+	if err := datasync(w.journal); err != nil {
+		return fmt.Errorf("sync checkpoint journal %s: %w", journalPath(w.path), err)
+	}
+	w.unsynced = false
 	return nil
 }
 
@@ -169,7 +185,7 @@ func (w *Writer) compact(data Data) error {
 			return fmt.Errorf("start checkpoint journal: %w", err)
 		}
 	}
-	w.generation, w.records, w.journalSize = generation, 0, int64(journalHeaderSize)
+	w.generation, w.records, w.journalSize, w.unsynced = generation, 0, int64(journalHeaderSize), false
 	w.remember(data)
 	return nil
 }

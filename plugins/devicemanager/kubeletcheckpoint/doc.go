@@ -2,10 +2,11 @@
 // plugin's resource in its device manager checkpoint
 // (kubelet_internal_checkpoint in the device plugin directory).
 //
-// kubelet writes that file, synced, after each Allocate answer and before
-// the container that gets the answer is created, and after a restart
-// (its own or the node's) gives restarted containers the answers it
-// holds without asking the plugin again. So after a node restart it is
+// kubelet writes that file (synced, then renamed into place) after each
+// Allocate answer and before the container that gets the answer is
+// created, and after a restart (its own or the node's) gives restarted
+// containers the answers it holds without asking the plugin again; a
+// container whose answer the restart lost is allocated again. So after a node restart it is
 // the record of every answer a container of the node may have been
 // given: the device manager restores from it what its own buffered
 // journal records lost (package checkpoint's SaveBuffered).

@@ -110,7 +110,7 @@ func (m *Manager) newClaimAllocation(ev *dmapi.PrepareClaim, request dmapi.Claim
 	}
 	a.ClaimUID, a.ClaimNamespace, a.ClaimName, a.Request = ev.ClaimUID, ev.Namespace, ev.Name, request.Name
 	a.Pod, a.PodUID = ev.Pod.ID, ev.Pod.UID
-	return a, m.record(a, m.persist)
+	return a, m.record(a)
 }
 
 func prepared(held []allocation.Allocation) []dmapi.PreparedRequest {

@@ -73,7 +73,7 @@ func (m *Manager) Revert(event controllerapi.Event) error {
 	ev.AllocationID, ev.Mounts = "", nil
 	clear(ev.Envs)
 	clear(ev.Annotations)
-	return errors.Join(m.removeDir(a), m.restoreTakenOver(ev), m.persistRecoverable())
+	return errors.Join(m.removeDir(a), m.restoreTakenOver(ev), m.persistRecoverable(a))
 }
 
 func (m *Manager) allocate(ev *dmapi.AllocateDevice, ops controllerapi.EventOperations) (string, error) {
@@ -117,19 +117,19 @@ func (m *Manager) newAllocation(resource string, deviceIDs []string) (allocation
 	if err != nil {
 		return allocation.Allocation{}, err
 	}
-	return a, m.record(a, m.persistRecoverable)
+	return a, m.record(a)
 }
 
-// record makes a's directory, adds it to the state and persists it with
-// persist; on failure nothing of it remains.
-func (m *Manager) record(a allocation.Allocation, persist func() error) error {
+// record makes a's directory, adds it to the state and persists it; on
+// failure nothing of it remains.
+func (m *Manager) record(a allocation.Allocation) error {
 	if err := m.makeDir(a); err != nil {
 		return err
 	}
 	if err := m.state.Add(a); err != nil {
 		return errors.Join(err, m.removeDir(a))
 	}
-	if err := persist(); err != nil {
+	if err := m.persistRecoverable(a); err != nil {
 		_, removeErr := m.state.Remove(a.ID)
 		return errors.Join(err, removeErr, m.removeDir(a))
 	}
@@ -175,7 +175,7 @@ func (m *Manager) bindPod(ev *podapi.AddPod) (string, error) {
 	// pod's memifs until that announcement. Buffered is enough: only the
 	// node's restart loses it, which takes VPP's memifs and the pod's
 	// containers with it.
-	return fmt.Sprintf("bound %d allocations to %s", len(bindings), ev.Pod), m.persistRecoverable()
+	return fmt.Sprintf("bound %d allocations to %s", len(bindings), ev.Pod), m.persistRecoverable(boundAllocations(bindings)...)
 }
 
 // bind binds the allocations the containers prove pod holds and logs each.
@@ -309,7 +309,11 @@ func (m *Manager) collect(live *podapi.LivePods, ops controllerapi.EventOperatio
 	}
 	errs = append(errs, m.deleteGonePods(gone, ops))
 	if len(bindings) > 0 || len(collected) > 0 {
-		errs = append(errs, m.persistRecoverable())
+		changed := boundAllocations(bindings)
+		for _, c := range collected {
+			changed = append(changed, c.Allocation)
+		}
+		errs = append(errs, m.persistRecoverable(changed...))
 	}
 	if len(bindings) == 0 && len(collected) == 0 && len(gone) == 0 {
 		return "", errors.Join(errs...)
@@ -339,7 +343,7 @@ func (m *Manager) release(ev *ReleaseAllocation) (string, error) {
 		return "", nil // already released, for example by a resync
 	}
 	m.log.InfoS("allocation released", allocationPairs(a, "reason", ev.Reason)...)
-	return fmt.Sprintf("released %s", a.ID), errors.Join(m.removeDir(a), m.persistRecoverable())
+	return fmt.Sprintf("released %s", a.ID), errors.Join(m.removeDir(a), m.persistRecoverable(a))
 }
 
 // releaseAbandoned releases the allocations of a failed kubelet call and
@@ -348,28 +352,29 @@ func (m *Manager) release(ev *ReleaseAllocation) (string, error) {
 // remove it reports the first and how many: a call may have made
 // thousands.
 func (m *Manager) releaseAbandoned(ev *ReleaseAbandoned) (string, error) {
-	var released, failed int
+	var failed int
+	var released []allocation.Allocation
 	var firstErr error
 	for _, id := range ev.AllocationIDs {
 		a, err := m.state.Remove(id)
 		if err != nil {
 			continue // already released
 		}
-		released++
+		released = append(released, a)
 		if err := m.removeDir(a); err != nil {
 			failed++
 			firstErr = cmp.Or(firstErr, err)
 		}
 	}
-	if released == 0 {
+	if len(released) == 0 {
 		return "", nil
 	}
-	m.log.InfoS("released allocations never handed to a container", "allocations", released, "reason", ev.Reason)
+	m.log.InfoS("released allocations never handed to a container", "allocations", len(released), "reason", ev.Reason)
 	var dirErr error
 	if failed > 0 {
-		dirErr = fmt.Errorf("%d of the %d directories were not removed; the first: %w", failed, released, firstErr)
+		dirErr = fmt.Errorf("%d of the %d directories were not removed; the first: %w", failed, len(released), firstErr)
 	}
-	return fmt.Sprintf("released %d abandoned allocations", released), errors.Join(dirErr, m.persistRecoverable())
+	return fmt.Sprintf("released %d abandoned allocations", len(released)), errors.Join(dirErr, m.persistRecoverable(released...))
 }
 
 // persist persists the allocations durably.

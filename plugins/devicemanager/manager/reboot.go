@@ -1,7 +1,9 @@
 package manager
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,34 +17,40 @@ import (
 
 // Why the device plugin's changes are saved without a sync: a record the
 // kernel holds survives the agent's crash and restart, and is lost only
-// with the node. After a node restart, kubelet gives the restarted
-// containers the answers its own checkpoint holds (synced before any
-// container got one), so the allocations are restored from there
-// (recoverFromKubelet); a binding is made again by the pod tracker, a
-// release by the collection. Allocate then costs no flush of the disk:
-// kubelet's own is the one the answer needs. Claims are not in kubelet's
-// checkpoint, so their changes stay synced, and each sync makes the
-// buffered records before it durable too.
+// with the node. kubelet writes each answer into its device checkpoint (a
+// synced file, renamed into place) before any container gets it, and
+// after a node restart gives the containers it restarts the answers that
+// checkpoint holds; one its restart lost, with its answer, is allocated
+// again. So after a node restart the allocations are restored from
+// kubelet's checkpoint (recoverFromKubelet), the pod tracker binds them
+// again, and collection releases what is gone: Allocate costs no flush of
+// its own. Claims are in no checkpoint of kubelet's, so every change to a
+// claim's allocation (a binding or release included) is synced, and each
+// sync makes the buffered records before it durable too.
 
 // bootIDFile is where Linux gives the current boot's ID.
 const bootIDFile = "/proc/sys/kernel/random/boot_id"
 
-// checkBoot compares the boot the checkpoint was last made durable in
-// with the current one. It returns the current boot ID ("" when it
-// cannot be read: every save is then synced) and whether the node may
-// have restarted since, losing buffered records.
+// checkBoot compares the boot the checkpoint was last made whole in
+// (markBoot) with the current one. It returns the current boot ID (""
+// when it cannot be read: every save is then synced) and whether buffered
+// records may have been lost since: a checkpoint never marked never had
+// any (this agent buffers only once it is marked; one of before synced
+// every change), and one marked in another boot, or whose boot cannot be
+// told, may have.
 func (m *Manager) checkBoot() (string, bool) {
+	marked, err := checkpoint.Boot(m.cfg.CheckpointPath)
+	if err != nil {
+		m.log.WarnS("the checkpoint's boot is unreadable: recovering from kubelet's device checkpoint as after a node restart", "err", err)
+		marked = "unknown"
+	}
 	content, err := os.ReadFile(bootIDFile)
 	current := strings.TrimSpace(string(content))
 	if err != nil || current == "" {
 		m.log.WarnS("the boot ID is unreadable: every change to the checkpoint is synced", "file", bootIDFile, "err", err)
-		return "", true
+		return "", marked != ""
 	}
-	marked, err := checkpoint.Boot(m.cfg.CheckpointPath)
-	if err != nil {
-		m.log.WarnS("the checkpoint's boot is unreadable: taken for another boot's", "err", err)
-	}
-	return current, marked != current
+	return current, marked != "" && marked != current
 }
 
 // markBoot records that the checkpoint, just saved durably, is whole in
@@ -53,17 +61,29 @@ func (m *Manager) markBoot(bootID string) {
 	}
 	if err := m.checkpoint.MarkBoot(bootID); err != nil {
 		m.metrics.countError("checkpoint-write")
-		m.log.ErrorS(err, "the checkpoint's boot not recorded: every change to the checkpoint stays synced")
+		m.log.ErrorS(err, "the checkpoint's boot not recorded: every change to the checkpoint stays synced until the agent restarts")
 		return
 	}
 	m.bootMarked = true
 }
 
-// recoverFromKubelet restores, after a node restart, the allocation of
-// each answer kubelet keeps for the resource that the checkpoint lost. An
-// answer wins over an allocation holding its devices: kubelet gave them
-// to the answer's container, so the other was released in a record the
-// restart lost. An answer that is not one of this agent's is skipped.
+// recoverFromKubelet brings the allocations in line with the answers
+// kubelet keeps for the resource, after a node restart that may have lost
+// buffered records:
+//   - an allocation kubelet lists is kept, and when unbound its grace
+//     starts again, so that collection leaves it to the pod tracker while
+//     its pod starts again (its binding may be what was lost);
+//   - an answer the checkpoint lost is restored, and an allocation holding
+//     its devices that kubelet does not list is dropped: kubelet gave the
+//     devices to the answer's container, so that one was released in a
+//     lost record;
+//   - an answer whose devices an allocation kubelet lists holds is not
+//     restored: it was taken over (an init container's devices handed on
+//     to the next container of its pod, whose answer kubelet keeps too);
+//   - answers the checkpoint lost that share a device are not restored:
+//     which of them came last cannot be told, and each is logged.
+//
+// An answer that is not one of this agent's is skipped.
 func (m *Manager) recoverFromKubelet() {
 	if !m.cfg.DevicePlugin {
 		return
@@ -73,30 +93,89 @@ func (m *Manager) recoverFromKubelet() {
 		m.metrics.countError("kubelet-checkpoint")
 		m.log.ErrorS(err, "kubelet's device checkpoint not fully read after a node restart: an allocation made just before it may be lost, and its pod's memif not connect until the pod is recreated")
 	}
-	recovered := 0
+	held := map[string]allocation.Allocation{}
+	for _, a := range m.state.List() {
+		held[a.ID] = a
+	}
+	listed := map[string]allocation.Allocation{}
+	lostByDevice := map[string][]string{}
 	for _, entry := range entries {
 		a, err := m.answeredAllocation(entry)
 		if err != nil {
 			m.log.WarnS("an answer in kubelet's device checkpoint is not one of this agent's: skipped", "podUID", entry.PodUID, "container", entry.ContainerName, "devices", entry.DeviceIDs, "err", err)
 			continue
 		}
-		if slices.ContainsFunc(m.state.List(), func(kept allocation.Allocation) bool { return kept.ID == a.ID }) {
+		listed[a.ID] = a
+		if kept, ok := held[a.ID]; ok {
+			m.restartGrace(kept)
 			continue
 		}
-		for _, stale := range m.state.Holders(a.DeviceIDs) {
-			if _, err := m.state.Remove(stale.ID); err == nil {
-				m.log.WarnS("allocation dropped: kubelet's device checkpoint gives its devices to another", allocationPairs(stale, "to", a.ID)...)
-			}
+		for _, device := range a.DeviceIDs {
+			lostByDevice[device] = append(lostByDevice[device], a.ID)
 		}
-		if err := m.state.Add(a); err != nil {
-			m.log.ErrorS(err, "allocation in kubelet's device checkpoint not recovered", allocationPairs(a)...)
+	}
+	recovered := 0
+	for _, id := range slices.Sorted(maps.Keys(listed)) {
+		a := listed[id]
+		if _, ok := held[id]; ok {
 			continue
 		}
-		recovered++
-		m.log.WarnS("allocation recovered from kubelet's device checkpoint after a node restart", allocationPairs(a, "kubeletPodUID", entry.PodUID, "kubeletContainer", entry.ContainerName)...)
+		if m.restoreAnswer(a, listed, lostByDevice) {
+			recovered++
+			m.log.WarnS("allocation recovered from kubelet's device checkpoint after a node restart", allocationPairs(a)...)
+		}
 	}
 	if recovered > 0 {
 		m.log.InfoS("recovered allocations from kubelet's device checkpoint", "allocations", recovered, "checkpoint", filepath.Join(m.cfg.PluginDir, kubeletcheckpoint.FileName))
+	}
+}
+
+// restoreAnswer restores a, an answer kubelet lists that the checkpoint
+// lost, as recoverFromKubelet says, and tells whether it did.
+func (m *Manager) restoreAnswer(a allocation.Allocation, listed map[string]allocation.Allocation, lostByDevice map[string][]string) bool {
+	for _, device := range a.DeviceIDs {
+		if rivals := lostByDevice[device]; len(rivals) > 1 {
+			m.log.WarnS("allocation in kubelet's device checkpoint not recovered: kubelet lists other answers for its devices too, and which came last cannot be told; its container's memif connects once the pod is recreated", allocationPairs(a, "answersOfDevice", rivals)...)
+			return false
+		}
+	}
+	var stale []allocation.Allocation
+	for _, holder := range m.state.Holders(a.DeviceIDs) {
+		if _, ok := listed[holder.ID]; ok {
+			m.log.InfoS("answer in kubelet's device checkpoint not recovered: its devices were handed on to an allocation kubelet lists", allocationPairs(a, "heldBy", holder.ID)...)
+			return false
+		}
+		stale = append(stale, holder)
+	}
+	var refused *allocation.RequestError
+	if err := m.state.CheckRequest(a.DeviceIDs); err != nil && (!errors.As(err, &refused) || refused.Problem != allocation.DevicesInUse) {
+		m.log.ErrorS(err, "allocation in kubelet's device checkpoint not recovered", allocationPairs(a)...)
+		return false
+	}
+	for _, holder := range stale {
+		if _, err := m.state.Remove(holder.ID); err == nil {
+			m.log.WarnS("allocation dropped: kubelet's device checkpoint gives its devices to another", allocationPairs(holder, "to", a.ID)...)
+		}
+	}
+	if err := m.state.Add(a); err != nil {
+		m.log.ErrorS(err, "allocation in kubelet's device checkpoint not recovered", allocationPairs(a)...)
+		return false
+	}
+	return true
+}
+
+// restartGrace gives an unbound allocation the unbound-grace-period again
+// from now.
+func (m *Manager) restartGrace(a allocation.Allocation) {
+	if a.Bound() {
+		return
+	}
+	if _, err := m.state.Remove(a.ID); err != nil {
+		return
+	}
+	a.AllocatedAt = m.opts.Now().UTC()
+	if err := m.state.Add(a); err != nil {
+		m.log.ErrorS(err, "allocation lost while its grace started again", allocationPairs(a)...)
 	}
 }
 
@@ -141,12 +220,22 @@ func (m *Manager) allocationOfAnnotations(dir string, annotations map[string]str
 	}, nil
 }
 
-// persistRecoverable persists a change that recovery after a node restart
-// does without (see the top of this file): buffered once the boot is
-// marked, synced before.
-func (m *Manager) persistRecoverable() error {
-	if !m.bootMarked {
+// persistRecoverable persists a change to changed that recovery after a
+// node restart does without (see the top of this file): buffered once the
+// boot is marked, unless changed holds a claim's allocation, which
+// kubelet's device checkpoint does not hold.
+func (m *Manager) persistRecoverable(changed ...allocation.Allocation) error {
+	if !m.bootMarked || slices.ContainsFunc(changed, func(a allocation.Allocation) bool { return a.ClaimUID != "" }) {
 		return m.persist()
 	}
 	return m.save(m.checkpoint.SaveBuffered)
+}
+
+// boundAllocations are the allocations of bindings.
+func boundAllocations(bindings []allocation.Binding) []allocation.Allocation {
+	allocations := make([]allocation.Allocation, len(bindings))
+	for i, b := range bindings {
+		allocations[i] = b.Allocation
+	}
+	return allocations
 }
