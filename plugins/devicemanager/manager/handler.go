@@ -258,7 +258,7 @@ func (m *Manager) load() {
 	case errors.As(err, &torn):
 		// Usable, but perhaps not whole.
 		m.metrics.countCheckpointLoss(1)
-		m.log.ErrorS(torn, "checkpoint torn: going on with the allocations before the tear")
+		m.log.ErrorS(torn, "checkpoint torn: going on with the allocations before the tear (after a node restart: records of kubelet's allocations not yet synced, recovered from kubelet's device checkpoint)")
 	case err != nil:
 		m.metrics.countError("checkpoint-unreadable")
 		m.log.ErrorS(err, "CHECKPOINT LOST: starting with no allocation", m.moveCheckpointAside()...)
