@@ -64,7 +64,8 @@ func wantInterface(t *testing.T, file memifjson.File, network, ip, gateway strin
 // TestL3NetworkThroughVPP: two pods in l3 network red get addresses from
 // its subnet, VPP holds a route per pod in red's VRF and none in the
 // default table, and memif.json tells each pod its address and gateway.
-// An agent restart changes nothing in VPP and keeps the addresses; a
+// An agent restart changes nothing in VPP, keeps the addresses and writes
+// a memif.json lost meanwhile again; a
 // networks.conf change (a new network, a new rx mode) applies without a
 // restart; a pod whose annotation is refused gets no memif, and says why.
 func TestL3NetworkThroughVPP(t *testing.T) {
@@ -93,9 +94,19 @@ func TestL3NetworkThroughVPP(t *testing.T) {
 		t.Errorf("VPP does not hold red's gateway 10.70.0.1/24:\n%s", out)
 	}
 	first.Stop()
+	// memif.json is not synced, and a node restart empties the socket
+	// root (tmpfs on a node): the restarted agent writes it again.
+	r1JSON := filepath.Join(filepath.Dir(r1.Annotations[dmapi.AnnotationSocketHost]), memifjson.FileName)
+	if err := os.Remove(r1JSON); err != nil {
+		t.Fatal(err)
+	}
 
 	second := startVPPAgentWith(t, v, dir, lister, "mtu: 9000\n", redNetworks)
 	wantNoChanges(t, second, "restarted agent")
+	poll.Until(t, vppWaitLimit, "the restarted agent writing r1's memif.json again", func() error {
+		_, err := os.Stat(r1JSON)
+		return err
+	})
 	wantInterface(t, readMemifJSON(t, r1), "red", "10.70.0.2/24", "10.70.0.1", 2)
 
 	blue := "networks:\n  - {name: red, type: l3, subnet: 10.70.0.0/24, rx-mode: interrupt}\n" +

@@ -16,8 +16,9 @@
 // Render is pure. Write puts the file into the allocation's directory,
 // which the pod shares and can write in: through a securedir.Dir (no link
 // is followed), as a temporary file in the same directory that is
-// synced and renamed over memif.json, mode 0640 and the directory's group
-// (the group the pod's processes read the directory by).
+// renamed over memif.json, mode 0640 and the directory's group (the group
+// the pod's processes read the directory by). It is not synced: the
+// wiring writes it again at its first render after each start.
 //
 // It lives under plugins/networks as the networks plugin's plain core; it
 // imports no framework and knows nothing of networks.conf or VPP: the

@@ -69,6 +69,9 @@ func Render(interfaces []Interface) ([]byte, error) {
 
 // Write replaces memif.json in dir, the allocation's directory, by
 // content, atomically: a reader sees the old file or the new one whole.
+// Nothing is synced: the wiring writes the file again at its first
+// render after every start of the agent, so the copy the kernel holds is
+// all a reader ever needs (and the socket root is tmpfs on a node).
 func Write(dir *securedir.Dir, content []byte) error {
 	gid, err := dir.Group()
 	if err != nil {
@@ -84,14 +87,11 @@ func Write(dir *securedir.Dir, content []byte) error {
 	if err := dir.Rename(tempName, FileName); err != nil {
 		return errors.Join(fmt.Errorf("write %s: %w", dir.Join(FileName), err), dir.Remove(tempName))
 	}
-	if err := dir.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", dir.Join(FileName), err)
-	}
 	return nil
 }
 
 // fill gives the file its group and mode (through its descriptor), then
-// its content, durably.
+// its content.
 func fill(f *os.File, content []byte, gid int) error {
 	err := f.Chown(-1, gid)
 	if err == nil {
@@ -99,9 +99,6 @@ func fill(f *os.File, content []byte, gid int) error {
 	}
 	if err == nil {
 		_, err = f.Write(content)
-	}
-	if err == nil {
-		err = f.Sync()
 	}
 	return errors.Join(err, f.Close())
 }
