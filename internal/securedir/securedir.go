@@ -40,23 +40,18 @@ var ErrUnsafe = errors.New("directory is not safe")
 // Open opens the directory at path after checking that only the agent's
 // user (and opts.Group) can change it.
 func Open(path string, opts Options) (*Dir, error) {
+	// Opened first, and made only when missing: the directory is there
+	// on every call but the first, and the event loop opens the socket
+	// root for every allocation.
+	fd, err := openDir(path)
 	created := false
-	if opts.Create {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, fmt.Errorf("create parent of %s: %w", path, err)
+	if errors.Is(err, unix.ENOENT) && opts.Create {
+		if created, err = create(path, opts.Mode); err == nil {
+			fd, err = openDir(path)
 		}
-		err := unix.Mkdir(path, uint32(opts.Mode.Perm()))
-		if err != nil && !errors.Is(err, unix.EEXIST) {
-			return nil, fmt.Errorf("create directory %s: %w", path, err)
-		}
-		created = err == nil
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-			return nil, fmt.Errorf("open directory %s: %w: it is a symbolic link or not a directory", path, ErrUnsafe)
-		}
-		return nil, &fs.PathError{Op: "open directory", Path: path, Err: err}
+		return nil, err
 	}
 	d := &Dir{path: path, fd: fd}
 	if created {
@@ -71,6 +66,31 @@ func Open(path string, opts Options) (*Dir, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// openDir opens the directory at path, following no link at its end.
+func openDir(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
+		return -1, fmt.Errorf("open directory %s: %w: it is a symbolic link or not a directory", path, ErrUnsafe)
+	case err != nil:
+		return -1, &fs.PathError{Op: "open directory", Path: path, Err: err}
+	}
+	return fd, nil
+}
+
+// create makes the directory at path with mode, and its parents with
+// mode 0755, and tells whether it made it (another may have first).
+func create(path string, mode os.FileMode) (bool, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, fmt.Errorf("create parent of %s: %w", path, err)
+	}
+	err := unix.Mkdir(path, uint32(mode.Perm()))
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return false, fmt.Errorf("create directory %s: %w", path, err)
+	}
+	return err == nil, nil
 }
 
 // check refuses a directory that others than the agent's user (and group)
