@@ -40,18 +40,22 @@ var ErrUnsafe = errors.New("directory is not safe")
 // Open opens the directory at path after checking that only the agent's
 // user (and opts.Group) can change it.
 func Open(path string, opts Options) (*Dir, error) {
-	// Opened first, and made only when missing: the directory is there
-	// on every call but the first, and the event loop opens the socket
-	// root for every allocation.
+	// Opened first, and made only when that fails for want of it (or of a
+	// parent): the directory is there on every call but the first, and
+	// the event loop opens the socket root for every allocation.
 	fd, err := openDir(path)
 	created := false
-	if errors.Is(err, unix.ENOENT) && opts.Create {
-		if created, err = create(path, opts.Mode); err == nil {
-			fd, err = openDir(path)
+	if opts.Create && (errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR)) {
+		if created, err = create(path, opts.Mode); err != nil {
+			return nil, err
 		}
+		fd, err = openDir(path)
 	}
-	if err != nil {
-		return nil, err
+	switch {
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
+		return nil, fmt.Errorf("open directory %s: %w: it is a symbolic link or not a directory", path, ErrUnsafe)
+	case err != nil:
+		return nil, &fs.PathError{Op: "open directory", Path: path, Err: err}
 	}
 	d := &Dir{path: path, fd: fd}
 	if created {
@@ -70,14 +74,7 @@ func Open(path string, opts Options) (*Dir, error) {
 
 // openDir opens the directory at path, following no link at its end.
 func openDir(path string) (int, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	switch {
-	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
-		return -1, fmt.Errorf("open directory %s: %w: it is a symbolic link or not a directory", path, ErrUnsafe)
-	case err != nil:
-		return -1, &fs.PathError{Op: "open directory", Path: path, Err: err}
-	}
-	return fd, nil
+	return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 }
 
 // create makes the directory at path with mode, and its parents with

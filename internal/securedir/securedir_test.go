@@ -84,6 +84,35 @@ func TestOpenCreatesWithExactMode(t *testing.T) {
 	}
 }
 
+// TestOpenNamesWhatIsInTheWay: Open, told to create, names what keeps it
+// from the directory: a file where a parent should be, or a file at the
+// directory's path.
+func TestOpenNamesWhatIsInTheWay(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		path    func(file string) string
+		wantErr string
+	}{
+		{"a parent is a file", func(file string) string { return filepath.Join(file, "root") }, "create parent of"},
+		{"the path is a file", func(file string) string { return file }, "symbolic link or not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "file")
+			if err := os.WriteFile(file, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			path := tc.path(file)
+			d, err := Open(path, Options{Create: true, Mode: 0o700, Group: NoGroup})
+			if err == nil {
+				d.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Open(%s) = %v; want an error naming it and containing %q", path, err, tc.wantErr)
+			}
+		})
+	}
+}
+
 // TestNothingFollowsALink plants links where the agent expects its own
 // files and directories: every operation refuses or removes the link,
 // and the link's target is untouched.
