@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 )
@@ -172,6 +173,22 @@ func (s *State) Restore(allocations []Allocation) []error {
 		}
 	}
 	return skipped
+}
+
+// RestartGrace gives the unbound allocation allocationID the allocation
+// time at, from which collection counts its unbound grace, and tells
+// whether it did: false for a bound or unknown one. Watchers are not told:
+// nothing they see changed.
+func (s *State) RestartGrace(allocationID string, at time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.allocations[allocationID]
+	if !ok || a.Bound() {
+		return false
+	}
+	a.AllocatedAt = at
+	s.allocations[allocationID] = a
+	return true
 }
 
 // Remove releases an allocation and its devices; ErrUnknownAllocation when

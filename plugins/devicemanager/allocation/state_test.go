@@ -118,6 +118,31 @@ func TestAddRemove(t *testing.T) {
 	}
 }
 
+func TestRestartGrace(t *testing.T) {
+	bound := newAllocation("bound", "memif-001")
+	bound.Pod = podapi.PodID{Namespace: "default", Name: "web"}
+	s := newTestState(t, 4, newAllocation("unbound", "memif-000"), bound)
+	later := t0.Add(time.Hour)
+	for _, tc := range []struct {
+		id       string
+		want     bool
+		wantTime time.Time
+	}{
+		{"unbound", true, later},
+		{"bound", false, t0},
+		{"unknown", false, time.Time{}},
+	} {
+		if got := s.RestartGrace(tc.id, later); got != tc.want {
+			t.Errorf("RestartGrace(%s) = %v, want %v", tc.id, got, tc.want)
+		}
+		for _, a := range s.List() {
+			if a.ID == tc.id && !a.AllocatedAt.Equal(tc.wantTime) {
+				t.Errorf("%s allocated at %s, want %s", tc.id, a.AllocatedAt, tc.wantTime)
+			}
+		}
+	}
+}
+
 func TestRestoreSkipsConflicts(t *testing.T) {
 	s := newTestState(t, 4, newAllocation("old", "memif-003"))
 	skipped := s.Restore([]Allocation{

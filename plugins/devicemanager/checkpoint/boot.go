@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -28,19 +26,13 @@ func Boot(path string) (string, error) {
 		return "", err
 	}
 	defer dir.Close()
-	file, err := dir.OpenFile(filepath.Base(bootPath(path)), os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	content, err := dir.ReadFile(filepath.Base(bootPath(path)))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return "", nil
-	}
-	if err != nil {
+	case err != nil:
 		return "", fmt.Errorf("checkpoint boot %s: %w", bootPath(path), err)
-	}
-	defer file.Close()
-	content, err := io.ReadAll(io.LimitReader(file, maxBootBytes+1))
-	if err != nil {
-		return "", fmt.Errorf("checkpoint boot %s: %w", bootPath(path), err)
-	}
-	if len(content) > maxBootBytes {
+	case len(content) > maxBootBytes:
 		return "", fmt.Errorf("checkpoint boot %s: larger than %d bytes", bootPath(path), maxBootBytes)
 	}
 	return string(bytes.TrimSpace(content)), nil

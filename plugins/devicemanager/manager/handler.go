@@ -208,9 +208,9 @@ func (m *Manager) releasePodLater(ev *podapi.DeletePod, ops controllerapi.EventO
 
 // Resync implements controllerapi.EventHandler: load the checkpoint once,
 // after a node restart recover from kubelet's device checkpoint what it
-// lost (reboot.go), and make sure every kept allocation has its directory. What no live pod
-// holds is collected on the LivePods decision the resync asks the pod
-// tracker for.
+// lost (reboot.go), and make sure every kept allocation has its
+// directory. What no live pod holds is collected on the LivePods decision
+// the resync asks the pod tracker for.
 func (m *Manager) Resync(_ controllerapi.Event, _ controllerapi.EventOperations) error {
 	var errs []error
 	var bootID string

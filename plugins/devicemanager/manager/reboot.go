@@ -106,8 +106,8 @@ func (m *Manager) recoverFromKubelet() {
 			continue
 		}
 		listed[a.ID] = a
-		if kept, ok := held[a.ID]; ok {
-			m.restartGrace(kept)
+		if _, ok := held[a.ID]; ok {
+			m.state.RestartGrace(a.ID, m.opts.Now().UTC())
 			continue
 		}
 		for _, device := range a.DeviceIDs {
@@ -164,21 +164,6 @@ func (m *Manager) restoreAnswer(a allocation.Allocation, listed map[string]alloc
 	return true
 }
 
-// restartGrace gives an unbound allocation the unbound-grace-period again
-// from now.
-func (m *Manager) restartGrace(a allocation.Allocation) {
-	if a.Bound() {
-		return
-	}
-	if _, err := m.state.Remove(a.ID); err != nil {
-		return
-	}
-	a.AllocatedAt = m.opts.Now().UTC()
-	if err := m.state.Add(a); err != nil {
-		m.log.ErrorS(err, "allocation lost while its grace started again", allocationPairs(a)...)
-	}
-}
-
 // answeredAllocation is the allocation entry's answer hands out: its
 // directory mounted at container-dir, under the socket root, and its
 // socket and secret in the answer's annotations.
@@ -198,8 +183,11 @@ func (m *Manager) answeredAllocation(entry kubeletcheckpoint.Entry) (allocation.
 		return allocation.Allocation{}, fmt.Errorf("directory %s is not an allocation of its devices %v", dir, entry.DeviceIDs)
 	}
 	a, err := m.allocationOfAnnotations(dir, entry.Answer.Annotations)
+	if err != nil {
+		return allocation.Allocation{}, err
+	}
 	a.DeviceIDs = slices.Clone(entry.DeviceIDs)
-	return a, err
+	return a, nil
 }
 
 // allocationOfAnnotations is the allocation of directory dir that a
