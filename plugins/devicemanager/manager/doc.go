@@ -66,8 +66,9 @@
 // claim devices (claim-device-count), made exactly as for Allocate and
 // bound at once to the claim's pod; preparing again returns them. kubelet
 // releases them with UnprepareClaim (a DeletePod follow-up, so the vswitch
-// side goes first), also after its own restart, so collection never
-// releases a claim's allocation.
+// side goes first), also after its own restart, and so does the driver for
+// a claim it prepared ahead of kubelet whose pod ended before kubelet
+// asked; collection never releases a claim's allocation.
 //
 // The handler runs on the controller event loop; allocation state is
 // behind the allocation package's lock, so the DeviceManagerAPI methods are

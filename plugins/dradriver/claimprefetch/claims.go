@@ -21,13 +21,28 @@ const DefaultTimeToLive = 30 * time.Second
 // readTimeout bounds one read of a claim.
 const readTimeout = 10 * time.Second
 
+// Observer is told of what Claims sees: the DRA driver prepares each
+// claim read with it, ahead of kubelet. Its methods run on Claims'
+// goroutines, owned by Follow, and may block for as long as a prepare.
+type Observer interface {
+	// ClaimRead is called once a claim read for pod is in hand and may be
+	// current: allocated, reserved for pod, pod still pending here.
+	ClaimRead(ctx context.Context, pod types.UID, claim *resourceapi.ResourceClaim)
+	// PodEnded is called when a pod of the node is deleted from the API
+	// server, or has Succeeded or Failed: none of its containers runs,
+	// and kubelet will not ask to prepare its claims. It may be called
+	// more than once for a pod.
+	PodEnded(ctx context.Context, pod types.UID)
+}
+
 // Claims holds the claims read ahead of kubelet for the pending pods of
 // one node. Create it with New; Follow runs the watch of the node's pods.
 type Claims struct {
-	client kubernetes.Interface
-	node   string
-	ttl    time.Duration
-	now    func() time.Time
+	client   kubernetes.Interface
+	node     string
+	ttl      time.Duration
+	now      func() time.Time
+	observer Observer
 
 	mu sync.Mutex
 	// reads are the claims read, or being read, by namespace and name.
@@ -49,10 +64,11 @@ type read struct {
 }
 
 // New returns Claims reading with client the claims of the pods bound to
-// node, each handed out for at most ttl after it was read.
-func New(client kubernetes.Interface, node string, ttl time.Duration) *Claims {
+// node, each handed out for at most ttl after it was read, and telling
+// observer (nil: nobody) of each claim read and each pod ended.
+func New(client kubernetes.Interface, node string, ttl time.Duration, observer Observer) *Claims {
 	return &Claims{
-		client: client, node: node, ttl: ttl, now: time.Now,
+		client: client, node: node, ttl: ttl, now: time.Now, observer: observer,
 		reads: map[types.NamespacedName]*read{}, pending: map[types.UID][]types.NamespacedName{},
 	}
 }
@@ -64,6 +80,9 @@ func New(client kubernetes.Interface, node string, ttl time.Duration) *Claims {
 func (c *Claims) PodChanged(ctx context.Context, pod *corev1.Pod) {
 	if pod.Spec.NodeName != c.node || pod.DeletionTimestamp != nil || (pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "") {
 		c.PodGone(pod.UID)
+		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			c.podEnded(ctx, pod.UID)
+		}
 		return
 	}
 	names := claimNames(pod)
@@ -96,15 +115,26 @@ func (c *Claims) PodGone(uid types.UID) {
 
 func (c *Claims) readClaim(ctx context.Context, name types.NamespacedName, r *read) {
 	defer c.reading.Done()
-	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	readCtx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	claim, err := c.client.ResourceV1().ResourceClaims(name.Namespace).Get(ctx, name.Name, metav1.GetOptions{})
+	claim, err := c.client.ResourceV1().ResourceClaims(name.Namespace).Get(readCtx, name.Name, metav1.GetOptions{})
 	c.mu.Lock()
 	if err == nil {
 		r.claim, r.readAt = claim, c.now()
 	}
+	current := c.current(r)
 	c.mu.Unlock()
 	close(r.done)
+	if current && c.observer != nil {
+		c.observer.ClaimRead(ctx, r.pod, claim)
+	}
+}
+
+// podEnded tells the observer that the pod with uid ended.
+func (c *Claims) podEnded(ctx context.Context, uid types.UID) {
+	if c.observer != nil {
+		c.observer.PodEnded(ctx, uid)
+	}
 }
 
 // take hands out the claim read for name once, waiting for a read under

@@ -112,7 +112,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, claim *resourceapi.ResourceClaim) *fixture {
 	api := newAPIServer(t, claim)
-	claims := New(api, node, time.Minute)
+	claims := New(api, node, time.Minute, nil)
 	now := &clock{now: time.Unix(1000, 0)}
 	claims.now = now.Now
 	t.Cleanup(claims.reading.Wait)

@@ -12,6 +12,11 @@
 // watches claims: it needs get on resourceclaims and list and watch on
 // pods.
 //
+// An Observer (the driver) is told of each claim read that can be
+// current, to prepare it ahead of kubelet, and of each pod of the node
+// that ended (deleted, Succeeded or Failed), to release what it prepared
+// for a pod kubelet never started.
+//
 // Client wraps the driver's API server client: its ResourceClaims(ns).Get
 // hands out a read copy once (the first Get of that name takes it; a Get
 // while the read is under way waits for it). It hands a copy out only

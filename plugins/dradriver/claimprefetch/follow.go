@@ -12,8 +12,9 @@ import (
 )
 
 // Follow watches the pods bound to the node and reads their claims as
-// they name them (PodChanged, PodGone), until ctx ends. It returns once
-// the watch and the reads it started have stopped.
+// they name them (PodChanged, PodGone), telling the observer of the reads
+// and of the pods that end, until ctx ends. It returns once the watch and
+// the reads it started have stopped.
 func (c *Claims) Follow(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithTweakListOptions(func(options *metav1.ListOptions) {
 		options.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", c.node).String()
@@ -28,6 +29,7 @@ func (c *Claims) Follow(ctx context.Context) error {
 			}
 			if pod, ok := obj.(*corev1.Pod); ok {
 				c.PodGone(pod.UID)
+				c.podEnded(ctx, pod.UID)
 			}
 		},
 	})

@@ -28,7 +28,10 @@
 // driver; it reads through claimprefetch's client, which the driver starts
 // with it and stops after it: the claims of the node's pods are read as
 // the pods are bound, so the read at NodePrepareResources is answered
-// from that copy, once, while it can be current.
+// from that copy, once, while it can be current. Each claim of this
+// driver so read is prepared at once, ahead of kubelet (ahead.go), and
+// kubelet's NodePrepareResources takes that answer; a claim prepared
+// ahead whose pod ends before kubelet asked is released by the driver.
 //
 // At start, before serving kubelet, it reads the node's prepared claims
 // from the API server by name and hands their status to

@@ -87,6 +87,9 @@ type Driver struct {
 
 	// forward sends kubelet's calls to the replacing agent after HandOver.
 	forward forwarding
+	// ahead are the claims prepared as their pods were bound, until
+	// kubelet's call takes them (ahead.go).
+	ahead aheadClaims
 
 	mu     sync.Mutex
 	helper *kubeletplugin.Helper
@@ -181,11 +184,12 @@ func (d *Driver) Start(ctx context.Context) error {
 	return nil
 }
 
-// prefetchClaims follows the node's pods and reads their claims ahead of
-// kubelet, until the returned stop is called; kubeletplugin reads the
-// claims it prepares through the returned Claims' Client.
+// prefetchClaims follows the node's pods, reads their claims and prepares
+// them ahead of kubelet (ahead.go), until the returned stop is called;
+// kubeletplugin reads the claims it prepares through the returned Claims'
+// Client.
 func (d *Driver) prefetchClaims(ctx context.Context) (*claimprefetch.Claims, func()) {
-	prefetched := claimprefetch.New(d.client, d.cfg.NodeName, claimprefetch.DefaultTimeToLive)
+	prefetched := claimprefetch.New(d.client, d.cfg.NodeName, claimprefetch.DefaultTimeToLive, d)
 	followCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -284,10 +288,15 @@ func (d *Driver) PluginSocket() string {
 }
 
 // PrepareResourceClaims implements kubeletplugin.DRAPlugin: each claim
-// prepared by the device manager, then its CDI spec written.
+// prepared by the device manager, then its CDI spec written; a claim
+// prepared ahead as its pod was bound is answered with what that gave.
 func (d *Driver) PrepareResourceClaims(ctx context.Context, list []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
 	results := make(map[types.UID]kubeletplugin.PrepareResult, len(list))
 	for _, claim := range list {
+		if devices, ok := d.ahead.take(ctx, claim.UID); ok {
+			results[claim.UID] = kubeletplugin.PrepareResult{Devices: devices}
+			continue
+		}
 		devices, err := d.prepare(ctx, claim)
 		if err != nil {
 			d.log.WarnS("preparing a claim failed", "claim", claim.Namespace+"/"+claim.Name, "claimUID", claim.UID, "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
@@ -67,6 +69,58 @@ func TestClaimsReadAheadOfKubelet(t *testing.T) {
 	if !slices.ContainsFunc(prepared, func(ref dmapi.ClaimRef) bool { return ref.UID == string(second.UID) }) ||
 		slices.ContainsFunc(prepared, func(ref dmapi.ClaimRef) bool { return ref.UID == string(first.UID) }) {
 		t.Errorf("prepared claims %+v, want the claim made again (%s) and not the first (%s)", prepared, second.UID, first.UID)
+	}
+}
+
+// TestClaimPreparedAheadIsReleasedWhenItsPodGoes: the claim of a pod is
+// prepared (allocation, CDI spec) as the pod is bound, while kubelet has
+// not asked: the pod's volume cannot be mounted (its ConfigMap does not
+// exist), and kubelet asks for the pod's claims only once its volumes are
+// mounted. The pod is deleted without kubelet ever asking, so kubelet
+// will not unprepare the claim: the driver releases it.
+func TestClaimPreparedAheadIsReleasedWhenItsPodGoes(t *testing.T) {
+	c, client := startCluster(t, cluster.Options{Progress: testlog.Writer(t)})
+	ctx := t.Context()
+	calls := &callTimes{byMethod: map[string][]time.Duration{}, readEnds: map[string]time.Time{}}
+	a := startAgentWith(t, c, client, claimsOnly(), calls.intercept)
+
+	pod := podOf("stuck", cluster.PauseImage, nil, true)
+	pod.Spec.Volumes = []corev1.Volume{{Name: "missing", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "does-not-exist"}}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "missing", MountPath: "/missing"}}
+	createPod(ctx, t, client, pod)
+	var memif dmapi.MemifInfo
+	poll.Until(t, waitLimit, "the claim of pod stuck prepared ahead of kubelet", func() error {
+		var err error
+		memif, err = a.DeviceManager.GetPodMemifInfo(podapi.PodID{Namespace: namespace, Name: "stuck"})
+		return err
+	})
+	prepared, err := a.DeviceManager.ClaimPreparer().PreparedClaims(ctx)
+	if err != nil || len(prepared) != 1 {
+		t.Fatalf("prepared claims %+v, %v; want the pod's", prepared, err)
+	}
+	spec := c.HostPath("/var/run/cdi/" + claims.CDISpecName(prepared[0].UID))
+	if _, err := os.Stat(spec); err != nil {
+		t.Errorf("CDI spec of the claim prepared ahead: %v", err)
+	}
+	if asked := len(calls.of("NodePrepareResources")); asked != 0 {
+		t.Fatalf("kubelet asked to prepare %d times for a pod whose volume cannot be mounted; the test needs it not to ask", asked)
+	}
+
+	deletePod(ctx, t, client, "stuck")
+	poll.Until(t, waitLimit, "the claim of the deleted pod released", func() error {
+		if _, err := a.DeviceManager.GetPodMemifInfo(podapi.PodID{Namespace: namespace, Name: "stuck"}); err == nil {
+			return errors.New("the pod's memif still held")
+		}
+		for _, path := range []string{memif.HostDir, spec} {
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("%s: %v", path, err)
+			}
+		}
+		return nil
+	})
+	if asked := len(calls.of("NodePrepareResources")) + len(calls.of("NodeUnprepareResources")); asked != 0 {
+		t.Errorf("kubelet made %d prepare or unprepare calls for the pod; want none", asked)
 	}
 }
 

@@ -1,0 +1,162 @@
+package kubeletdriver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
+	"github.com/contivpp/memif-agent/test/kit/poll"
+)
+
+// boundPod is the pending pod name, bound to the node, using the claim
+// claimName; the claim allocate makes is reserved for it.
+func boundPod(name string, uid types.UID, claim string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: claimNS, Name: name, UID: uid},
+		Spec: corev1.PodSpec{NodeName: nodeName, ResourceClaims: []corev1.PodResourceClaim{
+			{Name: "memif", ResourceClaimName: ptr.To(claim)}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending},
+	}
+}
+
+// holds says whether the node holds the claim with uid.
+func (n *node) holds(t *testing.T, uid string) bool {
+	t.Helper()
+	prepared, err := n.dm.PreparedClaims(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(prepared, func(ref dmapi.ClaimRef) bool { return ref.UID == uid })
+}
+
+// waitPreparedAhead waits until the node holds the claim with uid and its
+// CDI spec is written, with no call of kubelet's, and returns the memif of
+// pod, the claim's.
+func (n *node) waitPreparedAhead(t *testing.T, uid, pod string) dmapi.MemifInfo {
+	t.Helper()
+	poll.Until(t, waitLimit, "claim "+uid+" prepared ahead of kubelet", func() error {
+		if !n.holds(t, uid) {
+			return errors.New("not held")
+		}
+		_, err := os.Stat(filepath.Join(n.cfg.CDIDir, claims.CDISpecName(uid)))
+		return err
+	})
+	memif, err := n.dm.GetPodMemifInfo(podapi.PodID{Namespace: claimNS, Name: pod})
+	if err != nil {
+		t.Fatalf("the memif of pod %s, prepared ahead: %v", pod, err)
+	}
+	return memif
+}
+
+// waitReleased waits until the node holds nothing of the claim with uid
+// and its CDI spec is gone.
+func (n *node) waitReleased(t *testing.T, uid string) {
+	t.Helper()
+	poll.Until(t, waitLimit, "claim "+uid+" released", func() error {
+		if n.holds(t, uid) {
+			return errors.New("still held")
+		}
+		if _, err := os.Stat(filepath.Join(n.cfg.CDIDir, claims.CDISpecName(uid))); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("CDI spec: %v", err)
+		}
+		return nil
+	})
+}
+
+// TestPreparedAhead: the claim of a pod bound to the node
+// is prepared (allocation, CDI spec) before kubelet asks, and kubelet's
+// NodePrepareResources gets that allocation. A claim kubelet took is
+// kubelet's to unprepare; one whose pod ends before kubelet asked (deleted,
+// or failed as after a refused admission) is released by the driver.
+func TestPreparedAhead(t *testing.T) {
+	for _, tc := range []struct {
+		// name is short: the driver's socket is under t.TempDir.
+		name string
+		// kubeletAsks: kubelet's call comes after the prepare ahead
+		// ("after"), at the same time ("at once"), or never ("").
+		kubeletAsks string
+		// end ends the pod after that; nil: it runs on.
+		end          func(ctx context.Context, n *node, pod *corev1.Pod) error
+		wantReleased bool
+	}{
+		{name: "taken", kubeletAsks: "after", end: deletePod},
+		{name: "at once", kubeletAsks: "at once"},
+		{name: "deleted", end: deletePod, wantReleased: true},
+		{name: "failed", end: failPod, wantReleased: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := startNode(t)
+			ctx := t.Context()
+			n.allocate(t, claimUID, claimName, "memif-dra-001")
+			pod, err := n.apiServer.CoreV1().Pods(claimNS).Create(ctx, boundPod("dpdk", podUID, claimName), metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.kubeletAsks == "at once" {
+				if got := n.prepare(t, claimUID, claimName); got.GetError() != "" || len(got.Devices) != 1 {
+					t.Fatalf("NodePrepareResources as the pod was bound = %v", got)
+				}
+			}
+			ahead := n.waitPreparedAhead(t, claimUID, "dpdk")
+			if tc.kubeletAsks != "" {
+				got := n.prepare(t, claimUID, claimName)
+				if got.GetError() != "" || len(got.Devices) != 1 || got.Devices[0].DeviceName != "memif-dra-001" ||
+					!slices.Equal(got.Devices[0].CdiDeviceIds, []string{claims.CDIDeviceID(claimUID, requestName)}) {
+					t.Fatalf("NodePrepareResources = %v, want memif-dra-001 as prepared ahead", got)
+				}
+			}
+			if held := n.dm.ListAllocations(); len(held) != 1 || held[0].AllocationID != ahead.AllocationID || held[0].Secret != ahead.Secret {
+				t.Errorf("the node holds %d allocations, want the one prepared ahead (%s)", len(held), ahead.AllocationID)
+			}
+			if tc.end == nil {
+				return
+			}
+			if err := tc.end(ctx, n, pod); err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantReleased {
+				n.waitReleased(t, claimUID)
+				if msg := n.unprepare(t, claimUID, claimName); msg != "" {
+					t.Errorf("kubelet unpreparing the released claim: %s, want success", msg)
+				}
+				return
+			}
+			// The driver handles the node's pods in order: once a later
+			// pod's claim is prepared ahead, the end was seen.
+			const laterClaim = "6f1c2a4e-1b2c-4d5e-8f90-0123456789ac"
+			n.allocateWith(t, laterClaim, "later", func(c *resourceapi.ResourceClaim) {
+				c.Status.ReservedFor[0].Name, c.Status.ReservedFor[0].UID = "later", "later-pod"
+			}, "memif-dra-002")
+			if _, err := n.apiServer.CoreV1().Pods(claimNS).Create(ctx, boundPod("later", "later-pod", "later"), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			n.waitPreparedAhead(t, laterClaim, "later")
+			if !n.holds(t, claimUID) {
+				t.Errorf("the claim kubelet took was released when its pod was deleted; kubelet unprepares it")
+			}
+		})
+	}
+}
+
+func deletePod(ctx context.Context, n *node, pod *corev1.Pod) error {
+	return n.apiServer.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
+}
+
+func failPod(ctx context.Context, n *node, pod *corev1.Pod) error {
+	pod.Status.Phase = corev1.PodFailed
+	_, err := n.apiServer.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	return err
+}
