@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/podbench"
@@ -40,7 +42,9 @@ import (
 // bound, and those made during a NodePrepareResources call (kubeletplugin's
 // read of the claim before the driver is called, when no copy read ahead
 // was handed to it), per call, and the median time a call waited for a
-// read ahead of its claims still under way as it arrived. Run it with
+// read ahead of its claims still under way as it arrived, and the share
+// of calls that found their claims prepared ahead (their CDI specs
+// written as they arrived). Run it with
 // -benchtime=20x or more for p50 over ≥ 20 pods of each kind.
 func BenchmarkPodCreateToRunning(b *testing.B) {
 	c, client := startCluster(b, cluster.Options{})
@@ -49,7 +53,7 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 	// Enough devices for every iteration: no Allocate waits for the
 	// release of a deleted pod's memif.
 	cfg.DeviceCount, cfg.ClaimDeviceCount = 64, 4
-	calls := &callTimes{byMethod: map[string][]time.Duration{}, readEnds: map[string]time.Time{}}
+	calls := &callTimes{byMethod: map[string][]time.Duration{}, readEnds: map[string]time.Time{}, cdiDir: c.HostPath("/var/run/cdi")}
 	a := startAgentWith(b, c, timedClaimReads{client, calls}, cfg, calls.intercept)
 	poll.Until(b, waitLimit, "the node's memifs published and allocatable", func() error {
 		node, err := client.CoreV1().Nodes().Get(ctx, cluster.NodeName, metav1.GetOptions{})
@@ -83,17 +87,21 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 	b.ReportMetric(float64(len(inCall))/float64(len(prepares)), "reads-in-call/prepare")
 	b.ReportMetric(float64(len(ahead))/float64(len(prepares)), "reads-ahead/prepare")
 	b.ReportMetric(float64(podbench.Median(calls.of(claimReadWait)).Microseconds()), "read-wait-us/call")
+	b.ReportMetric(float64(len(calls.of(claimPreparedAhead)))/float64(len(prepares)), "prepared-ahead/prepare")
 }
 
 // The names callTimes records the driver's claim reads under: made during
 // one of kubelet's calls (the read's context carries inKubeletCall), or
 // not (read ahead).
 // claimReadWait is the name of how long each NodePrepareResources call
-// waited for reads ahead of its claims still under way as it arrived.
+// waited for reads ahead of its claims still under way as it arrived;
+// claimPreparedAhead records the calls that found the CDI spec of each of
+// their claims written as they arrived (the driver prepared them ahead).
 const (
-	claimReadInCall = "claim read in a call"
-	claimReadAhead  = "claim read ahead"
-	claimReadWait   = "claim read waited for"
+	claimReadInCall    = "claim read in a call"
+	claimReadAhead     = "claim read ahead"
+	claimReadWait      = "claim read waited for"
+	claimPreparedAhead = "claims prepared ahead of the call"
 )
 
 // inKubeletCall marks the context of kubelet's calls to the agent.
@@ -145,6 +153,10 @@ type callTimes struct {
 	// readEnds is when the last read ahead of each claim (namespace/name)
 	// ended.
 	readEnds map[string]time.Time
+	// cdiDir, when set, is the driver's CDI directory: each
+	// NodePrepareResources call that finds its claims' specs there as it
+	// arrives is recorded under claimPreparedAhead.
+	cdiDir string
 }
 
 // readAhead records a read ahead of claim (namespace/name) begun at start
@@ -174,6 +186,9 @@ func (r *callTimes) waitedForReads(request *drapb.NodePrepareResourcesRequest, s
 // intercept is a grpc.UnaryServerInterceptor timing the handler, whose
 // context it marks inKubeletCall.
 func (r *callTimes) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if prepare, ok := req.(*drapb.NodePrepareResourcesRequest); ok && r.cdiDir != "" && r.specsWritten(prepare) {
+		r.record(claimPreparedAhead, 0)
+	}
 	start := time.Now()
 	response, err := handler(context.WithValue(ctx, inKubeletCall{}, info.FullMethod), req)
 	if prepare, ok := req.(*drapb.NodePrepareResourcesRequest); ok {
@@ -181,6 +196,17 @@ func (r *callTimes) intercept(ctx context.Context, req any, info *grpc.UnaryServ
 	}
 	r.record(path.Base(info.FullMethod), time.Since(start))
 	return response, err
+}
+
+// specsWritten says whether the CDI spec of each claim of request is in
+// cdiDir.
+func (r *callTimes) specsWritten(request *drapb.NodePrepareResourcesRequest) bool {
+	for _, claim := range request.Claims {
+		if _, err := os.Stat(filepath.Join(r.cdiDir, claims.CDISpecName(claim.Uid))); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // record adds one call of method that took elapsed.
