@@ -28,11 +28,11 @@ type Observer interface {
 	// ClaimRead is called once a claim read for pod is in hand and may be
 	// current: allocated, reserved for pod, pod still pending here.
 	ClaimRead(ctx context.Context, pod types.UID, claim *resourceapi.ResourceClaim)
-	// PodEnded is called when a pod of the node is deleted from the API
-	// server, or has Succeeded or Failed: none of its containers runs,
-	// and kubelet will not ask to prepare its claims. It may be called
-	// more than once for a pod.
-	PodEnded(ctx context.Context, pod types.UID)
+	// PodEnded is called with the last state seen of a pod of the node
+	// that was deleted from the API server, or has Succeeded or Failed:
+	// kubelet will not ask to prepare its claims. It may be called more
+	// than once for a pod.
+	PodEnded(ctx context.Context, pod *corev1.Pod)
 }
 
 // Claims holds the claims read ahead of kubelet for the pending pods of
@@ -81,7 +81,7 @@ func (c *Claims) PodChanged(ctx context.Context, pod *corev1.Pod) {
 	if pod.Spec.NodeName != c.node || pod.DeletionTimestamp != nil || (pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "") {
 		c.PodGone(pod.UID)
 		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			c.podEnded(ctx, pod.UID)
+			c.podEnded(ctx, pod)
 		}
 		return
 	}
@@ -130,10 +130,10 @@ func (c *Claims) readClaim(ctx context.Context, name types.NamespacedName, r *re
 	}
 }
 
-// podEnded tells the observer that the pod with uid ended.
-func (c *Claims) podEnded(ctx context.Context, uid types.UID) {
+// podEnded tells the observer that pod ended.
+func (c *Claims) podEnded(ctx context.Context, pod *corev1.Pod) {
 	if c.observer != nil {
-		c.observer.PodEnded(ctx, uid)
+		c.observer.PodEnded(ctx, pod)
 	}
 }
 

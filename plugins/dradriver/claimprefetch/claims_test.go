@@ -305,3 +305,66 @@ func TestFollowReadsTheClaimsOfTheNodesPodsUntilStopped(t *testing.T) {
 		t.Errorf("Follow: %v", err)
 	}
 }
+
+// observed records what Claims told its Observer.
+type observed struct {
+	mu    sync.Mutex
+	read  []types.UID
+	ended []types.UID
+}
+
+func (o *observed) ClaimRead(_ context.Context, pod types.UID, claim *resourceapi.ResourceClaim) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.read = append(o.read, pod+"/"+claim.UID)
+}
+
+func (o *observed) PodEnded(_ context.Context, pod *corev1.Pod) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended = append(o.ended, pod.UID)
+}
+
+// TestObserverIsToldOfCurrentReadsAndEndedPods: the observer hears of a
+// claim read that can be current, once, and not of one that cannot; and
+// of a pod that Succeeded or Failed, not of one that runs or is being
+// deleted (Follow tells it of a pod deleted from the API server).
+func TestObserverIsToldOfCurrentReadsAndEndedPods(t *testing.T) {
+	withPhase := func(phase corev1.PodPhase) *corev1.Pod {
+		pod := templatePod()
+		pod.Status.Phase = phase
+		return pod
+	}
+	deleting := templatePod()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Unix(1000, 0)}
+	notReserved := allocatedClaim("claim-uid-1")
+	notReserved.Status.ReservedFor = nil
+	for _, tc := range []struct {
+		name      string
+		claim     *resourceapi.ResourceClaim
+		pods      []*corev1.Pod
+		wantRead  int
+		wantEnded int
+	}{
+		{name: "read, twice the same pod", claim: allocatedClaim("claim-uid-1"), pods: []*corev1.Pod{templatePod(), templatePod()}, wantRead: 1},
+		{name: "read not reserved for the pod", claim: notReserved, pods: []*corev1.Pod{templatePod()}},
+		{name: "running", claim: allocatedClaim("claim-uid-1"), pods: []*corev1.Pod{withPhase(corev1.PodRunning)}},
+		{name: "being deleted", claim: allocatedClaim("claim-uid-1"), pods: []*corev1.Pod{deleting}},
+		{name: "failed", claim: allocatedClaim("claim-uid-1"), pods: []*corev1.Pod{templatePod(), withPhase(corev1.PodFailed)}, wantRead: 1, wantEnded: 1},
+		{name: "succeeded", claim: allocatedClaim("claim-uid-1"), pods: []*corev1.Pod{withPhase(corev1.PodSucceeded)}, wantEnded: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.claim)
+			observer := &observed{}
+			f.claims.observer = observer
+			for _, pod := range tc.pods {
+				f.podChanged(pod)
+			}
+			observer.mu.Lock()
+			defer observer.mu.Unlock()
+			if len(observer.read) != tc.wantRead || len(observer.ended) != tc.wantEnded {
+				t.Errorf("observer told of reads %v and ended pods %v, want %d and %d", observer.read, observer.ended, tc.wantRead, tc.wantEnded)
+			}
+		})
+	}
+}

@@ -29,7 +29,7 @@ func (c *Claims) Follow(ctx context.Context) error {
 			}
 			if pod, ok := obj.(*corev1.Pod); ok {
 				c.PodGone(pod.UID)
-				c.podEnded(ctx, pod.UID)
+				c.podEnded(ctx, pod)
 			}
 		},
 	})

@@ -5,11 +5,13 @@ import (
 	"slices"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
 	"github.com/contivpp/memif-agent/plugins/dradriver/claimprefetch"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
 )
 
 // Claims prepared ahead of kubelet. kubelet asks to prepare a pod's claims
@@ -21,13 +23,17 @@ import (
 // NodePrepareResources picks up the answer: the pod's start no longer
 // waits for the disk. A call that comes while its claim is still being
 // prepared ahead waits for that; a call whose claim was not prepared
-// ahead, or failed to be, prepares it itself.
+// ahead, or failed to be, or is no longer reserved for the same one pod,
+// prepares it itself.
 //
 // Whose claim it is to unprepare: once kubelet's call has taken a claim,
 // kubelet's (it unprepares what it prepared). A claim prepared ahead whose
-// pod ended first (deleted from the API server, or Succeeded or Failed
-// without kubelet asking, as after a refused admission) is released by the
-// driver, for kubelet never unprepares a claim it did not prepare.
+// pod ended before any of its containers could start (no sandbox ready,
+// no container created: deleted, or Failed as after a refused admission)
+// is released by the driver, for kubelet never unprepares a claim it did
+// not prepare, and nothing can be using it. A pod that got that far was
+// prepared by kubelet (kubelet prepares before it makes the sandbox),
+// perhaps before this agent started, so its claim is left to kubelet.
 
 // aheadClaims are the claims prepared ahead that no call of kubelet has
 // taken yet, by claim UID.
@@ -41,7 +47,8 @@ type aheadClaim struct {
 	pod   types.UID
 	claim kubeletplugin.NamespacedObject
 	// done is closed when the prepare ended; devices and err are its
-	// answer.
+	// answer. A failed prepare may have left an allocation (its CDI spec
+	// not written), so it is released like any other.
 	done    chan struct{}
 	devices []kubeletplugin.Device
 	err     error
@@ -68,7 +75,6 @@ func (d *Driver) ClaimRead(ctx context.Context, pod types.UID, claim *resourceap
 	entry.devices, entry.err = d.prepare(ctx, claim)
 	close(entry.done)
 	if entry.err != nil {
-		d.ahead.drop(claim.UID, entry)
 		d.log.InfoS("preparing a claim ahead of kubelet failed: kubelet's call prepares it again", "claim", claim.Namespace+"/"+claim.Name, "claimUID", claim.UID, "err", entry.err)
 		return
 	}
@@ -76,22 +82,49 @@ func (d *Driver) ClaimRead(ctx context.Context, pod types.UID, claim *resourceap
 }
 
 // PodEnded implements claimprefetch.Observer: the claims prepared ahead for
-// pod that kubelet never asked for are released, their CDI specs removed.
-func (d *Driver) PodEnded(ctx context.Context, pod types.UID) {
+// pod that kubelet never took are released, their CDI specs removed, when
+// none of the pod's containers can have started; otherwise they are left
+// to kubelet. It runs on the watch's goroutine: it blocks only for a pod
+// that ended before kubelet asked, the rare case.
+func (d *Driver) PodEnded(ctx context.Context, pod *corev1.Pod) {
+	entries := d.ahead.takePod(pod.UID)
+	if len(entries) == 0 || podStarted(pod) {
+		return
+	}
 	d.forward.inUse.RLock()
 	defer d.forward.inUse.RUnlock()
-	for _, entry := range d.ahead.takePod(pod) {
-		<-entry.done
-		if entry.err != nil || d.forward.successor != "" {
-			continue
+	for _, entry := range entries {
+		select {
+		case <-entry.done:
+		case <-ctx.Done():
+			return
+		}
+		if d.forward.successor != "" {
+			return
 		}
 		if err := d.unprepare(ctx, entry.claim); err != nil {
 			d.log.WarnS("releasing a claim prepared ahead of kubelet for a pod that ended before kubelet asked failed: it is released at the agent's next start",
-				"claim", entry.claim.NamespacedName.String(), "claimUID", entry.claim.UID, "pod", pod, "err", err)
+				"claim", entry.claim.NamespacedName.String(), "claimUID", entry.claim.UID, "pod", pod.Namespace+"/"+pod.Name, "err", err)
 			continue
 		}
-		d.log.InfoS("released a claim prepared ahead of kubelet: its pod ended before kubelet asked for it", "claim", entry.claim.NamespacedName.String(), "claimUID", entry.claim.UID, "pod", pod)
+		d.log.InfoS("released a claim prepared ahead of kubelet: its pod ended before kubelet asked for it", "claim", entry.claim.NamespacedName.String(), "claimUID", entry.claim.UID, "pod", pod.Namespace+"/"+pod.Name)
 	}
+}
+
+// podStarted says whether kubelet may have started any of pod's
+// containers: its sandbox was ready, or a container was created. kubelet
+// prepares a pod's claims before it makes the sandbox.
+func podStarted(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded {
+		return true
+	}
+	if slices.ContainsFunc(pod.Status.Conditions, func(condition corev1.PodCondition) bool {
+		return condition.Type == corev1.PodReadyToStartContainers && condition.Status == corev1.ConditionTrue
+	}) {
+		return true
+	}
+	created := func(status corev1.ContainerStatus) bool { return status.ContainerID != "" }
+	return slices.ContainsFunc(pod.Status.InitContainerStatuses, created) || slices.ContainsFunc(pod.Status.ContainerStatuses, created)
 }
 
 // allocatedHere says whether the scheduler allocated any of claim's
@@ -122,33 +155,50 @@ func (a *aheadClaims) start(pod types.UID, claim *resourceapi.ResourceClaim) *ah
 	return entry
 }
 
-// drop forgets entry, a prepare ahead that failed.
-func (a *aheadClaims) drop(uid types.UID, entry *aheadClaim) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.byUID[uid] == entry {
-		delete(a.byUID, uid)
-	}
-}
-
-// take hands kubelet's call the claim prepared ahead with uid, once,
-// waiting for a prepare under way: its devices, and whether there are
-// any (false: none prepared ahead, it failed, or ctx ended first). From
-// then on the claim is kubelet's to unprepare.
-func (a *aheadClaims) take(ctx context.Context, uid types.UID) ([]kubeletplugin.Device, bool) {
-	a.mu.Lock()
-	entry := a.byUID[uid]
-	delete(a.byUID, uid)
-	a.mu.Unlock()
+// take hands kubelet's call the answer prepared ahead for claim, once,
+// waiting for a prepare under way, and whether there is one: false when
+// none was prepared, it failed, the claim is no longer reserved for that
+// one pod, or ctx ended first. The claim is then kubelet's to unprepare,
+// unless ctx ended: the entry stays for kubelet's retry, and an
+// unprepare waits for it (forget).
+func (a *aheadClaims) take(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, bool) {
+	entry := a.waitFor(ctx, claim.UID)
 	if entry == nil {
 		return nil, false
 	}
-	select {
-	case <-entry.done:
-		return entry.devices, entry.err == nil
-	case <-ctx.Done():
+	if entry.err != nil || entry.pod != types.UID(claims.Pod(claim).UID) || claims.Unshared(claim) != nil {
 		return nil, false
 	}
+	return entry.devices, true
+}
+
+// forget drops the entry of the claim with uid, once its prepare ended or
+// ctx did: kubelet unprepares it.
+func (a *aheadClaims) forget(ctx context.Context, uid types.UID) {
+	a.waitFor(ctx, uid)
+}
+
+// waitFor waits for the prepare ahead of the claim with uid and removes
+// its entry; nil when there is none, or ctx ended first (the entry stays).
+func (a *aheadClaims) waitFor(ctx context.Context, uid types.UID) *aheadClaim {
+	a.mu.Lock()
+	entry := a.byUID[uid]
+	a.mu.Unlock()
+	if entry == nil {
+		return nil
+	}
+	select {
+	case <-entry.done:
+	case <-ctx.Done():
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byUID[uid] != entry {
+		return nil
+	}
+	delete(a.byUID, uid)
+	return entry
 }
 
 // takePod removes and returns the claims prepared ahead for pod.

@@ -160,3 +160,57 @@ func failPod(ctx context.Context, n *node, pod *corev1.Pod) error {
 	_, err := n.apiServer.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
 	return err
 }
+
+// TestPodEnded: when a pod ends, a claim
+// prepared ahead of kubelet is released only if kubelet never took it and
+// no container of the pod can have started: a pod whose sandbox was ready,
+// or that ran, or had a container created, was prepared by kubelet (as
+// after this agent's restart, kubelet having asked the agent before), and
+// its claim is left to kubelet even when the pod is force-deleted.
+func TestPodEnded(t *testing.T) {
+	readyToStart := corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue}
+	for _, tc := range []struct {
+		name         string
+		kubeletFirst bool
+		kubeletAfter bool
+		status       corev1.PodStatus
+		wantReleased bool
+	}{
+		{name: "pending", status: corev1.PodStatus{Phase: corev1.PodPending}, wantReleased: true},
+		{name: "refused", status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfmemif"}, wantReleased: true},
+		{name: "sandbox", kubeletFirst: true, status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{readyToStart}}},
+		{name: "running", kubeletFirst: true, status: corev1.PodStatus{Phase: corev1.PodRunning}},
+		{name: "init", kubeletFirst: true, status: corev1.PodStatus{Phase: corev1.PodPending,
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", ContainerID: "containerd://0123"}}}},
+		{name: "taken", kubeletAfter: true, status: corev1.PodStatus{Phase: corev1.PodPending}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := startNode(t)
+			ctx := t.Context()
+			claim := n.allocate(t, claimUID, claimName, "memif-dra-001")
+			if tc.kubeletFirst {
+				if got := n.prepare(t, claimUID, claimName); got.GetError() != "" {
+					t.Fatalf("NodePrepareResources: %s", got.GetError())
+				}
+			}
+			n.driver.ClaimRead(ctx, podUID, claim)
+			if !n.holds(t, claimUID) {
+				t.Fatal("the claim is not held after it was read")
+			}
+			if tc.kubeletAfter {
+				if got := n.prepare(t, claimUID, claimName); got.GetError() != "" {
+					t.Fatalf("NodePrepareResources: %s", got.GetError())
+				}
+			}
+			pod := boundPod("dpdk", podUID, claimName)
+			pod.Status = tc.status
+			n.driver.PodEnded(ctx, pod)
+			if released := !n.holds(t, claimUID); released != tc.wantReleased {
+				t.Errorf("claim released when its pod ended: %v, want %v", released, tc.wantReleased)
+			}
+			if _, err := os.Stat(filepath.Join(n.cfg.CDIDir, claims.CDISpecName(claimUID))); errors.Is(err, os.ErrNotExist) != tc.wantReleased {
+				t.Errorf("CDI spec after the pod ended: %v, want it gone: %v", err, tc.wantReleased)
+			}
+		})
+	}
+}

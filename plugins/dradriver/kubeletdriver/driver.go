@@ -293,7 +293,7 @@ func (d *Driver) PluginSocket() string {
 func (d *Driver) PrepareResourceClaims(ctx context.Context, list []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
 	results := make(map[types.UID]kubeletplugin.PrepareResult, len(list))
 	for _, claim := range list {
-		if devices, ok := d.ahead.take(ctx, claim.UID); ok {
+		if devices, ok := d.ahead.take(ctx, claim); ok {
 			results[claim.UID] = kubeletplugin.PrepareResult{Devices: devices}
 			continue
 		}
@@ -351,6 +351,7 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, list []kubeletplug
 }
 
 func (d *Driver) unprepare(ctx context.Context, claim kubeletplugin.NamespacedObject) error {
+	d.ahead.forget(ctx, claim.UID)
 	ref := dmapi.ClaimRef{UID: string(claim.UID), Namespace: claim.Namespace, Name: claim.Name}
 	if err := d.cfg.Claims.Unprepare(ctx, ref); err != nil {
 		return err

@@ -90,23 +90,26 @@ func TestClaimPreparedAheadIsReleasedWhenItsPodGoes(t *testing.T) {
 	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "missing", MountPath: "/missing"}}
 	createPod(ctx, t, client, pod)
 	var memif dmapi.MemifInfo
-	poll.Until(t, waitLimit, "the claim of pod stuck prepared ahead of kubelet", func() error {
+	var spec string
+	poll.Until(t, waitLimit, "the claim of pod stuck prepared ahead of kubelet, its CDI spec written", func() error {
 		var err error
-		memif, err = a.DeviceManager.GetPodMemifInfo(podapi.PodID{Namespace: namespace, Name: "stuck"})
+		if memif, err = a.DeviceManager.GetPodMemifInfo(podapi.PodID{Namespace: namespace, Name: "stuck"}); err != nil {
+			return err
+		}
+		prepared, err := a.DeviceManager.ClaimPreparer().PreparedClaims(ctx)
+		if err != nil || len(prepared) != 1 {
+			return fmt.Errorf("prepared claims %+v, %v; want the pod's", prepared, err)
+		}
+		spec = c.HostPath("/var/run/cdi/" + claims.CDISpecName(prepared[0].UID))
+		_, err = os.Stat(spec)
 		return err
 	})
-	prepared, err := a.DeviceManager.ClaimPreparer().PreparedClaims(ctx)
-	if err != nil || len(prepared) != 1 {
-		t.Fatalf("prepared claims %+v, %v; want the pod's", prepared, err)
-	}
-	spec := c.HostPath("/var/run/cdi/" + claims.CDISpecName(prepared[0].UID))
-	if _, err := os.Stat(spec); err != nil {
-		t.Errorf("CDI spec of the claim prepared ahead: %v", err)
-	}
 	if asked := len(calls.of("NodePrepareResources")); asked != 0 {
 		t.Fatalf("kubelet asked to prepare %d times for a pod whose volume cannot be mounted; the test needs it not to ask", asked)
 	}
 
+	// The CDI spec's removal is the driver's own release: the pod
+	// tracker's DeletePod would release the memif, but not the spec.
 	deletePod(ctx, t, client, "stuck")
 	poll.Until(t, waitLimit, "the claim of the deleted pod released", func() error {
 		if _, err := a.DeviceManager.GetPodMemifInfo(podapi.PodID{Namespace: namespace, Name: "stuck"}); err == nil {
