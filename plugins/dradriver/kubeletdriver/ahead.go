@@ -2,14 +2,17 @@ package kubeletdriver
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
+	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/dradriver/claimprefetch"
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
 )
@@ -23,24 +26,37 @@ import (
 // NodePrepareResources picks up the answer: the pod's start no longer
 // waits for the disk. A call that comes while its claim is still being
 // prepared ahead waits for that; a call whose claim was not prepared
-// ahead, or failed to be, or is no longer reserved for the same one pod,
-// prepares it itself.
+// ahead, or failed to be, prepares it itself.
 //
-// Whose claim it is to unprepare: once kubelet's call has taken a claim,
-// kubelet's (it unprepares what it prepared). A claim prepared ahead whose
-// pod ended before any of its containers could start (no sandbox ready,
-// no container created: deleted, or Failed as after a refused admission)
-// is released by the driver, for kubelet never unprepares a claim it did
-// not prepare, and nothing can be using it. A pod that got that far was
-// prepared by kubelet (kubelet prepares before it makes the sandbox),
-// perhaps before this agent started, so its claim is left to kubelet.
+// Whose claim it is to unprepare goes by who made it. The driver prepares
+// ahead only a claim the device manager does not hold yet and kubelet has
+// not asked for since the driver started: such a claim is the driver's
+// until kubelet asks for it, and kubelet's from then on (kubelet
+// unprepares what it asked to prepare). A claim of the driver's whose pod
+// ended (deleted, or Failed as after a refused admission) is released by
+// the driver, for kubelet never unprepares a claim it did not ask for, and
+// no container can be using it. A claim the device manager held already
+// (prepared by kubelet before the agent's restart, or ahead by the agent
+// before it) is left to kubelet, and to the claims' sync at the agent's
+// next start.
 
-// aheadClaims are the claims prepared ahead that no call of kubelet has
-// taken yet, by claim UID.
+// aheadClaims are the claims prepared ahead that kubelet has not asked for
+// yet, by claim UID, and what keeps the driver from preparing ahead, or
+// releasing, a claim that is not its own.
 type aheadClaims struct {
 	mu    sync.Mutex
 	byUID map[types.UID]*aheadClaim
+	// asked are the claims kubelet asked to prepare, until it unprepares
+	// them.
+	asked map[types.UID]bool
+	// ended are the pods that ended lately, with when: a read that raced
+	// with its pod's end is not prepared. Each is kept for endedMemory.
+	ended map[types.UID]time.Time
 }
+
+// endedMemory is how long a pod's end keeps its claims from being
+// prepared ahead: far longer than a read takes to reach the driver.
+const endedMemory = time.Minute
 
 // aheadClaim is one claim prepared, or being prepared, ahead of kubelet.
 type aheadClaim struct {
@@ -57,8 +73,10 @@ type aheadClaim struct {
 var _ claimprefetch.Observer = (*Driver)(nil)
 
 // ClaimRead implements claimprefetch.Observer: a claim of this driver read
-// as its pod was bound is prepared at once, unless the driver has handed
-// its calls over to a replacing agent, which prepares what kubelet asks.
+// as its pod was bound is prepared at once when the device manager does
+// not hold it yet and kubelet has not asked for it, unless the driver has
+// handed its calls over to a replacing agent, which prepares what kubelet
+// asks.
 func (d *Driver) ClaimRead(ctx context.Context, pod types.UID, claim *resourceapi.ResourceClaim) {
 	if !d.allocatedHere(claim) {
 		return
@@ -72,6 +90,10 @@ func (d *Driver) ClaimRead(ctx context.Context, pod types.UID, claim *resourceap
 	if entry == nil {
 		return
 	}
+	if d.holds(ctx, claim.UID) {
+		d.ahead.drop(claim.UID, entry)
+		return
+	}
 	entry.devices, entry.err = d.prepare(ctx, claim)
 	close(entry.done)
 	if entry.err != nil {
@@ -81,14 +103,20 @@ func (d *Driver) ClaimRead(ctx context.Context, pod types.UID, claim *resourceap
 	d.log.DebugS("prepared a claim ahead of kubelet", "claim", claim.Namespace+"/"+claim.Name, "claimUID", claim.UID, "pod", pod)
 }
 
-// PodEnded implements claimprefetch.Observer: the claims prepared ahead for
-// pod that kubelet never took are released, their CDI specs removed, when
-// none of the pod's containers can have started; otherwise they are left
-// to kubelet. It runs on the watch's goroutine: it blocks only for a pod
-// that ended before kubelet asked, the rare case.
+// holds says whether the device manager holds the claim with uid, or
+// cannot tell.
+func (d *Driver) holds(ctx context.Context, uid types.UID) bool {
+	prepared, err := d.cfg.Claims.PreparedClaims(ctx)
+	return err != nil || slices.ContainsFunc(prepared, func(ref dmapi.ClaimRef) bool { return ref.UID == string(uid) })
+}
+
+// PodEnded implements claimprefetch.Observer: the claims the driver
+// prepared ahead for pod, and kubelet never asked for, are released, their
+// CDI specs removed. It runs on the watch's goroutine, and blocks only for
+// a pod that ended before kubelet asked, the rare case.
 func (d *Driver) PodEnded(ctx context.Context, pod *corev1.Pod) {
-	entries := d.ahead.takePod(pod.UID)
-	if len(entries) == 0 || podStarted(pod) {
+	entries := d.ahead.end(pod.UID)
+	if len(entries) == 0 {
 		return
 	}
 	d.forward.inUse.RLock()
@@ -100,31 +128,18 @@ func (d *Driver) PodEnded(ctx context.Context, pod *corev1.Pod) {
 			return
 		}
 		if d.forward.successor != "" {
-			return
+			d.log.InfoS("a claim prepared ahead of kubelet, whose pod ended before kubelet asked, is left to the claims' sync at the replacing agent's next start",
+				"claim", entry.claim.NamespacedName.String(), "claimUID", entry.claim.UID, "pod", pod.Namespace+"/"+pod.Name)
+			continue
 		}
 		if err := d.unprepare(ctx, entry.claim); err != nil {
 			d.log.WarnS("releasing a claim prepared ahead of kubelet for a pod that ended before kubelet asked failed: it is released at the agent's next start",
 				"claim", entry.claim.NamespacedName.String(), "claimUID", entry.claim.UID, "pod", pod.Namespace+"/"+pod.Name, "err", err)
 			continue
 		}
-		d.log.InfoS("released a claim prepared ahead of kubelet: its pod ended before kubelet asked for it", "claim", entry.claim.NamespacedName.String(), "claimUID", entry.claim.UID, "pod", pod.Namespace+"/"+pod.Name)
+		d.log.InfoS("released a claim prepared ahead of kubelet: its pod ended before kubelet asked for it",
+			"claim", entry.claim.NamespacedName.String(), "claimUID", entry.claim.UID, "pod", pod.Namespace+"/"+pod.Name)
 	}
-}
-
-// podStarted says whether kubelet may have started any of pod's
-// containers: its sandbox was ready, or a container was created. kubelet
-// prepares a pod's claims before it makes the sandbox.
-func podStarted(pod *corev1.Pod) bool {
-	if pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded {
-		return true
-	}
-	if slices.ContainsFunc(pod.Status.Conditions, func(condition corev1.PodCondition) bool {
-		return condition.Type == corev1.PodReadyToStartContainers && condition.Status == corev1.ConditionTrue
-	}) {
-		return true
-	}
-	created := func(status corev1.ContainerStatus) bool { return status.ContainerID != "" }
-	return slices.ContainsFunc(pod.Status.InitContainerStatuses, created) || slices.ContainsFunc(pod.Status.ContainerStatuses, created)
 }
 
 // allocatedHere says whether the scheduler allocated any of claim's
@@ -136,11 +151,14 @@ func (d *Driver) allocatedHere(claim *resourceapi.ResourceClaim) bool {
 }
 
 // start records that claim is being prepared ahead for pod; nil when it
-// already is, or was.
+// already is, or was, or kubelet asked for it, or pod ended.
 func (a *aheadClaims) start(pod types.UID, claim *resourceapi.ResourceClaim) *aheadClaim {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, known := a.byUID[claim.UID]; known {
+	if _, known := a.byUID[claim.UID]; known || a.asked[claim.UID] {
+		return nil
+	}
+	if _, ended := a.ended[pod]; ended {
 		return nil
 	}
 	if a.byUID == nil {
@@ -155,27 +173,48 @@ func (a *aheadClaims) start(pod types.UID, claim *resourceapi.ResourceClaim) *ah
 	return entry
 }
 
+// drop removes entry unprepared: the device manager held its claim
+// already. A call waiting for it prepares the claim itself.
+func (a *aheadClaims) drop(uid types.UID, entry *aheadClaim) {
+	a.mu.Lock()
+	if a.byUID[uid] == entry {
+		delete(a.byUID, uid)
+	}
+	a.mu.Unlock()
+	entry.err = errHeldBefore
+	close(entry.done)
+}
+
+// errHeldBefore is the error of an entry dropped unprepared.
+var errHeldBefore = errors.New("the claim was held before: not prepared ahead")
+
 // take hands kubelet's call the answer prepared ahead for claim, once,
 // waiting for a prepare under way, and whether there is one: false when
-// none was prepared, it failed, the claim is no longer reserved for that
-// one pod, or ctx ended first. The claim is then kubelet's to unprepare,
-// unless ctx ended: the entry stays for kubelet's retry, and an
-// unprepare waits for it (forget).
+// none was prepared, it failed, the claim is now shared (the call's own
+// prepare refuses it), or ctx ended first (the entry stays for kubelet's
+// retry). From the call on the claim is kubelet's: the driver neither
+// prepares it ahead nor releases it until kubelet unprepares it (forget).
 func (a *aheadClaims) take(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, bool) {
-	entry := a.waitFor(ctx, claim.UID)
-	if entry == nil {
-		return nil, false
+	a.mu.Lock()
+	if a.asked == nil {
+		a.asked = map[types.UID]bool{}
 	}
-	if entry.err != nil || entry.pod != types.UID(claims.Pod(claim).UID) || claims.Unshared(claim) != nil {
+	a.asked[claim.UID] = true
+	a.mu.Unlock()
+	entry := a.waitFor(ctx, claim.UID)
+	if entry == nil || entry.err != nil || claims.Unshared(claim) != nil {
 		return nil, false
 	}
 	return entry.devices, true
 }
 
-// forget drops the entry of the claim with uid, once its prepare ended or
-// ctx did: kubelet unprepares it.
+// forget is told that kubelet unprepares the claim with uid: a prepare
+// ahead under way is waited for (or ctx), and the claim forgotten.
 func (a *aheadClaims) forget(ctx context.Context, uid types.UID) {
 	a.waitFor(ctx, uid)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.asked, uid)
 }
 
 // waitFor waits for the prepare ahead of the claim with uid and removes
@@ -201,13 +240,24 @@ func (a *aheadClaims) waitFor(ctx context.Context, uid types.UID) *aheadClaim {
 	return entry
 }
 
-// takePod removes and returns the claims prepared ahead for pod.
-func (a *aheadClaims) takePod(pod types.UID) []*aheadClaim {
+// end records that pod ended, and removes and returns the claims prepared
+// ahead for it that kubelet has not asked for.
+func (a *aheadClaims) end(pod types.UID) []*aheadClaim {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := time.Now()
+	for uid, at := range a.ended {
+		if now.Sub(at) > endedMemory {
+			delete(a.ended, uid)
+		}
+	}
+	if a.ended == nil {
+		a.ended = map[types.UID]time.Time{}
+	}
+	a.ended[pod] = now
 	var taken []*aheadClaim
 	for uid, entry := range a.byUID {
-		if entry.pod == pod {
+		if entry.pod == pod && !a.asked[uid] {
 			taken = append(taken, entry)
 			delete(a.byUID, uid)
 		}

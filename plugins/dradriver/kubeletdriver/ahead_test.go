@@ -161,56 +161,73 @@ func failPod(ctx context.Context, n *node, pod *corev1.Pod) error {
 	return err
 }
 
-// TestPodEnded: when a pod ends, a claim
-// prepared ahead of kubelet is released only if kubelet never took it and
-// no container of the pod can have started: a pod whose sandbox was ready,
-// or that ran, or had a container created, was prepared by kubelet (as
-// after this agent's restart, kubelet having asked the agent before), and
-// its claim is left to kubelet even when the pod is force-deleted.
+// TestPodEnded: when a pod ends, a claim is released only if the driver
+// prepared it ahead and kubelet never asked for it. A claim kubelet asked
+// for is kubelet's to unprepare; one the device manager held before the
+// driver read it (kubelet asked the agent before its restart) is left as
+// it is, even when its pod is force-deleted. A read that comes after
+// its pod ended prepares nothing.
 func TestPodEnded(t *testing.T) {
-	readyToStart := corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue}
 	for _, tc := range []struct {
-		name         string
-		kubeletFirst bool
-		kubeletAfter bool
-		status       corev1.PodStatus
-		wantReleased bool
+		name string
+		// before runs before the driver reads the claim, after runs
+		// after.
+		before, after func(t *testing.T, n *node, claim *resourceapi.ResourceClaim, pod *corev1.Pod)
+		phase         corev1.PodPhase
+		wantReleased  bool
 	}{
-		{name: "pending", status: corev1.PodStatus{Phase: corev1.PodPending}, wantReleased: true},
-		{name: "refused", status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfmemif"}, wantReleased: true},
-		{name: "sandbox", kubeletFirst: true, status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{readyToStart}}},
-		{name: "running", kubeletFirst: true, status: corev1.PodStatus{Phase: corev1.PodRunning}},
-		{name: "init", kubeletFirst: true, status: corev1.PodStatus{Phase: corev1.PodPending,
-			InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", ContainerID: "containerd://0123"}}}},
-		{name: "taken", kubeletAfter: true, status: corev1.PodStatus{Phase: corev1.PodPending}},
+		{name: "pending", phase: corev1.PodPending, wantReleased: true},
+		{name: "refused", phase: corev1.PodFailed, wantReleased: true},
+		{name: "taken", phase: corev1.PodPending, after: kubeletPrepares},
+		{name: "asked", phase: corev1.PodRunning, before: kubeletPrepares},
+		{name: "restart", phase: corev1.PodRunning, before: func(t *testing.T, n *node, claim *resourceapi.ResourceClaim, pod *corev1.Pod) {
+			kubeletPrepares(t, n, claim, pod)
+			n.driver.Stop()
+			n.startDriver(t)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := startNode(t)
 			ctx := t.Context()
 			claim := n.allocate(t, claimUID, claimName, "memif-dra-001")
-			if tc.kubeletFirst {
-				if got := n.prepare(t, claimUID, claimName); got.GetError() != "" {
-					t.Fatalf("NodePrepareResources: %s", got.GetError())
-				}
+			pod := boundPod("dpdk", podUID, claimName)
+			pod.Status.Phase = tc.phase
+			if tc.before != nil {
+				tc.before(t, n, claim, pod)
 			}
 			n.driver.ClaimRead(ctx, podUID, claim)
 			if !n.holds(t, claimUID) {
 				t.Fatal("the claim is not held after it was read")
 			}
-			if tc.kubeletAfter {
-				if got := n.prepare(t, claimUID, claimName); got.GetError() != "" {
-					t.Fatalf("NodePrepareResources: %s", got.GetError())
-				}
+			if tc.after != nil {
+				tc.after(t, n, claim, pod)
 			}
-			pod := boundPod("dpdk", podUID, claimName)
-			pod.Status = tc.status
 			n.driver.PodEnded(ctx, pod)
-			if released := !n.holds(t, claimUID); released != tc.wantReleased {
-				t.Errorf("claim released when its pod ended: %v, want %v", released, tc.wantReleased)
+			if tc.wantReleased {
+				n.waitReleased(t, claimUID)
+				return
 			}
-			if _, err := os.Stat(filepath.Join(n.cfg.CDIDir, claims.CDISpecName(claimUID))); errors.Is(err, os.ErrNotExist) != tc.wantReleased {
-				t.Errorf("CDI spec after the pod ended: %v, want it gone: %v", err, tc.wantReleased)
+			// Removing the CDI spec is the release's last step, done
+			// before PodEnded returns.
+			if _, err := os.Stat(filepath.Join(n.cfg.CDIDir, claims.CDISpecName(claimUID))); err != nil || !n.holds(t, claimUID) {
+				t.Errorf("after its pod ended the claim is held: %v, its CDI spec: %v; want both kept", n.holds(t, claimUID), err)
 			}
 		})
+	}
+	t.Run("read after", func(t *testing.T) {
+		n := startNode(t)
+		claim := n.allocate(t, claimUID, claimName, "memif-dra-001")
+		n.driver.PodEnded(t.Context(), boundPod("dpdk", podUID, claimName))
+		n.driver.ClaimRead(t.Context(), podUID, claim)
+		if n.holds(t, claimUID) {
+			t.Error("a claim read after its pod ended was prepared")
+		}
+	})
+}
+
+// kubeletPrepares is kubelet's NodePrepareResources for the claim.
+func kubeletPrepares(t *testing.T, n *node, claim *resourceapi.ResourceClaim, _ *corev1.Pod) {
+	if got := n.prepare(t, string(claim.UID), claim.Name); got.GetError() != "" {
+		t.Fatalf("NodePrepareResources: %s", got.GetError())
 	}
 }

@@ -31,8 +31,8 @@
 // from that copy, once, while it can be current. Each claim of this
 // driver so read is prepared at once, ahead of kubelet (ahead.go), and
 // kubelet's NodePrepareResources takes that answer; a claim prepared
-// ahead whose pod ends before kubelet asked, and before any of its
-// containers could start, is released by the driver.
+// ahead whose pod ends before kubelet asked for it is released by the
+// driver.
 //
 // At start, before serving kubelet, it reads the node's prepared claims
 // from the API server by name and hands their status to

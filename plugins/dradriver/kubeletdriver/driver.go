@@ -297,6 +297,10 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, list []*resourceapi.
 			results[claim.UID] = kubeletplugin.PrepareResult{Devices: devices}
 			continue
 		}
+		if ctx.Err() != nil {
+			results[claim.UID] = kubeletplugin.PrepareResult{Err: fmt.Errorf("prepare claim %s/%s: %w", claim.Namespace, claim.Name, context.Cause(ctx))}
+			continue
+		}
 		devices, err := d.prepare(ctx, claim)
 		if err != nil {
 			d.log.WarnS("preparing a claim failed", "claim", claim.Namespace+"/"+claim.Name, "claimUID", claim.UID, "err", err)
