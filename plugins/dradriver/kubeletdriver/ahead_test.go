@@ -76,8 +76,8 @@ func (n *node) waitReleased(t *testing.T, uid string) {
 	})
 }
 
-// TestPreparedAhead: the claim of a pod bound to the node
-// is prepared (allocation, CDI spec) before kubelet asks, and kubelet's
+// TestPreparedAhead: the claim of a pod bound to the node is prepared
+// (allocation, CDI spec) before kubelet asks, and kubelet's
 // NodePrepareResources gets that allocation. A claim kubelet took is
 // kubelet's to unprepare; one whose pod ends before kubelet asked (deleted,
 // or failed as after a refused admission) is released by the driver.
@@ -86,7 +86,9 @@ func TestPreparedAhead(t *testing.T) {
 		// name is short: the driver's socket is under t.TempDir.
 		name string
 		// kubeletAsks: kubelet's call comes after the prepare ahead
-		// ("after"), at the same time ("at once"), or never ("").
+		// ("after"), as soon as the pod is created, before or while the
+		// driver prepares, whichever the scheduling makes it ("at once":
+		// either way one allocation), or never ("").
 		kubeletAsks string
 		// end ends the pod after that; nil: it runs on.
 		end          func(ctx context.Context, n *node, pod *corev1.Pod) error
