@@ -127,6 +127,11 @@ func (d *Driver) PodEnded(ctx context.Context, pod *corev1.Pod) {
 		case <-ctx.Done():
 			return
 		}
+		if errors.Is(entry.err, errHeldBefore) {
+			// Taken from the pod as ClaimRead found the claim held: not
+			// the driver's.
+			continue
+		}
 		if d.forward.successor != "" {
 			d.log.InfoS("a claim prepared ahead of kubelet, whose pod ended before kubelet asked, is left to the claims' sync at the replacing agent's next start",
 				"claim", entry.claim.NamespacedName.String(), "claimUID", entry.claim.UID, "pod", pod.Namespace+"/"+pod.Name)
