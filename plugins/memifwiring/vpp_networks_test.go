@@ -65,9 +65,9 @@ func wantInterface(t *testing.T, file memifjson.File, network, ip, gateway strin
 // its subnet, VPP holds a route per pod in red's VRF and none in the
 // default table, and memif.json tells each pod its address and gateway.
 // An agent restart changes nothing in VPP, keeps the addresses and writes
-// a memif.json lost meanwhile again; a
-// networks.conf change (a new network, a new rx mode) applies without a
-// restart; a pod whose annotation is refused gets no memif, and says why.
+// a memif.json lost meanwhile again; a networks.conf change (a new
+// network, a new rx mode) applies without a restart; a pod whose
+// annotation is refused gets no memif, and says why.
 func TestL3NetworkThroughVPP(t *testing.T) {
 	v := vpp.Start(t)
 	dir := vppAgentDir(t)

@@ -93,9 +93,9 @@ func (m *Manager) recoverFromKubelet() {
 		m.metrics.countError("kubelet-checkpoint")
 		m.log.ErrorS(err, "kubelet's device checkpoint not fully read after a node restart: an allocation made just before it may be lost, and its pod's memif not connect until the pod is recreated")
 	}
-	held := map[string]allocation.Allocation{}
+	held := map[string]bool{}
 	for _, a := range m.state.List() {
-		held[a.ID] = a
+		held[a.ID] = true
 	}
 	listed := map[string]allocation.Allocation{}
 	lostByDevice := map[string][]string{}
@@ -106,7 +106,7 @@ func (m *Manager) recoverFromKubelet() {
 			continue
 		}
 		listed[a.ID] = a
-		if _, ok := held[a.ID]; ok {
+		if held[a.ID] {
 			m.state.RestartGrace(a.ID, m.opts.Now().UTC())
 			continue
 		}
@@ -117,7 +117,7 @@ func (m *Manager) recoverFromKubelet() {
 	recovered := 0
 	for _, id := range slices.Sorted(maps.Keys(listed)) {
 		a := listed[id]
-		if _, ok := held[id]; ok {
+		if held[id] {
 			continue
 		}
 		if m.restoreAnswer(a, listed, lostByDevice) {

@@ -87,21 +87,18 @@ func BenchmarkPodCreateToRunning(b *testing.B) {
 	b.ReportMetric(float64(len(inCall))/float64(len(prepares)), "reads-in-call/prepare")
 	b.ReportMetric(float64(len(ahead))/float64(len(prepares)), "reads-ahead/prepare")
 	b.ReportMetric(float64(podbench.Median(calls.of(claimReadWait)).Microseconds()), "read-wait-us/call")
-	b.ReportMetric(float64(len(calls.of(claimPreparedAhead)))/float64(len(prepares)), "prepared-ahead/prepare")
+	b.ReportMetric(float64(calls.preparedAheadCalls())/float64(len(prepares)), "prepared-ahead/prepare")
 }
 
 // The names callTimes records the driver's claim reads under: made during
 // one of kubelet's calls (the read's context carries inKubeletCall), or
 // not (read ahead).
 // claimReadWait is the name of how long each NodePrepareResources call
-// waited for reads ahead of its claims still under way as it arrived;
-// claimPreparedAhead records the calls that found the CDI spec of each of
-// their claims written as they arrived (the driver prepared them ahead).
+// waited for reads ahead of its claims still under way as it arrived.
 const (
-	claimReadInCall    = "claim read in a call"
-	claimReadAhead     = "claim read ahead"
-	claimReadWait      = "claim read waited for"
-	claimPreparedAhead = "claims prepared ahead of the call"
+	claimReadInCall = "claim read in a call"
+	claimReadAhead  = "claim read ahead"
+	claimReadWait   = "claim read waited for"
 )
 
 // inKubeletCall marks the context of kubelet's calls to the agent.
@@ -153,10 +150,11 @@ type callTimes struct {
 	// readEnds is when the last read ahead of each claim (namespace/name)
 	// ended.
 	readEnds map[string]time.Time
-	// cdiDir, when set, is the driver's CDI directory: each
-	// NodePrepareResources call that finds its claims' specs there as it
-	// arrives is recorded under claimPreparedAhead.
-	cdiDir string
+	// cdiDir, when set, is the driver's CDI directory; preparedAhead
+	// counts the NodePrepareResources calls that find their claims' specs
+	// there as they arrive (the driver prepared the claims ahead).
+	cdiDir        string
+	preparedAhead int
 }
 
 // readAhead records a read ahead of claim (namespace/name) begun at start
@@ -186,12 +184,15 @@ func (r *callTimes) waitedForReads(request *drapb.NodePrepareResourcesRequest, s
 // intercept is a grpc.UnaryServerInterceptor timing the handler, whose
 // context it marks inKubeletCall.
 func (r *callTimes) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if prepare, ok := req.(*drapb.NodePrepareResourcesRequest); ok && r.cdiDir != "" && r.specsWritten(prepare) {
-		r.record(claimPreparedAhead, 0)
+	prepare, isPrepare := req.(*drapb.NodePrepareResourcesRequest)
+	if isPrepare && r.cdiDir != "" && r.specsWritten(prepare) {
+		r.mu.Lock()
+		r.preparedAhead++
+		r.mu.Unlock()
 	}
 	start := time.Now()
 	response, err := handler(context.WithValue(ctx, inKubeletCall{}, info.FullMethod), req)
-	if prepare, ok := req.(*drapb.NodePrepareResourcesRequest); ok {
+	if isPrepare {
 		r.waitedForReads(prepare, start)
 	}
 	r.record(path.Base(info.FullMethod), time.Since(start))
@@ -207,6 +208,14 @@ func (r *callTimes) specsWritten(request *drapb.NodePrepareResourcesRequest) boo
 		}
 	}
 	return true
+}
+
+// preparedAheadCalls is how many NodePrepareResources calls found their
+// claims prepared ahead.
+func (r *callTimes) preparedAheadCalls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.preparedAhead
 }
 
 // record adds one call of method that took elapsed.
