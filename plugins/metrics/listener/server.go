@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/net/netutil"
 
 	"github.com/contivpp/memif-agent/internal/logs"
 )
@@ -21,9 +20,11 @@ const MetricsPath = "/metrics"
 // milliseconds (the memif counters are read from VPP by the link
 // watcher, not at the scrape); a client slower than these, or holding a
 // connection idle, is cut off, so that no client can hold the agent's
-// descriptors or memory.
+// descriptors or memory. Beyond MaxConnections a connection not being
+// served is closed to make room (connections), so that no client makes a
+// scrape wait.
 const (
-	MaxConnections     = 16
+	MaxConnections     = 64
 	MaxScrapesInFlight = 4
 	ScrapeTimeout      = 10 * time.Second
 	readHeaderTimeout  = 5 * time.Second
@@ -48,9 +49,11 @@ func Start(endpoint string, gatherer prometheus.Gatherer, log logs.Logger) (*Ser
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener: %w", err)
 	}
+	conns := newConnections(listener, MaxConnections)
 	s := &Server{
 		listener: listener,
 		http: &http.Server{
+			ConnState:         conns.track,
 			Handler:           Handler(gatherer),
 			ReadHeaderTimeout: readHeaderTimeout,
 			ReadTimeout:       readTimeout,
@@ -62,7 +65,7 @@ func Start(endpoint string, gatherer prometheus.Gatherer, log logs.Logger) (*Ser
 	}
 	go func() {
 		defer close(s.served)
-		if err := s.http.Serve(netutil.LimitListener(listener, MaxConnections)); !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(conns); !errors.Is(err, http.ErrServerClosed) {
 			log.ErrorS(err, "metrics listener stopped", "endpoint", endpoint)
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,9 +14,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/contivpp/memif-agent/plugins/metrics/listener"
+	"github.com/contivpp/memif-agent/test/kit/connflood"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
 	"github.com/contivpp/memif-agent/test/kit/testlog"
 )
+
+func TestMain(m *testing.M) {
+	connflood.RunIfAsked()
+	os.Exit(m.Run())
+}
 
 // serve starts the listener on the address Load makes of podIP and a free
 // port, over a registry holding one counter, and returns its base URL.
@@ -143,5 +150,60 @@ func TestSilentClientsAreCutOff(t *testing.T) {
 	}
 	if cutOff != listener.MaxConnections {
 		t.Errorf("%d of %d silent clients cut off by the server, want all", cutOff, listener.MaxConnections)
+	}
+}
+
+// The flood of TestScrapesAnsweredDuringAFlood.
+const (
+	// floodConnections is how many connections the user nobody holds
+	// and reopens: as many as the finding of issue 36 held.
+	floodConnections = 300
+	// scrapes is how many scrapes are asked during the flood, one after
+	// another, each on a new connection.
+	scrapes = 5
+	// scrapeTimeout is Prometheus's default scrape_timeout: a scrape not
+	// answered within it is lost.
+	scrapeTimeout = 10 * time.Second
+)
+
+// TestScrapesAnsweredDuringAFlood: while the user nobody holds 300
+// connections to the listener, sending nothing and reopening each one the
+// listener closes, every scrape is answered within Prometheus's scrape
+// timeout, whether the flood comes from the scraper's own address (a
+// local user, as the listener is on the node's IP) or from another (a
+// pod). With the connections limited by making new ones wait
+// (netutil.LimitListener), each scrape waited in the kernel's accept
+// queue behind the flood's connections and none was answered.
+func TestScrapesAnsweredDuringAFlood(t *testing.T) {
+	cases := []struct {
+		name string
+		// floodSource is the flood's local address; "" is the scraper's.
+		floodSource string
+	}{
+		{"from the scraper's address", ""},
+		{"from another address", "127.0.0.3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := serve(t, "")
+			flood := connflood.Start(t, strings.TrimPrefix(base, "http://"), floodConnections, tc.floodSource)
+			client := http.Client{Timeout: scrapeTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
+			answered := 0
+			for i := range scrapes {
+				resp, err := client.Get(base + "/metrics")
+				if err != nil {
+					t.Errorf("scrape %d of %d during the flood: %v", i+1, scrapes, err)
+					continue
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "memif_agent_test_total 3") {
+					t.Errorf("scrape %d of %d during the flood = %d %.200q (%v)", i+1, scrapes, resp.StatusCode, body, err)
+					continue
+				}
+				answered++
+			}
+			t.Logf("%d of %d scrapes answered; the flood opened %d connections in all", answered, scrapes, flood.Stop(t))
+		})
 	}
 }
