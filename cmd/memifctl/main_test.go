@@ -172,7 +172,7 @@ func startPopulatedAgent(t *testing.T, history bool) *agent {
 func startAgentAPI(t *testing.T, devices dmapi.DeviceManagerAPI, history controllerapi.EventHistory) string {
 	t.Helper()
 	socket := filepath.Join(t.TempDir(), "api.sock")
-	srv, err := server.Start(server.Config{SocketPath: socket}, server.NewService(devices, history, 0))
+	srv, err := server.Start(server.Config{SocketPath: socket}, server.NewService(devices, history, server.WatchLimits{}))
 	if err != nil {
 		t.Fatalf("start API: %v", err)
 	}

@@ -22,16 +22,24 @@ type Config struct {
 	// group. With socket-mode "0660" its members may use the API.
 	SocketGroup unixgroup.Group `json:"socket-group"`
 	// WatchBuffer is how many changes a watcher may lag behind before it is
-	// dropped; 0 means the default.
+	// ended; 0 means the default.
 	WatchBuffer int `json:"watch-buffer"`
+	// MaxWatchers is how many watch streams may be open at once; 0 means
+	// the default.
+	MaxWatchers int `json:"max-watchers"`
+	// MaxWatchersPerUser is how many of them one user (by the client's
+	// user ID) may hold; 0 means the default.
+	MaxWatchersPerUser int `json:"max-watchers-per-user"`
 }
 
 // DefaultConfig returns the defaults nodeapi.conf documents.
 func DefaultConfig() Config {
 	return Config{
-		SocketPath:  memifv1.DefaultSocketPath,
-		SocketMode:  configfile.FileMode(server.DefaultSocketMode),
-		WatchBuffer: server.DefaultWatchBuffer,
+		SocketPath:         memifv1.DefaultSocketPath,
+		SocketMode:         configfile.FileMode(server.DefaultSocketMode),
+		WatchBuffer:        server.DefaultWatchBuffer,
+		MaxWatchers:        server.DefaultMaxWatchers,
+		MaxWatchersPerUser: server.DefaultMaxWatchersPerUser,
 	}
 }
 
@@ -52,7 +60,18 @@ func (c Config) Validate() error {
 	if c.WatchBuffer < 0 {
 		problems.Addf("watch-buffer", "must be a positive number, or 0 for the default, got %d", c.WatchBuffer)
 	}
+	if c.MaxWatchers < 0 {
+		problems.Addf("max-watchers", "must be a positive number, or 0 for the default, got %d", c.MaxWatchers)
+	}
+	if c.MaxWatchersPerUser < 0 {
+		problems.Addf("max-watchers-per-user", "must be a positive number, or 0 for the default, got %d", c.MaxWatchersPerUser)
+	}
 	return problems.Err()
+}
+
+// watchLimits returns the limits of the watchers.
+func (c Config) watchLimits() server.WatchLimits {
+	return server.WatchLimits{Buffer: c.WatchBuffer, Max: c.MaxWatchers, MaxPerUser: c.MaxWatchersPerUser}
 }
 
 // serverConfig returns the server's configuration.

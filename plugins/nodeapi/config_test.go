@@ -72,6 +72,8 @@ func TestConfigRefusesHostileValues(t *testing.T) {
 		{"relative socket path", Config{SocketPath: "api.sock"}, "socket-path"},
 		{"traversing relative socket path", Config{SocketPath: "../../tmp/api.sock"}, "socket-path"},
 		{"negative watch buffer", Config{WatchBuffer: -1}, "watch-buffer"},
+		{"negative max watchers", Config{MaxWatchers: -1}, "max-watchers"},
+		{"negative max watchers per user", Config{MaxWatchersPerUser: -1}, "max-watchers-per-user"},
 		{"group with a colon", Config{SocketGroup: "a:b"}, "socket-group"},
 		{"negative group ID", Config{SocketGroup: "-5"}, "socket-group"},
 	} {

@@ -50,7 +50,7 @@ func (p *Plugin) Init() error {
 		return fmt.Errorf("nodeapi plugin: %w", err)
 	}
 	p.serverConfig = cfg.serverConfig()
-	p.service = server.NewService(p.DeviceManager, p.Controller, cfg.WatchBuffer)
+	p.service = server.NewService(p.DeviceManager, p.Controller, cfg.watchLimits())
 	return nil
 }
 

@@ -10,4 +10,11 @@
 // DNS-1123 label of 63 bytes, a subdomain of 253) before they are in any
 // message; a refusal is InvalidArgument and quotes the input once, cut to
 // 100 bytes (configfile.Echo).
+//
+// No client holds the agent's memory: every connection carries its
+// client's user ID (SO_PEERCRED, peerCredentials); watchers are capped in
+// all and per user (WatchLimits), and one that falls behind is ended with
+// ResourceExhausted rather than kept blocked on a client that does not
+// read; a user's connections, a connection's calls, its idle time and an
+// unanswered ping are bounded by the gRPC server's options.
 package server

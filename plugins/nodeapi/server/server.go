@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 
 	memifv1 "github.com/contivpp/memif-agent/api/memif/v1"
 	"github.com/contivpp/memif-agent/internal/unixgroup"
@@ -51,13 +53,39 @@ func Start(config Config, service *Service) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("API %w", err)
 	}
-	srv := &Server{path: path, socket: socket, grpc: grpc.NewServer(), served: make(chan struct{})}
+	srv := &Server{path: path, socket: socket, grpc: grpc.NewServer(serverOptions(service)...), served: make(chan struct{})}
 	memifv1.RegisterMemifAgentServer(srv.grpc, service)
 	go func() {
 		defer close(srv.served)
 		srv.serveErr = srv.grpc.Serve(listener)
 	}()
 	return srv, nil
+}
+
+// Limits of the gRPC server, so that no client holds the agent's memory:
+// a connection serves at most maxStreamsPerConnection calls at once, must
+// send its preface within handshakeTimeout, is closed after
+// maxConnectionIdle without a call, and is pinged after pingAfter without
+// traffic and closed if it does not answer within pingTimeout (a client
+// gone without closing, holding a watch). A client may ping at most
+// every minPingInterval, and only while it has a call open.
+const (
+	maxStreamsPerConnection = 16
+	handshakeTimeout        = 5 * time.Second
+	maxConnectionIdle       = 5 * time.Minute
+	pingAfter               = time.Minute
+	pingTimeout             = 20 * time.Second
+	minPingInterval         = 30 * time.Second
+)
+
+func serverOptions(service *Service) []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.Creds(peerCredentials{peers: service.peers}),
+		grpc.MaxConcurrentStreams(maxStreamsPerConnection),
+		grpc.ConnectionTimeout(handshakeTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: maxConnectionIdle, Time: pingAfter, Timeout: pingTimeout}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: minPingInterval}),
+	}
 }
 
 // SocketPath returns the path the server listens on.

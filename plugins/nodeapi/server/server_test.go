@@ -49,7 +49,7 @@ func startAPI(t testing.TB, devices dmapi.DeviceManagerAPI, history controllerap
 	if config.SocketPath == "" {
 		config.SocketPath = filepath.Join(t.TempDir(), "api", "api.sock")
 	}
-	srv, err := server.Start(config, server.NewService(devices, history, 0))
+	srv, err := server.Start(config, server.NewService(devices, history, server.WatchLimits{}))
 	if err != nil {
 		t.Fatalf("start API: %v", err)
 	}
@@ -297,7 +297,7 @@ func TestSocketModeIsWhatConfigSays(t *testing.T) {
 
 func TestUnknownSocketGroupIsAnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "api.sock")
-	_, err := server.Start(server.Config{SocketPath: path, SocketGroup: "no-such-group-here"}, server.NewService(devicemanagertest.New(t, nil), nil, 0))
+	_, err := server.Start(server.Config{SocketPath: path, SocketGroup: "no-such-group-here"}, server.NewService(devicemanagertest.New(t, nil), nil, server.WatchLimits{}))
 	if err == nil || !strings.Contains(err.Error(), `API socket group "no-such-group-here"`) {
 		t.Errorf("Start with an unknown group = %v, want an error naming the group", err)
 	}
@@ -324,7 +324,7 @@ func TestStartWithSocketLeftovers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "api.sock")
 			tc.prepare(t, path)
-			srv, err := server.Start(server.Config{SocketPath: path}, server.NewService(devicemanagertest.New(t, nil), nil, 0))
+			srv, err := server.Start(server.Config{SocketPath: path}, server.NewService(devicemanagertest.New(t, nil), nil, server.WatchLimits{}))
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("Start = %v, want error: %v", err, tc.wantErr)
 			}
@@ -358,7 +358,7 @@ func serveSocket(t *testing.T, path string) {
 func TestCloseLeavesTheSocketOfAReplacement(t *testing.T) {
 	devices, _ := startWithWebMemif(t)
 	path := filepath.Join(t.TempDir(), "api.sock")
-	old, err := server.Start(server.Config{SocketPath: path}, server.NewService(devices, nil, 0))
+	old, err := server.Start(server.Config{SocketPath: path}, server.NewService(devices, nil, server.WatchLimits{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,30 +15,26 @@ import (
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
-// DefaultWatchBuffer is how many allocation changes a watcher may lag
-// behind before the device manager drops it.
-const DefaultWatchBuffer = 64
-
 // Service implements memifv1.MemifAgentServer. It holds no state of its own:
 // every call reads the device manager or the event history.
 type Service struct {
 	memifv1.UnimplementedMemifAgentServer
 
-	devices     dmapi.DeviceManagerAPI
-	history     controllerapi.EventHistory
-	watchBuffer int
+	devices dmapi.DeviceManagerAPI
+	history controllerapi.EventHistory
+	peers   *peers
 }
 
 // NewService returns the API over devices and the event history of
-// history. A nil history answers GetEventHistory with UNAVAILABLE; one
-// without a loop yet, with no events. watchBuffer <= 0 means
-// DefaultWatchBuffer.
-func NewService(devices dmapi.DeviceManagerAPI, history controllerapi.EventHistory, watchBuffer int) *Service {
-	if watchBuffer <= 0 {
-		watchBuffer = DefaultWatchBuffer
-	}
-	return &Service{devices: devices, history: history, watchBuffer: watchBuffer}
+// history, its watchers bounded by limits. A nil history answers
+// GetEventHistory with UNAVAILABLE; one without a loop yet, with no
+// events.
+func NewService(devices dmapi.DeviceManagerAPI, history controllerapi.EventHistory, limits WatchLimits) *Service {
+	return &Service{devices: devices, history: history, peers: newPeers(limits)}
 }
+
+// Watchers returns the watch streams counted against the caps.
+func (s *Service) Watchers() WatchCounts { return s.peers.counts() }
 
 // ListAllocations implements memifv1.MemifAgentServer.
 func (s *Service) ListAllocations(_ context.Context, req *memifv1.ListAllocationsRequest) (*memifv1.ListAllocationsResponse, error) {
@@ -75,48 +71,88 @@ func (s *Service) GetPodMemifs(_ context.Context, req *memifv1.GetPodMemifsReque
 
 // WatchAllocations implements memifv1.MemifAgentServer. The response
 // header is sent as soon as the device manager has registered the watch, so
-// a client that waits for it sees every later change.
+// a client that waits for it sees every later change. A watcher over a cap
+// of WatchLimits is refused, and one that falls more than the buffer
+// behind is ended, both with ResourceExhausted.
+//
+// The messages are sent by a goroutine of their own, so that a client that
+// does not read ends only its own stream: that goroutine may be blocked in
+// Send, on the client's flow control, when this returns, and gRPC's end of
+// the stream (which cancels its context) is what unblocks it.
 func (s *Service) WatchAllocations(req *memifv1.WatchAllocationsRequest, stream grpc.ServerStreamingServer[memifv1.AllocationChange]) error {
+	conn := connOf(stream.Context())
+	if conn == nil {
+		return status.Error(codes.Internal, "allocation watch on a connection the node API server did not make")
+	}
+	if err := s.peers.watch(conn); err != nil {
+		return err
+	}
+	fellBehind := false
+	defer func() { s.peers.unwatch(conn, fellBehind) }()
+
 	ctx, cancel := context.WithCancel(stream.Context())
-	changes := make(chan dmapi.AllocationChange, s.watchBuffer)
-	returned := make(chan struct{})
+	changes := make(chan dmapi.AllocationChange, s.peers.limits.Buffer)
+	registered := make(chan struct{})
 	// WatchAllocations may register and return, or block until ctx ends;
 	// either way its goroutine has finished when this call returns.
 	go func() {
-		defer close(returned)
+		defer close(registered)
 		s.devices.WatchAllocations(ctx, changes)
 	}()
-	defer func() { cancel(); <-returned }()
-	registering := returned
+	defer func() { cancel(); <-registered }()
+
+	outbox := make(chan dmapi.AllocationChange, s.peers.limits.Buffer)
+	sent := make(chan error, 1)
+	go func() { sent <- send(ctx, stream, req.GetIncludeSecrets(), registered, outbox) }()
 	for {
 		select {
-		case <-registering:
-			registering = nil
-			if err := stream.SendHeader(nil); err != nil {
-				return err
-			}
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
+		case err := <-sent:
+			return err
 		case change, ok := <-changes:
-			if !ok {
-				return droppedWatcherError(ctx)
+			if !ok && ctx.Err() != nil {
+				return status.FromContextError(ctx.Err()).Err()
 			}
+			if ok {
+				select {
+				case outbox <- change:
+					continue
+				default:
+				}
+			}
+			fellBehind = true
+			return status.Errorf(codes.ResourceExhausted,
+				"allocation watch fell more than %d changes behind (watch-buffer) and was ended: list allocations again, then watch again and read the stream promptly",
+				s.peers.limits.Buffer)
+		}
+	}
+}
+
+// send sends the response header once the watch is registered, then every
+// change of outbox, until ctx ends or a send fails.
+func send(ctx context.Context, stream grpc.ServerStreamingServer[memifv1.AllocationChange], includeSecrets bool, registered <-chan struct{}, outbox <-chan dmapi.AllocationChange) error {
+	select {
+	case <-registered:
+	case <-ctx.Done():
+		return nil
+	}
+	if err := stream.SendHeader(nil); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case change := <-outbox:
 			if err := stream.Send(&memifv1.AllocationChange{
 				Kind:       toChangeKind(change.Kind),
-				Allocation: toAllocation(change.Memif, req.GetIncludeSecrets()),
+				Allocation: toAllocation(change.Memif, includeSecrets),
 			}); err != nil {
 				return err
 			}
 		}
 	}
-}
-
-func droppedWatcherError(ctx context.Context) error {
-	if ctx.Err() != nil {
-		return status.FromContextError(ctx.Err()).Err()
-	}
-	return status.Error(codes.ResourceExhausted,
-		"allocation watch fell behind and was dropped by the device manager: list allocations again and re-watch")
 }
 
 // GetEventHistory implements memifv1.MemifAgentServer.
