@@ -19,6 +19,7 @@ import (
 
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/plugins/podmanager/podresources"
+	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
@@ -255,6 +256,53 @@ func TestClientWaitsOutKubeletRateLimit(t *testing.T) {
 	t.Run("Get", func(t *testing.T) {
 		if _, err := client.GetPod(context.Background(), webState.Pod.ID); err != nil {
 			t.Errorf("GetPod after the refusals: %v", err)
+		}
+	})
+}
+
+// TestListingsOfAPodAreEqualInAnyDeviceOrder: kubelet lists each container's
+// devices in another order at every answer (the fake permutes them on
+// purpose: six answers show the two- and three-device containers in every
+// rotation); every listing and Get of an unchanged pod is the same.
+func TestListingsOfAPodAreEqualInAnyDeviceOrder(t *testing.T) {
+	const answers = 6
+	pod := func(name string, devices ...*podresourcesv1.ContainerDevices) *podresourcesv1.PodResources {
+		return &podresourcesv1.PodResources{Name: name, Namespace: "default", Containers: []*podresourcesv1.ContainerResources{{Name: "app", Devices: devices}}}
+	}
+	state := func(name string, deviceIDs map[string][]string) podapi.PodState {
+		return podapi.PodState{Pod: podapi.Pod{ID: podapi.PodID{Namespace: "default", Name: name}}, Containers: []podapi.PodContainer{{Name: "app", DeviceIDs: deviceIDs}}}
+	}
+	socket := filepath.Join(t.TempDir(), "kubelet.sock")
+	kubelet := fakepodresources.Serve(t, socket)
+	kubelet.Set(
+		pod("three-memifs", &podresourcesv1.ContainerDevices{ResourceName: memif, DeviceIds: []string{"m3", "m4", "m5"}}),
+		pod("two-memifs", &podresourcesv1.ContainerDevices{ResourceName: memif, DeviceIds: []string{"m1", "m2"}}),
+		pod("memifs-and-gpus",
+			&podresourcesv1.ContainerDevices{ResourceName: memif, DeviceIds: []string{"m6", "m7"}},
+			&podresourcesv1.ContainerDevices{ResourceName: "example.com/gpu", DeviceIds: []string{"g0", "g1"}}),
+	)
+	kubelet.Permute(true)
+	want := []podapi.PodState{
+		state("memifs-and-gpus", map[string][]string{memif: {"m6", "m7"}, "example.com/gpu": {"g0", "g1"}}),
+		state("three-memifs", map[string][]string{memif: {"m3", "m4", "m5"}}),
+		state("two-memifs", map[string][]string{memif: {"m1", "m2"}}),
+	}
+	client := newClient(t, socket)
+	ctx := context.Background()
+	t.Run("List", func(t *testing.T) {
+		for answer := range answers {
+			if pods, err := client.ListPods(ctx); err != nil || !reflect.DeepEqual(pods, want) {
+				t.Errorf("ListPods, answer %d = %+v, %v\nwant %+v", answer, pods, err, want)
+			}
+		}
+	})
+	t.Run("Get", func(t *testing.T) {
+		for _, wantPod := range want {
+			for answer := range answers {
+				if got, err := client.GetPod(ctx, wantPod.Pod.ID); err != nil || !reflect.DeepEqual(got, wantPod) {
+					t.Errorf("GetPod(%s), answer %d = %+v, %v; want %+v", wantPod.Pod.ID.Name, answer, got, err, wantPod)
+				}
+			}
 		}
 	})
 }

@@ -105,9 +105,27 @@ func newFixture(t *testing.T, queueSize int, startLoop bool) *fixture {
 // newFixtureReconciling is newFixture with a reconcile period.
 func newFixtureReconciling(t *testing.T, queueSize int, startLoop bool, reconcilePeriod time.Duration) *fixture {
 	t.Helper()
-	f := &fixture{daemon: dockerd.Start(t), handler: newRecordingHandler()}
+	f := &fixture{daemon: dockerd.Start(t)}
 	f.docker = f.daemon.Client(t)
 	f.image = dockerd.ImportSleeperImage(t, f.docker)
+	f.start(t, dockerpods.NewSource(f.docker, testlog.New(t), 20*time.Millisecond, 200*time.Millisecond), queueSize, startLoop, reconcilePeriod)
+	return f
+}
+
+// newKubeletOnlyFixture is newFixture on a node with no container runtime
+// configured: kubelet's pod-resources alone tells which pods live.
+func newKubeletOnlyFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{}
+	f.start(t, nil, 100, true, time.Hour)
+	return f
+}
+
+// start serves the pod-resources API and starts the event loop and the
+// tracker over runtime (nil: none).
+func (f *fixture) start(t *testing.T, runtime podapi.Runtime, queueSize int, startLoop bool, reconcilePeriod time.Duration) {
+	t.Helper()
+	f.handler = newRecordingHandler()
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
 	f.kubelet = fakepodresources.Serve(t, socket)
 	kubeletClient, err := podresources.New(socket, 5*time.Second)
@@ -128,14 +146,12 @@ func newFixtureReconciling(t *testing.T, queueSize int, startLoop bool, reconcil
 	}
 	f.tracker, err = podtracker.New(
 		podtracker.Config{ReconcilePeriod: reconcilePeriod, GoneGrace: 50 * time.Millisecond},
-		podtracker.Deps{Runtime: dockerpods.NewSource(f.docker, testlog.New(t), 20*time.Millisecond, 200*time.Millisecond),
-			Kubelet: kubeletClient, EventLoop: f.loop, Log: testlog.New(t)})
+		podtracker.Deps{Runtime: runtime, Kubelet: kubeletClient, EventLoop: f.loop, Log: testlog.New(t)})
 	if err != nil {
 		t.Fatalf("tracker: %v", err)
 	}
 	f.tracker.Start()
 	t.Cleanup(f.tracker.Close)
-	return f
 }
 
 func memifSpec(image, name, uid, hostDir string, autoRemove bool) dockerd.PodSpec {
@@ -489,4 +505,90 @@ func TestSourceFailingAlone(t *testing.T) {
 		}
 		f.handler.WaitFor(t, waitTimeout, "DeletePod of web once kubelet answers", isDelete("web"))
 	})
+}
+
+// TestMultiMemifPodAnnouncedOnceInAnyDeviceOrder: kubelet lists a
+// container's devices in another order at every answer (the fake permutes
+// them on purpose, so each comparison after the first sees an order other
+// than the one before). A pod holding two or three memifs is announced, with
+// every device, and then never again however often the tracker compares,
+// whether kubelet is compared alone or beside Docker.
+func TestMultiMemifPodAnnouncedOnceInAnyDeviceOrder(t *testing.T) {
+	const reconciles = 12
+	memifs := map[string][]string{
+		"two-memifs":   {"memif-001", "memif-002"},
+		"three-memifs": {"memif-003", "memif-004", "memif-005"},
+	}
+	tests := []struct {
+		name   string
+		docker bool
+	}{
+		{name: "kubelet alone"},
+		{name: "Docker and kubelet", docker: true},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			var f *fixture
+			if test.docker {
+				f = newFixture(t, 100, true)
+			} else {
+				f = newKubeletOnlyFixture(t)
+			}
+			var listed []*podresourcesv1.PodResources
+			for name, deviceIDs := range memifs {
+				listed = append(listed, admitted(name, "app", deviceIDs...))
+				if test.docker {
+					dockerd.CreatePod(t, f.docker, memifSpec(f.image, name, "uid-"+name, t.TempDir(), false))
+				}
+			}
+			f.kubelet.Permute(true)
+			f.kubelet.Set(listed...)
+
+			ctx := context.Background()
+			// compare has the tracker compare the sources and the loop handle
+			// what that pushed.
+			compare := func() {
+				t.Helper()
+				if err := f.tracker.Reconcile(ctx); err != nil {
+					t.Fatalf("Reconcile: %v", err)
+				}
+				if err := f.loop.Resync(ctx); err != nil {
+					t.Fatalf("resync: %v", err)
+				}
+			}
+			announced := func(name string) func(controllerapi.Event) bool {
+				return func(event controllerapi.Event) bool {
+					add, ok := event.(*podapi.AddPod)
+					return ok && add.Pod.ID.Name == name
+				}
+			}
+			// Docker's events may announce a pod before kubelet's listing
+			// adds its devices: a real change. Once settled, an unchanged
+			// pod is never announced again.
+			compare()
+			settled := map[string]int{}
+			for name := range memifs {
+				settled[name] = f.handler.Count(announced(name))
+			}
+			for range reconciles {
+				compare()
+			}
+			for name, deviceIDs := range memifs {
+				adds := f.handler.Count(announced(name))
+				if settled[name] < 1 || adds != settled[name] {
+					t.Errorf("pod %s holding %d memifs announced %d times once settled, %d after %d more comparisons; want it announced and then never again",
+						name, len(deviceIDs), settled[name], adds, reconciles)
+					continue
+				}
+				withDevices := f.handler.Count(func(event controllerapi.Event) bool {
+					add, ok := event.(*podapi.AddPod)
+					return ok && add.Pod.ID.Name == name && len(add.Containers) == 1 &&
+						reflect.DeepEqual(add.Containers[0].DeviceIDs, map[string][]string{memif: deviceIDs})
+				})
+				if withDevices == 0 {
+					t.Errorf("pod %s never announced with app holding %v", name, deviceIDs)
+				}
+			}
+		})
+	}
 }

@@ -3,7 +3,8 @@
 // needs kubelet's device manager, which serves at a fixed path (the
 // test/kubelet suites run the real one, kubelettest). It answers from a
 // list the test changes, an unknown pod the way kubelet v1.37 does, and can
-// fail every call as a restarting kubelet.
+// fail every call as a restarting kubelet, or list each container's devices
+// in another order at every answer, as kubelet v1.37 may, but surely.
 //
 // The package owns its gRPC server and socket only.
 package fakepodresources
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 )
 
@@ -31,6 +33,9 @@ type Server struct {
 	mu      sync.Mutex
 	pods    []*podresourcesv1.PodResources
 	failing bool
+	// permute: each answer lists the devices rotated by answers.
+	permute bool
+	answers int
 }
 
 // Serve serves an empty pod list on socket until the test ends.
@@ -69,6 +74,38 @@ func (s *Server) Fail(failing bool) {
 	s.failing = failing
 }
 
+// Permute makes every later answer (List or Get) list each container's
+// devices one ID per entry, as kubelet v1.37 does, rotated by one more place
+// than the answer before: a container holding two devices or more is listed
+// in another order than at the previous answer, and in as many orders as it
+// has devices over that many answers. False lists them as Set gave them.
+func (s *Server) Permute(permute bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.permute = permute
+}
+
+// answer returns pod as this answer lists it; s.mu is held.
+func (s *Server) answer(pod *podresourcesv1.PodResources) *podresourcesv1.PodResources {
+	if !s.permute {
+		return pod
+	}
+	listed := proto.CloneOf(pod)
+	for _, container := range listed.Containers {
+		var entries []*podresourcesv1.ContainerDevices
+		for _, devices := range container.Devices {
+			for _, id := range devices.DeviceIds {
+				entries = append(entries, &podresourcesv1.ContainerDevices{ResourceName: devices.ResourceName, DeviceIds: []string{id}, Topology: devices.Topology})
+			}
+		}
+		if len(entries) > 0 {
+			shift := s.answers % len(entries)
+			container.Devices = append(entries[shift:], entries[:shift]...)
+		}
+	}
+	return listed
+}
+
 // List implements podresourcesv1.PodResourcesListerServer.
 func (s *Server) List(context.Context, *podresourcesv1.ListPodResourcesRequest) (*podresourcesv1.ListPodResourcesResponse, error) {
 	s.mu.Lock()
@@ -76,7 +113,12 @@ func (s *Server) List(context.Context, *podresourcesv1.ListPodResourcesRequest) 
 	if s.failing {
 		return nil, ErrRestarting
 	}
-	return &podresourcesv1.ListPodResourcesResponse{PodResources: s.pods}, nil
+	defer func() { s.answers++ }()
+	pods := make([]*podresourcesv1.PodResources, 0, len(s.pods))
+	for _, pod := range s.pods {
+		pods = append(pods, s.answer(pod))
+	}
+	return &podresourcesv1.ListPodResourcesResponse{PodResources: pods}, nil
 }
 
 // Get implements podresourcesv1.PodResourcesListerServer.
@@ -86,9 +128,10 @@ func (s *Server) Get(_ context.Context, request *podresourcesv1.GetPodResourcesR
 	if s.failing {
 		return nil, ErrRestarting
 	}
+	defer func() { s.answers++ }()
 	for _, pod := range s.pods {
 		if pod.Name == request.PodName && pod.Namespace == request.PodNamespace {
-			return &podresourcesv1.GetPodResourcesResponse{PodResources: pod}, nil
+			return &podresourcesv1.GetPodResourcesResponse{PodResources: s.answer(pod)}, nil
 		}
 	}
 	return nil, fmt.Errorf("pod %s in namespace %s not found", request.PodName, request.PodNamespace)
