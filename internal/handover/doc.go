@@ -20,6 +20,15 @@
 //
 // The protocol is one JSON object per line; the socket is mode 0600 in the
 // checkpoint's directory, so only the agent's user (root) reaches it.
+// Even so the holder trusts no request: each connection is read on its
+// own, and one that sends nothing within Config.RequestTimeout is told so
+// and dropped, so that a silent or slow client delays only itself; the
+// successor's pod UID, which names its kubelet sockets, must be one
+// Kubernetes makes (ValidatePodUID: no path separator, no ".."); and a
+// request is weighed only once no other handover is, and only if its
+// sender is still there (its connection open, the process that connected
+// alive when this agent sees its PID namespace), so that the node is never
+// handed to a successor that gave up or exited while it waited.
 //
 // It owns the handover socket and the connection; what a holder does to
 // hand over is its Holder's.

@@ -94,7 +94,7 @@ func (p *Plugin) serveNode(ctx context.Context) {
 	if p.nodeLock == nil {
 		return
 	}
-	server, err := handover.Serve(handoverPath(p.lockPath), p, HandoverTimeout, p.log)
+	server, err := handover.Serve(handoverPath(p.lockPath), p, handover.Config{HandOverTimeout: HandoverTimeout}, p.log)
 	if err != nil {
 		p.log.WarnS("no handover for the agent that replaces this one, which will wait for this one to exit", "err", err)
 		return

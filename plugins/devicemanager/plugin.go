@@ -129,6 +129,13 @@ func (p *Plugin) Init() error {
 		cfg.CheckpointPath = resolved
 	}
 	p.podUID = os.Getenv(dmapi.PodUIDEnv)
+	if p.podUID != "" {
+		// It names this agent's kubelet sockets, and the successor's to
+		// the agent it replaces.
+		if err := handover.ValidatePodUID(p.podUID); err != nil {
+			return fmt.Errorf("devicemanager plugin: $%s (the agent pod's metadata.uid): %w", dmapi.PodUIDEnv, err)
+		}
+	}
 	if p.podUID != "" && cfg.PluginSocket == config.DefaultPluginSocket {
 		cfg.PluginSocket = PluginSocketFor(p.podUID)
 	}

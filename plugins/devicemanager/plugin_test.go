@@ -124,3 +124,18 @@ func TestPluginRefusesInvalidConfig(t *testing.T) {
 		t.Errorf("Init with device-count 0 = %v, want an error naming the key", err)
 	}
 }
+
+// TestPluginRefusesAPodUIDThatIsNotOne: $POD_UID names the agent's kubelet
+// sockets, so one that is not a pod UID stops the agent before it takes
+// the node or listens anywhere, naming it.
+func TestPluginRefusesAPodUIDThatIsNotOne(t *testing.T) {
+	t.Setenv(dmapi.PodUIDEnv, "../device-plugins/kubelet")
+	dm := NewPlugin(UseDeps(func(deps *Deps) {
+		deps.Cfg = writeConfig(t, "checkpoint-path: "+filepath.Join(t.TempDir(), "checkpoint.json")+"\n")
+		deps.EventLoop = controllerLoop{}
+	}))
+	err := dm.Init()
+	if want := `$POD_UID (the agent pod's metadata.uid): pod UID "../device-plugins/kubelet" refused`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Init with POD_UID ../device-plugins/kubelet = %v, want an error saying %q", err, want)
+	}
+}
