@@ -46,7 +46,7 @@ type Holder interface {
 
 // Config bounds what the server waits for.
 type Config struct {
-	// HandOverTimeout bounds each Holder.HandOver.
+	// HandOverTimeout bounds each Holder.HandOver; it is required.
 	HandOverTimeout time.Duration
 	// RequestTimeout bounds how long a connection may take to send its
 	// request; a connection silent for longer is told so and dropped.
@@ -66,7 +66,7 @@ type message struct {
 
 // Server serves the handover socket of the agent holding the node.
 type Server struct {
-	listener net.Listener
+	listener *net.UnixListener
 	path     string
 	socket   unixsocket.ID
 	holder   Holder
@@ -91,6 +91,9 @@ type Server struct {
 // After a successful handover it stops listening: the successor serves
 // its own socket at path. Close stops it.
 func Serve(path string, holder Holder, cfg Config, log logs.Logger) (*Server, error) {
+	if cfg.HandOverTimeout <= 0 {
+		return nil, fmt.Errorf("serve handover socket: a handover timeout is required, got %s", cfg.HandOverTimeout)
+	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
@@ -99,7 +102,7 @@ func Serve(path string, holder Holder, cfg Config, log logs.Logger) (*Server, er
 		return nil, fmt.Errorf("serve handover socket: %w", err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	s := &Server{listener: listener, path: path, socket: socket, holder: holder, cfg: cfg, log: log,
+	s := &Server{listener: listener.(*net.UnixListener), path: path, socket: socket, holder: holder, cfg: cfg, log: log,
 		ctx: ctx, stop: stop, served: make(chan struct{})}
 	go func() {
 		defer close(s.served)
@@ -140,13 +143,13 @@ func (s *Server) run() {
 		case <-s.ctx.Done():
 			return
 		}
-		conn, err := s.listener.Accept()
+		conn, err := s.listener.AcceptUnix()
 		if err != nil {
 			return
 		}
 		connections.Go(func() {
 			defer func() { <-pending }()
-			s.serve(conn.(*net.UnixConn))
+			s.serve(conn)
 		})
 	}
 }
