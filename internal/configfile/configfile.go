@@ -24,7 +24,7 @@ func Load(path string, cfg any) error {
 	if path == "" {
 		return nil
 	}
-	content, err := readFile(path)
+	content, err := ReadFile(path)
 	if err != nil {
 		return err
 	}

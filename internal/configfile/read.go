@@ -13,9 +13,11 @@ import (
 // or a huge one from growing the agent until the OOM killer stops it.
 const MaxFileSize = 1 << 20
 
-// readFile reads the config file at path (openFile), at most MaxFileSize
-// bytes even if it grows while it is read.
-func readFile(path string) ([]byte, error) {
+// ReadFile reads the config file at path: only a regular file (links to
+// one are followed) of at most MaxFileSize bytes, even if it grows while
+// it is read. Opening it never blocks, so that a FIFO is refused at once;
+// a missing file is an error matching fs.ErrNotExist.
+func ReadFile(path string) ([]byte, error) {
 	file, err := openFile(path)
 	if err != nil {
 		return nil, err
@@ -55,7 +57,7 @@ func openFile(path string) (*os.File, error) {
 	case err != nil:
 		err = fmt.Errorf("read config file: %w", err)
 	case !info.Mode().IsRegular():
-		err = fmt.Errorf("read config file %s: it is %s, not a regular file; point the flag at a regular file", path, kindOfFile(info.Mode()))
+		err = fmt.Errorf("read config file %s: it is %s, not a regular file; make it a regular file (or a link to one), or point the flag at one", path, kindOfFile(info.Mode()))
 	case info.Size() > MaxFileSize:
 		err = tooLarge(path)
 	}

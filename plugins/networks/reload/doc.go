@@ -6,13 +6,21 @@
 // the file again after any change in it.
 //
 // Changes are debounced: the file is read once the directory has been
-// quiet for Options.Debounce. A read is bounded (Options.MaxBytes). The
-// content is parsed by the caller's Parse; a version whose content is the
-// same as the last one seen is ignored, a valid one is handed to Apply,
-// an invalid, unreadable or missing one is handed to Refuse and the last
-// applied version stays in force. A version that goes back to the last
-// seen valid content after a refusal is applied again, so that the user
-// can clear its refusal.
+// quiet for Options.Debounce. It is read as every config file is
+// (configfile.ReadFile): only a regular file of at most 1 MiB, opened
+// without blocking, so that a FIFO is refused at once, at Start or later,
+// and never hangs the Watcher or its Stop. The content is parsed by the
+// caller's Parse; a version whose content is the same as the last one
+// seen is ignored, a valid one is handed to Apply, an invalid or
+// unreadable one is handed to Refuse and the last applied version stays
+// in force. A version that goes back to the last seen valid content after
+// a refusal is applied again, so that the user can clear its refusal.
+//
+// A file removed is refused once (an error matching fs.ErrNotExist),
+// however often its directory changes while it is gone, and the last
+// applied version stays; the file written again is a new version. With
+// Options.MayBeMissing, the file may be missing at Start too, which then
+// parses nil content; the file written later is applied.
 //
 // The Watcher's goroutine is its own; Stop ends it and waits for it.
 // Apply and Refuse run on that goroutine, one at a time, and must not

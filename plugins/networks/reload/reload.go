@@ -4,20 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/contivpp/memif-agent/internal/configfile"
 )
 
-// Defaults of Options.
-const (
-	DefaultDebounce = 200 * time.Millisecond
-	DefaultMaxBytes = 1 << 20
-)
+// DefaultDebounce is Options.Debounce's default.
+const DefaultDebounce = 200 * time.Millisecond
 
 // Options say what to watch and whom to tell.
 type Options[T any] struct {
@@ -32,8 +30,9 @@ type Options[T any] struct {
 	// Debounce is how long the directory must be quiet before the file is
 	// read; 0: DefaultDebounce.
 	Debounce time.Duration
-	// MaxBytes bounds the file; 0: DefaultMaxBytes.
-	MaxBytes int64
+	// MayBeMissing lets the file be missing at Start, which then hands
+	// Parse nil content; the file is applied once it is written.
+	MayBeMissing bool
 }
 
 // Watcher watches one config file.
@@ -41,6 +40,8 @@ type Watcher[T any] struct {
 	opts     Options[T]
 	watcher  *fsnotify.Watcher
 	lastSeen []byte
+	// missing: the file was missing when last read.
+	missing  bool
 	stop     chan struct{}
 	done     sync.WaitGroup
 	stopOnce sync.Once
@@ -53,9 +54,6 @@ func Start[T any](opts Options[T]) (*Watcher[T], T, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = DefaultDebounce
 	}
-	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = DefaultMaxBytes
-	}
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, zero, fmt.Errorf("watch %s: %w", opts.Path, err)
@@ -66,14 +64,17 @@ func Start[T any](opts Options[T]) (*Watcher[T], T, error) {
 		return nil, zero, fmt.Errorf("watch the directory of %s: %w", opts.Path, err)
 	}
 	w := &Watcher[T]{opts: opts, watcher: watcher, stop: make(chan struct{})}
-	content, err := w.read()
+	content, err := configfile.ReadFile(opts.Path)
+	if opts.MayBeMissing && errors.Is(err, fs.ErrNotExist) {
+		content, err, w.missing = nil, nil, true
+	}
 	var cfg T
 	if err == nil {
-		cfg, err = opts.Parse(content)
+		cfg, err = w.parse(content)
 	}
 	if err != nil {
 		watcher.Close()
-		return nil, zero, fmt.Errorf("config file %s: %w", opts.Path, err)
+		return nil, zero, err
 	}
 	w.lastSeen = content
 	w.done.Add(1)
@@ -122,38 +123,40 @@ func (w *Watcher[T]) run() {
 	}
 }
 
-// reload reads the file and applies or refuses a new version.
+// reload reads the file and applies or refuses a new version. A file
+// removed is refused once, however often the directory changes while it
+// is gone, and the file written again is a new version.
 func (w *Watcher[T]) reload() {
-	content, err := w.read()
-	if err == nil && bytes.Equal(content, w.lastSeen) {
+	content, err := configfile.ReadFile(w.opts.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !w.missing {
+			w.missing, w.lastSeen = true, nil
+			w.opts.Refuse(fmt.Errorf("config file %s was removed; keeping the config applied before until it is written again: %w", w.opts.Path, err))
+		}
+		return
+	}
+	if err == nil && !w.missing && bytes.Equal(content, w.lastSeen) {
 		return
 	}
 	// After a refusal, the content seen before it is new again.
-	w.lastSeen = content
+	w.missing, w.lastSeen = false, content
 	var cfg T
 	if err == nil {
-		cfg, err = w.opts.Parse(content)
+		cfg, err = w.parse(content)
 	}
 	if err != nil {
-		w.opts.Refuse(fmt.Errorf("config file %s: %w; keeping the config applied before", w.opts.Path, err))
+		w.opts.Refuse(fmt.Errorf("%w; keeping the config applied before", err))
 		return
 	}
 	w.opts.Apply(cfg)
 }
 
-// read reads the file, following links (a ConfigMap's file is one).
-func (w *Watcher[T]) read() ([]byte, error) {
-	f, err := os.Open(w.opts.Path)
+// parse parses content, naming the file in its error (configfile's
+// errors of reading name it already).
+func (w *Watcher[T]) parse(content []byte) (T, error) {
+	cfg, err := w.opts.Parse(content)
 	if err != nil {
-		return nil, err
+		return cfg, fmt.Errorf("config file %s: %w", w.opts.Path, err)
 	}
-	defer f.Close()
-	content, err := io.ReadAll(io.LimitReader(f, w.opts.MaxBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(content)) > w.opts.MaxBytes {
-		return nil, fmt.Errorf("larger than %d bytes", w.opts.MaxBytes)
-	}
-	return content, nil
+	return cfg, nil
 }

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
@@ -206,39 +208,173 @@ func TestPlainFileWrites(t *testing.T) {
 	// may read it half-written, a valid config below the size limit, and
 	// apply that before it refuses the whole.
 	large := filepath.Join(dir, "large.tmp")
-	if err := os.WriteFile(large, []byte(red+"#"+strings.Repeat("x", DefaultMaxBytes)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(large, []byte(red+"#"+strings.Repeat("x", configfile.MaxFileSize)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(large, path); err != nil {
 		t.Fatal(err)
 	}
 	r.waitFor(t, 1, 2)
-	if err := r.lastRefusal(); !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+	if err := r.lastRefusal(); !strings.Contains(err.Error(), "larger than the 1048576 bytes") {
 		t.Fatalf("refusal of a large file = %v", err)
 	}
 	write(redBlue)
 	r.waitFor(t, 2, 2)
 }
 
+// TestStartRefuses: a file Start cannot apply is an error naming it, at
+// once: a FIFO does not hang the agent's start.
 func TestStartRefuses(t *testing.T) {
 	dir := t.TempDir()
 	invalid := filepath.Join(dir, "invalid.conf")
 	if err := os.WriteFile(invalid, []byte("networks: [{name: a}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ name, path, wantErr string }{
-		{"missing file", filepath.Join(dir, "absent.conf"), "no such file"},
-		{"missing directory", filepath.Join(dir, "absent", "networks.conf"), "watch the directory"},
-		{"invalid file", invalid, "type must be l3 or l2"},
+	fifo := filepath.Join(dir, "fifo.conf")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path, wantErr string
+		mayBeMissing        bool
+	}{
+		{"missing file", filepath.Join(dir, "absent.conf"), "no such file", false},
+		{"missing directory", filepath.Join(dir, "absent", "networks.conf"), "watch the directory", true},
+		{"invalid file", invalid, "type must be l3 or l2", true},
+		{"FIFO", fifo, "is a named pipe (FIFO), not a regular file; make it a regular file", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &recorder{}
-			_, _, err := Start(Options[netconf.Config]{Path: tc.path, Parse: netconf.Decode, Apply: r.apply, Refuse: r.refuse})
+			done := make(chan error, 1)
+			go func() {
+				w, _, err := Start(Options[netconf.Config]{Path: tc.path, Parse: netconf.Decode, Apply: r.apply, Refuse: r.refuse, MayBeMissing: tc.mayBeMissing})
+				if err == nil {
+					w.Stop()
+				}
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(waitLimit):
+				unblockFIFO(tc.path)
+				t.Fatalf("Start(%s) still blocked after %s", tc.path, waitLimit)
+			}
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), tc.path) {
 				t.Fatalf("Start(%s) = %v, want an error naming the file and containing %q", tc.path, err, tc.wantErr)
 			}
 		})
 	}
+}
+
+// unblockFIFO opens the FIFO at path for writing and closes it, so that
+// a reader blocked in opening it goes on (and the test can end).
+func unblockFIFO(path string) {
+	if writer, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		writer.Close()
+	}
+}
+
+// TestFIFORefusedLive: a version that is a FIFO is refused naming what it
+// is, the config applied before stays, a later regular file is applied,
+// and Stop returns.
+func TestFIFORefusedLive(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "networks.conf")
+	if err := os.WriteFile(path, []byte(red), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	w, _, err := Start(Options[netconf.Config]{Path: path, Parse: netconf.Decode, Apply: r.apply, Refuse: r.refuse, Debounce: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	t.Cleanup(func() {
+		go func() {
+			w.Stop()
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-time.After(waitLimit):
+			unblockFIFO(path)
+			t.Errorf("Stop still blocked after %s", waitLimit)
+			<-stopped
+		}
+	})
+	fifo := filepath.Join(dir, "fifo.tmp")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(fifo, path); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, 0, 1)
+	if err := r.lastRefusal(); !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "is a named pipe (FIFO), not a regular file") ||
+		!strings.Contains(err.Error(), "keeping the config applied before") {
+		t.Fatalf("refusal of a FIFO = %v, want the file named, what it is, and the config kept", err)
+	}
+	next := filepath.Join(dir, "next.tmp")
+	if err := os.WriteFile(next, []byte(redBlue), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, path); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, 1, 1)
+	if got := names(r.lastApplied()); got != "red,blue" {
+		t.Fatalf("applied networks %s after the FIFO, want red,blue", got)
+	}
+}
+
+// TestMissingFileAppliedWhenWritten: with MayBeMissing, a file missing at
+// Start is Parse's nil content, other files of its directory changing are
+// nothing, and the file written later is applied. Removed, it is refused
+// once however the directory changes, and written again it is applied.
+func TestMissingFileAppliedWhenWritten(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "networks.conf")
+	other := filepath.Join(dir, "memifwiring.conf")
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &recorder{}
+	var parsedNil bool
+	parse := func(content []byte) (netconf.Config, error) {
+		if content == nil {
+			parsedNil = true
+		}
+		return netconf.Decode(content)
+	}
+	w, initial, err := Start(Options[netconf.Config]{Path: path, Parse: parse, Apply: r.apply, Refuse: r.refuse, Debounce: 20 * time.Millisecond, MayBeMissing: true})
+	if err != nil {
+		t.Fatalf("Start with the file missing: %v", err)
+	}
+	t.Cleanup(w.Stop)
+	if !parsedNil || len(initial.Networks) != 0 {
+		t.Fatalf("Start with the file missing parsed nil content: %v, networks %s; want true and none", parsedNil, names(initial))
+	}
+	write(other, "mtu: 9000\n")
+	write(path, red)
+	r.waitFor(t, 1, 0)
+	if got := names(r.lastApplied()); got != "red" {
+		t.Fatalf("applied networks %s, want red", got)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, 1, 1)
+	if err := r.lastRefusal(); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "was removed") {
+		t.Fatalf("refusal of a removed file = %v, want fs.ErrNotExist, saying it was removed", err)
+	}
+	write(other, "mtu: 1500\n")
+	write(path, red)
+	// The one refusal of the removal, and red applied again.
+	r.waitFor(t, 2, 1)
 }
 
 // TestStopEndsDelivery: after Stop returns nothing is applied, however
@@ -270,7 +406,7 @@ func TestReloadSeesEachVersionOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "networks.conf")
 	r := &recorder{}
 	w := &Watcher[netconf.Config]{
-		opts:     Options[netconf.Config]{Path: path, Parse: netconf.Decode, Apply: r.apply, Refuse: r.refuse, MaxBytes: DefaultMaxBytes},
+		opts:     Options[netconf.Config]{Path: path, Parse: netconf.Decode, Apply: r.apply, Refuse: r.refuse},
 		lastSeen: []byte(red),
 	}
 	for i, step := range []struct {
@@ -284,11 +420,15 @@ func TestReloadSeesEachVersionOnce(t *testing.T) {
 		{"networks: [\n", 1, 1},
 		{redBlue, 2, 1},
 		{"", 2, 2},
+		{"", 2, 2},
 		{redBlue, 3, 2},
 	} {
 		var err error
 		if step.content == "" {
 			err = os.Remove(path)
+			if errors.Is(err, os.ErrNotExist) {
+				err = nil
+			}
 		} else {
 			err = os.WriteFile(path, []byte(step.content), 0o600)
 		}
