@@ -31,7 +31,10 @@ type pluginConfig struct {
 	defaultFile string
 }
 
-var _ config.PluginConfig = pluginConfig{}
+var (
+	_ config.PluginConfig = pluginConfig{}
+	_ configfile.Locator  = pluginConfig{}
+)
 
 // forPlugin declares the flags of the plugin called name (its -config flag
 // and the extra flags opts add, as config.ForPlugin does) on the command
@@ -51,6 +54,17 @@ func (c pluginConfig) GetConfigName() string {
 		return ""
 	}
 	return configPath(file, agentwiring.FlagValue(config.DirFlag), file != c.defaultFile)
+}
+
+// ConfigPath implements configfile.Locator: the path the plugin's config
+// file is read from when it is there, "" when none would be (the default
+// file with no -config-dir).
+func (c pluginConfig) ConfigPath() string {
+	file := agentwiring.FlagValue(c.flagName)
+	if file == "" {
+		return ""
+	}
+	return placeConfig(file, agentwiring.FlagValue(config.DirFlag), file != c.defaultFile)
 }
 
 // LoadValue implements config.PluginConfig: it decodes the plugin's config
@@ -75,6 +89,18 @@ func (c pluginConfig) LoadValue(value interface{}) (found bool, err error) {
 // returned even when missing, so that loading it fails naming it; with no
 // dir, a bare name is relative to the working directory.
 func configPath(file, dir string, named bool) string {
+	path := placeConfig(file, dir, named)
+	if path == "" || named || filepath.Base(file) != file {
+		return path
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return path
+}
+
+// placeConfig is configPath whether or not the file is there.
+func placeConfig(file, dir string, named bool) string {
 	if filepath.Base(file) != file {
 		return file
 	}
@@ -84,9 +110,5 @@ func configPath(file, dir string, named bool) string {
 		}
 		return ""
 	}
-	path := filepath.Join(dir, file)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !named {
-		return ""
-	}
-	return path
+	return filepath.Join(dir, file)
 }

@@ -9,6 +9,9 @@ import (
 	"time"
 )
 
+// TestConfigPath: where each plugin's file is read from (configPath), and
+// where it would be while it is missing (placeConfig, for a plugin that
+// watches its file live).
 func TestConfigPath(t *testing.T) {
 	dir := t.TempDir()
 	// A default file in the working directory is not read either.
@@ -22,19 +25,27 @@ func TestConfigPath(t *testing.T) {
 		dir   string
 		named bool
 		want  string
+		// place is where the file would be; want's when "-".
+		place string
 	}{
-		{"default file in the config dir", "present.conf", dir, false, filepath.Join(dir, "present.conf")},
-		{"default file missing: the defaults", "absent.conf", dir, false, ""},
-		{"named file missing: kept, so loading it fails", "absent.conf", dir, true, filepath.Join(dir, "absent.conf")},
-		{"absolute path taken as it is", "/etc/memif/x.conf", dir, true, "/etc/memif/x.conf"},
-		{"relative path with a directory taken as it is", "./x.conf", dir, true, "./x.conf"},
-		{"no config dir: a named file is the working directory's", "absent.conf", "", true, "absent.conf"},
-		{"no config dir: the default file is not looked for", "present.conf", "", false, ""},
+		{"default file in the config dir", "present.conf", dir, false, filepath.Join(dir, "present.conf"), "-"},
+		{"default file missing: the defaults, watched for in the config dir", "absent.conf", dir, false, "", filepath.Join(dir, "absent.conf")},
+		{"named file missing: kept, so loading it fails", "absent.conf", dir, true, filepath.Join(dir, "absent.conf"), "-"},
+		{"absolute path taken as it is", "/etc/memif/x.conf", dir, true, "/etc/memif/x.conf", "-"},
+		{"relative path with a directory taken as it is", "./x.conf", dir, true, "./x.conf", "-"},
+		{"no config dir: a named file is the working directory's", "absent.conf", "", true, "absent.conf", "-"},
+		{"no config dir: the default file is not looked for", "present.conf", "", false, "", "-"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := configPath(tc.file, tc.dir, tc.named); got != tc.want {
 				t.Errorf("configPath(%q, %q, %v) = %q, want %q", tc.file, tc.dir, tc.named, got, tc.want)
+			}
+			if tc.place == "-" {
+				tc.place = tc.want
+			}
+			if got := placeConfig(tc.file, tc.dir, tc.named); got != tc.place {
+				t.Errorf("placeConfig(%q, %q, %v) = %q, want %q", tc.file, tc.dir, tc.named, got, tc.place)
 			}
 		})
 	}

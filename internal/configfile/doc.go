@@ -20,6 +20,10 @@
 // problems to 20, each cut saying how much was left out, so that a huge
 // value does not become a log line of its size.
 //
+// A plugin that watches its file live finds where it would be while it
+// is missing through Locator, which File and the agent's own plugin
+// configs implement.
+//
 // It does not know any plugin's keys or defaults, and it must not import
 // cn-infra: plugins pass in the path their cn-infra config gives them.
 //

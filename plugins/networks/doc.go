@@ -3,10 +3,14 @@
 // network, with memifwiring.conf's legacy keys applied (a bridge-domain
 // there becomes the default l2 network; see netconf.WithLegacy).
 //
-// Init reads the file, which must be valid (a missing file declares no
-// network: memifs are wired as memifwiring.conf says), and watches it from
-// then on (package reload: a ConfigMap update swaps the mounted file
-// through a link, and is seen). Each new valid version is pushed into the
+// Init reads the file, which must be valid (a regular file: a FIFO or a
+// device is refused naming it; a missing file declares no network:
+// memifs are wired as memifwiring.conf says), and watches its directory
+// from then on (package reload: a ConfigMap update swaps the mounted file
+// through a link, and is seen). A file missing at the start is watched
+// for too (where the agent would read it: configfile.Locator), and
+// applied once written; a file removed later keeps the networks applied
+// last, with a warning (a file without networks declares none). Each new valid version is pushed into the
 // controller's event loop as a NetworksChanged event, so that the event
 // handlers apply it on the loop: the memif wiring applies what
 // netconf.Reconcile allows while pods use the networks, logs each change

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ligato/cn-infra/infra"
 
+	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
@@ -52,38 +53,50 @@ func (p *Plugin) Init() error {
 		p.current = cfg
 		return nil
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		// No file: no network; it is not watched, as a plugin's missing
-		// config file means its defaults.
-		p.log.InfoS("no networks.conf: no networks declared; memifs are wired as memifwiring.conf says", "path", path)
-		cfg, err := p.parse(nil)
-		if err != nil {
-			return fmt.Errorf("networks plugin: %w", err)
-		}
-		p.current = cfg
-		return nil
-	}
+	// Stat before the watch: a file written between the two is applied
+	// by the watcher, and only this log line is then out of date.
+	_, statErr := os.Stat(path)
 	watcher, cfg, err := reload.Start(reload.Options[netconf.Config]{
-		Path:  path,
-		Parse: p.parse,
-		Apply: p.apply,
-		Refuse: func(err error) {
-			p.log.ErrorS(err, "networks.conf not applied: the last applied version stays in force")
-		},
+		Path:         path,
+		Parse:        p.parse,
+		Apply:        p.apply,
+		Refuse:       p.refuse,
+		MayBeMissing: true,
 	})
 	if err != nil {
 		return fmt.Errorf("networks plugin: %w", err)
 	}
 	p.current, p.watcher = cfg, watcher
+	if errors.Is(statErr, fs.ErrNotExist) {
+		p.log.InfoS("no networks.conf: no networks declared; memifs are wired as memifwiring.conf says until the file is written", "path", path)
+		return nil
+	}
 	p.log.InfoS("networks declared", "networks", describe(cfg))
 	return nil
 }
 
+// configPath is where networks.conf is, or would be while it is missing
+// (configfile.Locator), so that a file written later is applied.
 func (p *Plugin) configPath() string {
 	if p.Cfg == nil {
 		return ""
 	}
+	if locator, ok := p.Cfg.(configfile.Locator); ok {
+		return locator.ConfigPath()
+	}
 	return p.Cfg.GetConfigName()
+}
+
+// refuse logs why a new version is not applied. A file removed keeps the
+// networks applied last, as a bad version does: a removal is more often a
+// step of replacing the file than a wish for no networks, and a file
+// without networks declares none.
+func (p *Plugin) refuse(err error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		p.log.WarnS("networks.conf removed: the networks applied last stay in force until it is written again", "err", err)
+		return
+	}
+	p.log.ErrorS(err, "networks.conf not applied: the last applied version stays in force")
 }
 
 // parse decodes networks.conf and applies memifwiring.conf's legacy keys.
