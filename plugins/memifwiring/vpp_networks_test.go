@@ -147,3 +147,91 @@ func TestL3NetworkThroughVPP(t *testing.T) {
 		}
 	}
 }
+
+// memifNetworks is what the pod's memifs got, as the device manager
+// records it (GetPodMemifInfo), or why there is none.
+func (a *vppAgent) memifNetworks(name string) ([]dmapi.MemifNetwork, error) {
+	memifs, err := a.DeviceManager.BoundPodMemifs(podapi.PodID{Namespace: "default", Name: name})
+	if err != nil {
+		return nil, err
+	}
+	if len(memifs) != 1 {
+		return nil, fmt.Errorf("pod %s has %d memifs bound, want 1", name, len(memifs))
+	}
+	return memifs[0].Networks, nil
+}
+
+// wantRefused checks that the pod's one memif is refused for reason.
+func (a *vppAgent) wantRefused(t *testing.T, name, reason string) {
+	t.Helper()
+	networks, err := a.memifNetworks(name)
+	if err != nil || len(networks) != 1 || networks[0].Reason != reason {
+		t.Fatalf("pod %s: memif networks %+v, %v; want one refused for %s", name, networks, err, reason)
+	}
+}
+
+// waitWired waits until the pod's one memif is wired in network with ip.
+func (a *vppAgent) waitWired(t *testing.T, name, network, ip string) {
+	t.Helper()
+	poll.Until(t, vppWaitLimit, fmt.Sprintf("pod %s wired in %s with %s", name, network, ip), func() error {
+		networks, err := a.memifNetworks(name)
+		if err != nil {
+			return err
+		}
+		if len(networks) != 1 || networks[0].Refused != "" || networks[0].Network != network || !slices.Equal(networks[0].IPs, []string{ip}) {
+			return fmt.Errorf("memif networks %+v", networks)
+		}
+		return nil
+	})
+}
+
+// TestNetworksConfWrittenAfterStartThroughVPP: with no networks.conf at
+// the agent's start, the file written later is applied, and the memif
+// refused meanwhile for naming a network the file then declares is wired
+// in VPP and told its address in memif.json.
+func TestNetworksConfWrittenAfterStartThroughVPP(t *testing.T) {
+	v := vpp.Start(t)
+	a := startVPPAgentWith(t, v, vppAgentDir(t), newLivePods(), "mtu: 9000\n", "")
+	early, _ := a.addAnnotatedPod(t, "early", "memif-000", `[{"network": "red"}]`)
+	a.wantRefused(t, "early", "unknown-network")
+
+	path := filepath.Join(a.ConfigDir, "networks.conf")
+	if err := os.WriteFile(path, []byte(redNetworks), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, vppWaitLimit, "networks.conf written after the start applied", func() error {
+		if _, ok := a.Networks.Networks().Network("red"); !ok {
+			return fmt.Errorf("networks %+v", a.Networks.Networks())
+		}
+		return nil
+	})
+	a.waitWired(t, "early", "red", "10.70.0.2/24")
+	waitVPPMemifs(t, v, []string{"memif_default_early_app_0"})
+	wantInterface(t, readMemifJSON(t, early), "red", "10.70.0.2/24", "10.70.0.1", 1)
+}
+
+// TestMemifRefusedForExhaustedSubnetWiredOnRelease: a memif refused
+// because its network's subnet is exhausted is wired in VPP, and told its
+// address in memif.json, once the pod holding the last address goes.
+func TestMemifRefusedForExhaustedSubnetWiredOnRelease(t *testing.T) {
+	v := vpp.Start(t)
+	// A /30 holds one pod address beside the gateway.
+	tiny := "networks:\n  - {name: tiny, type: l3, subnet: 10.71.0.0/30}\n"
+	a := startVPPAgentWith(t, v, vppAgentDir(t), newLivePods(), "mtu: 9000\n", tiny)
+	_, firstState := a.addAnnotatedPod(t, "first", "memif-000", `[{"network": "tiny"}]`)
+	second, _ := a.addAnnotatedPod(t, "second", "memif-001", `[{"network": "tiny"}]`)
+	a.waitWired(t, "first", "tiny", "10.71.0.2/30")
+	a.wantRefused(t, "second", "subnet-exhausted")
+	waitVPPMemifs(t, v, []string{"memif_default_first_app_0"})
+
+	a.Push(t, &podapi.DeletePod{Pod: firstState.Pod})
+	a.Barrier(t)
+	a.waitWired(t, "second", "tiny", "10.71.0.2/30")
+	waitVPPMemifs(t, v, []string{"memif_default_second_app_0"})
+	wantInterface(t, readMemifJSON(t, second), "tiny", "10.71.0.2/30", "10.71.0.1", 1)
+	tinyNetwork, _ := netconf.Config{Networks: []netconf.Network{{Name: "tiny", Type: netconf.L3}}}.Network("tiny")
+	if out := v.CLI(t, "show", "ip", "fib", "table", fmt.Sprint(tinyNetwork.TableID()), "10.71.0.2/32"); !strings.Contains(out, "10.71.0.2/32") ||
+		!strings.Contains(out, "memif") {
+		t.Errorf("VRF of tiny lacks the route to 10.71.0.2/32 via a memif:\n%s", out)
+	}
+}

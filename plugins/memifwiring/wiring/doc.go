@@ -53,6 +53,16 @@
 // SpanChanged wires every bound pod again, under the span Options.Span
 // holds when it is handled (never older than the event's).
 //
+// A memif refused is tried again, through the event that may clear its
+// refusal, so that no restart or new pod is needed: a NetworksChanged
+// wires again every pod with a memif refused (a network declared that
+// its spec named, a subnet grown), and an event that releases addresses
+// (DeletePod, an AllocateDevice that takes memifs over) the pods with a
+// memif refused for subnet-exhausted or address-taken, in the order of
+// their names, so that the first gets the address freed. Their
+// memif.json and the device manager's record follow, and they are told
+// (MemifWired).
+//
 // With Options.Events, an update tells each pod of its memifs newly wired
 // or refused (Kubernetes Events MemifWired and MemifRefused, through
 // plugins/podevents, which only queues on the loop); a resync tells

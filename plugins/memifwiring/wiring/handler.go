@@ -20,6 +20,7 @@ import (
 	networksapi "github.com/contivpp/memif-agent/plugins/networks/api"
 	"github.com/contivpp/memif-agent/plugins/networks/assign"
 	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
+	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
@@ -201,6 +202,9 @@ func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOpera
 			return "", nil
 		}
 		change, err = h.rewireTakenOver(ev.TakenOver, txn)
+		if err == nil {
+			change = joinChanges(change, h.retryRefused(retriedOnRelease, podapi.PodID{}, txn))
+		}
 	case podapi.AddPodEvent:
 		pod := ev.GetAddPod().Pod
 		h.remember(pod.ID)
@@ -209,6 +213,7 @@ func (h *Handler) Update(event controllerapi.Event, txn controllerapi.EventOpera
 		pod := ev.GetDeletePod().Pod
 		h.remember(pod.ID)
 		change = h.unwire(pod, txn)
+		change = joinChanges(change, h.retryRefused(retriedOnRelease, pod.ID, txn))
 	case *networksapi.NetworksChanged:
 		change = h.rewireAll(ev.Config, txn)
 	case *crossnodeapi.SpanChanged:
@@ -262,14 +267,68 @@ func networkOrNone(network string) string {
 	return network
 }
 
-// rewireAll applies new networks and wires every wired pod again.
+// rewireAll applies new networks and wires every wired pod again, and
+// every pod with a memif refused: a network declared that a refused spec
+// named, a subnet grown, a mode now carried wire it.
 func (h *Handler) rewireAll(cfg netconf.Config, txn controllerapi.EventOperations) string {
 	h.applyNetworks(cfg)
-	uids := map[podapi.PodID]string{}
+	uids := h.refusedPods(nil, podapi.PodID{})
 	for pod, wired := range h.wired {
 		uids[pod] = wired.uid
 	}
 	return h.rewire(uids, txn)
+}
+
+// retriedOnRelease are the refusals that an address going back to its
+// pool may clear.
+var retriedOnRelease = []string{string(memifspec.ReasonSubnetExhausted), string(memifspec.ReasonAddressTaken)}
+
+// retryRefused wires again, in the order of their names, the pods bound
+// now (but except, which is going) with a memif last refused for one of
+// reasons: an address released by the event is handed to them, as the
+// next resync would.
+func (h *Handler) retryRefused(reasons []string, except podapi.PodID, txn controllerapi.EventOperations) string {
+	uids := h.refusedPods(reasons, except)
+	if len(uids) == 0 {
+		return ""
+	}
+	return h.rewire(uids, txn)
+}
+
+// refusedPods returns each pod bound now (but except) with a memif last
+// refused for one of reasons (nil: any), with the UID its memifs are bound
+// to. It reads the device manager only when a refusal is on record.
+func (h *Handler) refusedPods(reasons []string, except podapi.PodID) map[podapi.PodID]string {
+	refused := func(n dmapi.MemifNetwork) bool {
+		return n.Refused != "" && (reasons == nil || slices.Contains(reasons, n.Reason))
+	}
+	pods := map[podapi.PodID]string{}
+	anyRefused := false
+	for _, told := range h.told {
+		if anyRefused = slices.ContainsFunc(told.networks, refused); anyRefused {
+			break
+		}
+	}
+	if !anyRefused {
+		return pods
+	}
+	for _, memif := range h.devices.ListAllocations() {
+		if memif.Pod.Name == "" || memif.Pod == except {
+			continue
+		}
+		if slices.ContainsFunc(h.told[memif.AllocationID].networks, refused) {
+			pods[memif.Pod] = memif.PodUID
+		}
+	}
+	return pods
+}
+
+// joinChanges joins the descriptions of an event's changes.
+func joinChanges(first, second string) string {
+	if first == "" || second == "" {
+		return first + second
+	}
+	return first + "; " + second
 }
 
 // setSpan makes the l3 networks hand out the node's shares when span

@@ -18,7 +18,8 @@ import (
 
 // TestAddressUseMetrics: each l3 network's pool shows how many of the
 // addresses it can hand out on the node are handed out, as pods come and
-// go; refused memifs count under their reason.
+// go; refused memifs count under their reason, and one refused for an
+// exhausted subnet takes the address its pod's going frees.
 func TestAddressUseMetrics(t *testing.T) {
 	networks, err := netconf.Decode([]byte("networks:\n  - {name: red, type: l3, subnet: 10.70.0.0/24}\n" +
 		"  - {name: tiny, type: l3, subnet: 10.99.0.0/30}\n  - {name: lab, type: l2}\ndefault-network: lab\n"))
@@ -71,7 +72,12 @@ func TestAddressUseMetrics(t *testing.T) {
 	want("db refused, tiny full", map[string]float64{"red": 1, "tiny": 1}, map[string]float64{"subnet-exhausted": 1})
 
 	devicemanagertest.DeletePod(t, loop, devices, web)
-	want("web's addresses returned", map[string]float64{"red": 0, "tiny": 0}, nil)
+	want("web's addresses returned, tiny's to db", map[string]float64{"red": 0, "tiny": 1}, nil)
+	memifs, err := devices.BoundPodMemifs(db.ID)
+	if err != nil || len(memifs) != 1 || len(memifs[0].Networks) != 1 || memifs[0].Networks[0].Refused != "" ||
+		memifs[0].Networks[0].Network != "tiny" {
+		t.Fatalf("db's memifs %+v, %v; want its memif wired in tiny", memifs, err)
+	}
 }
 
 // sample returns the value of metric name whose label is value, and
