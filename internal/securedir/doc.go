@@ -22,6 +22,16 @@
 // through it. RemoveTemps removes, at a writer's start, the temporary
 // files a replace killed before its rename left.
 //
+// Removal is for trees others may still be changing: RemoveSmall removes
+// a link, a file or a directory of a few files in a bounded number of
+// calls; MoveInto renames an entry into another directory in one call;
+// RemoveAll removes a tree batch by batch, never following a link, makes
+// each directory it enters the agent's user's (mode 0700: with CAP_CHOWN
+// alone, a pod's mode-000 or sticky directory is removed), holds at most
+// maxRemoveDepth directories open (deeper ones are moved up for a later
+// call), and stops with its context. PrivateDir opens a directory of the
+// agent's alone (0700) below an open one.
+//
 // It owns no directory: the device manager uses it for the socket root and
 // the checkpoint's directory.
 package securedir

@@ -1,6 +1,7 @@
 package securedir
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -166,7 +167,7 @@ func TestNothingFollowsALink(t *testing.T) {
 		}, true},
 		{"RemoveAll of a link to a directory", func(t *testing.T) error {
 			link(t, "dir", victimDir)
-			return d.RemoveAll("dir")
+			return d.RemoveAll(context.Background(), "dir")
 		}, false},
 		{"RemoveAll of a directory holding a link", func(t *testing.T) error {
 			if _, err := d.Mkdir("holder", 0o700, NoGroup, false); err != nil {
@@ -175,7 +176,7 @@ func TestNothingFollowsALink(t *testing.T) {
 			if err := os.Symlink(victimDir, filepath.Join(root, "holder", "link")); err != nil {
 				t.Fatal(err)
 			}
-			return d.RemoveAll("holder")
+			return d.RemoveAll(context.Background(), "holder")
 		}, false},
 		{"a name with a slash", func(t *testing.T) error {
 			_, err := d.Mkdir("../escape", 0o700, NoGroup, false)
