@@ -115,15 +115,32 @@ func (m *Manager) removeDir(a allocation.Allocation) error {
 	return err
 }
 
+// removeUnderRoot removes name from the socket root: at once when it
+// holds a few files, otherwise by moving it to the trash, in one rename,
+// for the remover to empty off the event loop. Either way its path is
+// free when it returns.
 func (m *Manager) removeUnderRoot(name string) error {
 	root, err := m.openSocketRoot()
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	if err := root.RemoveAll(name); err != nil {
+	if root.RemoveSmall(name, smallDirEntries) {
+		return nil
+	}
+	trash, err := root.PrivateDir(trashName, true)
+	if err != nil {
+		return fmt.Errorf("%w: open the directory released directories are removed from: %w", errDir, err)
+	}
+	defer trash.Close()
+	_, err = root.MoveInto(name, trash)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %w", errDir, err)
 	}
+	m.remover.wake()
 	return nil
 }
 
@@ -153,7 +170,7 @@ func (m *Manager) findUnexplainedDirs() error {
 	for _, a := range m.state.List() {
 		held[a.HostDir] = true
 	}
-	m.unexplained = map[string]string{}
+	m.unexplained, m.unremoved = map[string]string{}, map[string]bool{}
 	for _, entry := range entries {
 		device, isAllocation := allocation.DeviceOfID(entry.Name())
 		if !entry.IsDir() || !isAllocation || held[m.hostDir(entry.Name())] {
@@ -202,10 +219,14 @@ func (m *Manager) settleUnexplainedDirs(live *podapi.LivePods) {
 			continue
 		}
 		if err := m.removeUnderRoot(name); err != nil {
-			m.log.WarnS("removing a directory no pod holds failed (retried at the next collection)", "dir", dir, "err", err)
+			if !m.unremoved[name] {
+				m.unremoved[name] = true
+				m.log.WarnS("removing a directory no pod holds failed: retried at every collection, not logged again", "dir", dir, "err", err)
+			}
 			continue
 		}
 		delete(m.unexplained, name)
+		delete(m.unremoved, name)
 		m.log.InfoS("removed a directory no allocation holds: kubelet shows no pod holding its device", "dir", dir, "device", device)
 	}
 }

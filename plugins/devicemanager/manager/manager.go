@@ -59,9 +59,10 @@ type Manager struct {
 	state   *allocation.State
 	metrics *metrics
 
-	// loaded, checkpoint, bootMarked and unexplained are touched only on the
-	// event loop. unexplained maps the name of each directory under the
-	// socket root that no allocation holds to its device.
+	// loaded, checkpoint, bootMarked, unexplained and unremoved are
+	// touched only on the event loop. unexplained maps the name of each
+	// directory under the socket root that no allocation holds to its
+	// device.
 	loaded     bool
 	checkpoint *checkpoint.Writer
 	// bootMarked: the checkpoint is recorded whole in the current boot
@@ -72,6 +73,9 @@ type Manager struct {
 	// wait for it rather than answer "no memif" for a pod that has one.
 	restored    chan struct{}
 	unexplained map[string]string
+	// unremoved are the unexplained directories whose removal failed,
+	// logged once.
+	unremoved map[string]bool
 	// takenOver are the allocations the AllocateDevice being processed
 	// took over, which its revert restores.
 	takenOver takenOver
@@ -90,6 +94,8 @@ type Manager struct {
 	// and LivePods decisions release nothing here any more.
 	handedOver atomic.Bool
 	readiness  *readiness
+	// remover empties the trash under the socket root from Start to Stop.
+	remover *remover
 
 	// serverMu guards started and server.
 	serverMu sync.Mutex
@@ -131,11 +137,14 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 	if m.metrics, err = newMetrics(opts.Metrics, m.state); err != nil {
 		return nil, err
 	}
+	m.remover = newRemover(cfg.SocketRoot, m.openSocketRoot, m.log, m.metrics, opts.Now)
 	return m, nil
 }
 
 // Start serves the device plugin and registers it with kubelet; Allocate
 // calls go through loop. kubelet need not be there: registration retries.
+// It starts the remover, which empties the trash of released directories
+// (what a crash or a stop left first).
 func (m *Manager) Start(loop controllerapi.EventLoop) error {
 	m.serverMu.Lock()
 	defer m.serverMu.Unlock()
@@ -145,6 +154,7 @@ func (m *Manager) Start(loop controllerapi.EventLoop) error {
 	if err := m.serveKubelet(loop); err != nil {
 		return err
 	}
+	m.remover.start()
 	m.started = true
 	return nil
 }
@@ -159,12 +169,14 @@ func (m *Manager) Ready() error { return m.readiness.err() }
 // since it started.
 func (m *Manager) WasReady() bool { return m.readiness.wasReady() }
 
-// Stop stops serving kubelet. Allocations, their directories and the
-// checkpoint stay: the next start picks them up.
+// Stop stops serving kubelet and the remover, between two reads of a
+// directory. Allocations, their directories, the trash and the checkpoint
+// stay: the next start picks them up.
 func (m *Manager) Stop() {
 	m.serverMu.Lock()
 	defer m.serverMu.Unlock()
 	m.started = false
+	m.remover.halt()
 	if m.server != nil {
 		m.server.Stop()
 		m.server = nil

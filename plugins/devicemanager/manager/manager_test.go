@@ -68,6 +68,13 @@ func startAgent(t testing.TB, cfg config.Config, tracker *fakepodtracker.Tracker
 // the extra ones.
 func startAgentWith(t testing.TB, cfg config.Config, opts manager.Options, extra ...controllerapi.EventHandler) *agent {
 	t.Helper()
+	return startAgentSetUp(t, cfg, opts, func(*manager.Manager) {}, extra...)
+}
+
+// startAgentSetUp is startAgentWith calling setUp with the manager before
+// it starts.
+func startAgentSetUp(t testing.TB, cfg config.Config, opts manager.Options, setUp func(*manager.Manager), extra ...controllerapi.EventHandler) *agent {
+	t.Helper()
 	if err := os.MkdirAll(cfg.PluginDir, 0o750); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +82,7 @@ func startAgentWith(t testing.TB, cfg config.Config, opts manager.Options, extra
 	if err != nil {
 		t.Fatal(err)
 	}
+	setUp(dm)
 	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{Handlers: append([]controllerapi.EventHandler{dm}, extra...), Committer: fakevswitch.Committer{}})
 	if err != nil {
 		t.Fatal(err)
