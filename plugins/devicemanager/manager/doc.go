@@ -8,7 +8,17 @@
 // agent's own (owned by its user, writable by no other user nor group but
 // dir-group; one it makes is 0700); every directory under it is made,
 // chmodded, chowned and removed through the root's descriptor without
-// following links (internal/securedir). A dir-group member can still put
+// following links (internal/securedir). Releasing a directory costs the
+// event loop a bounded number of calls whatever the pod left in it: one of
+// a few files is removed at once; any other is renamed into .trash under
+// the socket root (0700, the agent's alone, out of every pod's reach), its
+// path free at once, and the remover (trash.go: one goroutine from Start to
+// Stop, one entry at a time, resuming what a crash or a stop left) empties
+// it, taking over each directory a pod made unreadable (chown to the
+// agent's user, which the chart's one capability, CHOWN, allows, then mode
+// 0700), following no link, at any depth. A removal that fails is retried
+// with backoff and logged once (and counted, kind remove-directory).
+// A dir-group member can still put
 // a link or a file at an allocation's path: a resync reports that path,
 // counts it (memif_device_manager_errors_total, kind
 // unusable-directory), leaves it as it is and goes on, so that it costs
@@ -19,7 +29,7 @@
 // events, and liveness from the pod tracker (plugins/podmanager), the one
 // owner of that decision, as DeletePod and LivePods events; the manager
 // asks it (Options.LivePods) for a LivePods decision at every resync, and
-// keeps no goroutine and no listing of its own.
+// keeps no listing of its own; its one goroutine is the remover's.
 //
 // kubelet is the authority on which pod holds which device, and hands a
 // device out only once it has freed it. So an Allocate naming devices an

@@ -20,22 +20,19 @@ import (
 // floodFiles is how many files a hostile pod leaves in its directory.
 const floodFiles = 20000
 
-// flood fills dir with files files, and a subdirectory holding a few.
-func flood(tb testing.TB, dir string, files int) {
-	tb.Helper()
+// flood fills dir with files files, and a subdirectory.
+func flood(dir string, files int) error {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	defer unix.Close(fd)
 	for i := range files {
 		if err := unix.Mknodat(fd, fmt.Sprintf("f%07d", i), unix.S_IFREG|0o600, 0); err != nil {
-			tb.Fatal(err)
+			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "sub", "deeper"), 0o755); err != nil {
-		tb.Fatal(err)
-	}
+	return os.MkdirAll(filepath.Join(dir, "sub", "deeper"), 0o755)
 }
 
 // TestFloodedDirectoryDelaysOnlyItself: the directory of a pod that had
@@ -67,7 +64,9 @@ func TestFloodedDirectoryDelaysOnlyItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	flooded := response.ContainerResponses[0].Mounts[0].HostPath
-	flood(t, flooded, floodFiles)
+	if err := flood(flooded, floodFiles); err != nil {
+		t.Fatal(err)
+	}
 	pod := podapi.Pod{ID: podapi.PodID{Namespace: "hostile", Name: "flooder"}, UID: "f"}
 	push(t, a, &podapi.AddPod{Pod: pod, Containers: []podapi.PodContainer{{Name: "app", MountSources: []string{flooded}}}})
 	if err := a.loop.PushEvent(&podapi.DeletePod{Pod: pod}); err != nil {
@@ -102,6 +101,30 @@ func TestFloodedDirectoryDelaysOnlyItself(t *testing.T) {
 		}
 		if len(left) > 0 {
 			return fmt.Errorf("the trash holds %d entries", len(left))
+		}
+		return nil
+	})
+}
+
+// TestTrashLeftByAStopEmptied: what a crash or a stop left in the trash
+// (a directory partly emptied) is removed once the manager starts.
+func TestTrashLeftByAStopEmptied(t *testing.T) {
+	cfg := testConfig(t)
+	left := filepath.Join(cfg.SocketRoot, manager.TrashName, "memif-000-left.0123456789abcdef")
+	if err := os.MkdirAll(left, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := flood(left, 100); err != nil {
+		t.Fatal(err)
+	}
+	startAgent(t, cfg, nil)
+	poll.Until(t, waitLimit, "the trash emptied", func() error {
+		entries, err := os.ReadDir(filepath.Join(cfg.SocketRoot, manager.TrashName))
+		if err != nil {
+			return err
+		}
+		if len(entries) > 0 {
+			return fmt.Errorf("the trash holds %d entries", len(entries))
 		}
 		return nil
 	})
