@@ -17,8 +17,8 @@ import (
 	access "github.com/ligato/cn-infra/rpc/rest/security/model/access-security"
 	"github.com/ligato/vpp-agent/plugins/kvscheduler"
 	"github.com/unrolled/render"
-	"golang.org/x/net/netutil"
 
+	"github.com/contivpp/memif-agent/internal/connlimit"
 	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/plugins/health"
 )
@@ -75,8 +75,9 @@ const (
 	httpWriteTimeout      = 2 * time.Minute
 	httpIdleTimeout       = 30 * time.Second
 	httpMaxHeaderBytes    = 16 << 10
-	// MaxHTTPConnections bounds the connections served at once; more
-	// wait in the kernel's accept queue, costing the agent nothing.
+	// MaxHTTPConnections bounds the connections held open; beyond it
+	// one not being served is closed to make room (internal/connlimit),
+	// so that no client makes another's request wait.
 	MaxHTTPConnections = 64
 	// httpMaxResponseBytes bounds one response: a larger one (a
 	// scheduler dump or history over a long time) is cut off with an
@@ -97,8 +98,8 @@ const allowChangesFlag = "http-allow-changes"
 // the router must not change while it serves; started last, its probes
 // answer only once every plugin has started. It serves read-only
 // endpoints unless -http-allow-changes is set, bounds every response,
-// times out slow and idle clients, and serves at most
-// MaxHTTPConnections connections at once.
+// times out slow and idle clients, and holds at most MaxHTTPConnections
+// connections, never making a new one wait (internal/connlimit).
 type DeferredHTTP struct {
 	server *rest.Plugin
 
@@ -215,13 +216,13 @@ func (h *DeferredHTTP) serve() error {
 		h.serving.MaxHeaderBytes = cfg.MaxHeaderBytes
 	}
 	h.served = make(chan struct{})
-	limited := netutil.LimitListener(listener, MaxHTTPConnections)
+	bounded := connlimit.Bound(h.serving, listener, MaxHTTPConnections)
 	go func() {
 		defer close(h.served)
 		if cfg.UseHTTPS() {
-			err = h.serving.ServeTLS(limited, cfg.ServerCertfile, cfg.ServerKeyfile)
+			err = h.serving.ServeTLS(bounded, cfg.ServerCertfile, cfg.ServerKeyfile)
 		} else {
-			err = h.serving.Serve(limited)
+			err = h.serving.Serve(bounded)
 		}
 		if !errors.Is(err, http.ErrServerClosed) {
 			agentLog().ErrorS(err, "http server stopped", "endpoint", cfg.Endpoint)

@@ -11,7 +11,8 @@
 // other user can open a connection, and kubelet's exec probe, running in
 // the agent's container as root, can. Its connections are bounded too
 // (maxConnections, short timeouts), so that even root's stray clients
-// cannot grow the agent's descriptors.
+// cannot grow the agent's descriptors, and never make a probe wait: at the
+// limit one not being served is closed (internal/connlimit).
 //
 // It owns the socket file, which it removes when it stops (only while it
 // is still the one it made: a replacement agent may already serve there),

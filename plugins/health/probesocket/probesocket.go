@@ -11,8 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/net/netutil"
-
+	"github.com/contivpp/memif-agent/internal/connlimit"
 	"github.com/contivpp/memif-agent/internal/unixsocket"
 )
 
@@ -72,9 +71,10 @@ func Serve(path string, handler http.Handler) (*Server, error) {
 		},
 		served: make(chan struct{}),
 	}
+	bounded := connlimit.Bound(s.http, listener, maxConnections)
 	go func() {
 		defer close(s.served)
-		s.serveErr = s.http.Serve(netutil.LimitListener(listener, maxConnections))
+		s.serveErr = s.http.Serve(bounded)
 	}()
 	return s, nil
 }

@@ -10,10 +10,9 @@
 // The server is bounded as the agent's other servers are: at most
 // MaxConnections connections, short header, read and idle timeouts, at
 // most MaxScrapesInFlight scrapes gathered at once, each cut off after
-// ScrapeTimeout. A new connection never waits for room: at the limit one
-// not being served is closed, from the source address holding the most,
-// silent and oldest first, so a flood of idle or reopening connections
-// from one address cannot keep another's scrape, nor its own, unanswered.
+// ScrapeTimeout. A new connection never waits for room (internal/connlimit),
+// so a flood of idle or reopening connections from one address cannot keep
+// another's scrape, nor its own, unanswered.
 //
 // It owns the listener and its serving goroutine (Start, Close); it
 // registers no metric and reads only the Gatherer it is given. It has no

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/contivpp/memif-agent/internal/connlimit"
 	"github.com/contivpp/memif-agent/internal/logs"
 )
 
@@ -21,7 +22,7 @@ const MetricsPath = "/metrics"
 // watcher, not at the scrape); a client slower than these, or holding a
 // connection idle, is cut off, so that no client can hold the agent's
 // descriptors or memory. Beyond MaxConnections a connection not being
-// served is closed to make room (connections), so that no client makes a
+// served is closed to make room (internal/connlimit), so that no client makes a
 // scrape wait.
 const (
 	MaxConnections     = 64
@@ -49,11 +50,9 @@ func Start(endpoint string, gatherer prometheus.Gatherer, log logs.Logger) (*Ser
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener: %w", err)
 	}
-	conns := newConnections(listener, MaxConnections)
 	s := &Server{
 		listener: listener,
 		http: &http.Server{
-			ConnState:         conns.track,
 			Handler:           Handler(gatherer),
 			ReadHeaderTimeout: readHeaderTimeout,
 			ReadTimeout:       readTimeout,
@@ -63,9 +62,10 @@ func Start(endpoint string, gatherer prometheus.Gatherer, log logs.Logger) (*Ser
 		},
 		served: make(chan struct{}),
 	}
+	bounded := connlimit.Bound(s.http, listener, MaxConnections)
 	go func() {
 		defer close(s.served)
-		if err := s.http.Serve(conns); !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(bounded); !errors.Is(err, http.ErrServerClosed) {
 			log.ErrorS(err, "metrics listener stopped", "endpoint", endpoint)
 		}
 	}()

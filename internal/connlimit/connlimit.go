@@ -1,4 +1,4 @@
-package listener
+package connlimit
 
 import (
 	"net"
@@ -11,15 +11,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// connections is the listener's bound on open connections. It never makes
-// a new connection wait (a limit that does, as netutil.LimitListener's,
-// leaves a scrape in the kernel's accept queue behind every connection a
-// client keeps reopening): at the limit it closes one that is not being
-// served instead, taken from the source address that holds the most, the
-// quietest and oldest of that source first. A scrape sends its request as
-// it connects and is answered in milliseconds, so it is the last a flood
-// of idle, slow or reopening connections from any address makes room with.
-type connections struct {
+// Bound returns listener bounded to limit open connections, for server
+// to serve: it sets server.ConnState, to follow which connections are
+// being served.
+func Bound(server *http.Server, listener net.Listener, limit int) net.Listener {
+	l := newListener(listener, limit)
+	server.ConnState = l.track
+	return l
+}
+
+// boundedListener counts the open connections and, at its limit, closes
+// one to admit another.
+type boundedListener struct {
 	net.Listener
 	limit int
 
@@ -36,14 +39,14 @@ type conn struct {
 	source netip.Addr
 	seq    uint64
 	// served is set while a request is being served on it
-	// (http.StateActive), guarded by connections.mu.
+	// (http.StateActive), guarded by boundedListener.mu.
 	served bool
 	// spoke is set once a read returned bytes.
 	spoke atomic.Bool
 }
 
-func newConnections(listener net.Listener, limit int) *connections {
-	return &connections{Listener: listener, limit: limit, open: map[*conn]struct{}{}, bySource: map[netip.Addr]int{}}
+func newListener(listener net.Listener, limit int) *boundedListener {
+	return &boundedListener{Listener: listener, limit: limit, open: map[*conn]struct{}{}, bySource: map[netip.Addr]int{}}
 }
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -56,7 +59,7 @@ func (c *conn) Read(p []byte) (int, error) {
 
 // Accept returns the next connection, first closing another (or this one)
 // if the limit is reached.
-func (l *connections) Accept() (net.Conn, error) {
+func (l *boundedListener) Accept() (net.Conn, error) {
 	for {
 		raw, err := l.Listener.Accept()
 		if err != nil {
@@ -76,7 +79,7 @@ func (l *connections) Accept() (net.Conn, error) {
 // admit counts c among the open connections; at the limit it takes one
 // out of the count, c itself when every other is being served, and
 // returns it for the caller to close.
-func (l *connections) admit(c *conn) *conn {
+func (l *boundedListener) admit(c *conn) *conn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.accepted++
@@ -99,7 +102,7 @@ func (l *connections) admit(c *conn) *conn {
 // closesBefore says whether a is to be closed before b: a connection
 // being served last; then the one whose source holds more; then one that
 // has sent nothing before one that has; then the older.
-func (l *connections) closesBefore(a, b *conn) bool {
+func (l *boundedListener) closesBefore(a, b *conn) bool {
 	if a.served != b.served {
 		return b.served
 	}
@@ -113,7 +116,8 @@ func (l *connections) closesBefore(a, b *conn) bool {
 }
 
 // hasSpoken says whether the client has sent anything: read already, or
-// waiting in the socket (a scrape's request is there as it is accepted).
+// waiting in the socket (a probe's or a scrape's request is there as it
+// is accepted).
 func (c *conn) hasSpoken() bool {
 	if c.spoke.Load() {
 		return true
@@ -133,7 +137,7 @@ func (c *conn) hasSpoken() bool {
 	return pending > 0
 }
 
-func (l *connections) forgetLocked(c *conn) {
+func (l *boundedListener) forgetLocked(c *conn) {
 	if _, ok := l.open[c]; !ok {
 		return
 	}
@@ -144,8 +148,12 @@ func (l *connections) forgetLocked(c *conn) {
 }
 
 // track is the server's ConnState hook: it follows whether a connection
-// is being served, and forgets it once closed.
-func (l *connections) track(nc net.Conn, state http.ConnState) {
+// is being served, and forgets it once closed. A TLS server hands it the
+// TLS connection over the accepted one.
+func (l *boundedListener) track(nc net.Conn, state http.ConnState) {
+	if tlsConn, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		nc = tlsConn.NetConn()
+	}
 	c, ok := nc.(*conn)
 	if !ok {
 		return
@@ -163,7 +171,7 @@ func (l *connections) track(nc net.Conn, state http.ConnState) {
 }
 
 // sourceOf is the client's address; every connection whose address is
-// unknown counts as one source.
+// unknown (every Unix socket client) counts as one source.
 func sourceOf(c net.Conn) netip.Addr {
 	if addr, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		return addr.AddrPort().Addr().Unmap()
