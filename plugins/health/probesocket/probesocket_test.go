@@ -13,7 +13,13 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/plugins/health/probesocket"
+	"github.com/contivpp/memif-agent/test/kit/connflood"
 )
+
+func TestMain(m *testing.M) {
+	connflood.RunIfAsked()
+	os.Exit(m.Run())
+}
 
 // serve serves handler on a socket in a directory Serve creates.
 func serve(t *testing.T, handler http.Handler) *probesocket.Server {
@@ -111,4 +117,43 @@ func TestAServerLeftBehindIsReplaced(t *testing.T) {
 	if _, err := probesocket.Serve(stale, http.NotFoundHandler()); err == nil || !strings.Contains(err.Error(), "in use by another process") {
 		t.Errorf("a second Serve at %s: %v; want in use", stale, err)
 	}
+}
+
+// The flood of TestProbesAnsweredDuringAFlood.
+const (
+	// floodConnections is how many connections root's stray client
+	// holds: many times the socket's limit.
+	floodConnections = 200
+	// probesAsked is how many probes are asked during the flood, one
+	// after another.
+	probesAsked = 5
+	// probeTimeout is the DaemonSet's timeoutSeconds: kubelet fails a
+	// probe not answered within it.
+	probeTimeout = 3 * time.Second
+)
+
+// TestProbesAnsweredDuringAFlood: while a client of root's holds 200
+// connections to the probe socket (only root may connect), sending
+// nothing and reopening each one the server closes, every probe is
+// answered within kubelet's timeout. With the connections limited by
+// making new ones wait (netutil.LimitListener), each probe waited in the
+// kernel's accept queue behind the flood's connections, each cut off
+// only after the header timeout, and kubelet would restart the agent.
+func TestProbesAnsweredDuringAFlood(t *testing.T) {
+	probes := http.NewServeMux()
+	probes.HandleFunc("GET "+probesocket.LivenessPath, func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"state":"OK"}`)) })
+	server := serve(t, probes)
+	flood := connflood.Start(t, connflood.Spec{Network: "unix", Address: server.Path(), Connections: floodConnections, AsRoot: true})
+	passed := 0
+	for i := range probesAsked {
+		ctx, cancel := context.WithTimeout(t.Context(), probeTimeout)
+		answer, err := probesocket.Ask(ctx, server.Path(), probesocket.LivenessPath)
+		cancel()
+		if err != nil || !answer.Passed() {
+			t.Errorf("probe %d of %d during the flood: %+v, %v", i+1, probesAsked, answer, err)
+			continue
+		}
+		passed++
+	}
+	t.Logf("%d of %d probes answered; the flood opened %d connections in all", passed, probesAsked, flood.Stop(t))
 }

@@ -186,7 +186,7 @@ func TestScrapesAnsweredDuringAFlood(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			base := serve(t, "")
-			flood := connflood.Start(t, strings.TrimPrefix(base, "http://"), floodConnections, tc.floodSource)
+			flood := connflood.Start(t, connflood.Spec{Network: "tcp", Address: strings.TrimPrefix(base, "http://"), Connections: floodConnections, Source: tc.floodSource})
 			client := http.Client{Timeout: scrapeTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
 			answered := 0
 			for i := range scrapes {

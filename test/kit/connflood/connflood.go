@@ -1,8 +1,9 @@
-// Package connflood is a hostile local client for tests of a TCP
-// listener: the test binary, run again as the unprivileged user nobody,
-// holds many connections to an address, sends nothing on them, and
-// reopens each one the server closes (issue 36: "a slow or hostile client
-// delays only itself").
+// Package connflood is a hostile local client for tests of a listener:
+// the test binary, run again as the unprivileged user nobody (or as root,
+// for a socket only root may connect to), holds many connections to a TCP
+// address or a Unix socket, sends nothing on them, and reopens each one
+// the server closes (issue 36: "a slow or hostile client delays only
+// itself").
 //
 // A test package using it calls RunIfAsked first thing in its TestMain.
 package connflood
@@ -10,6 +11,7 @@ package connflood
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,13 +31,29 @@ import (
 )
 
 const (
-	// specEnv, set, makes the test binary the flood: "ADDR COUNT SOURCE".
+	// specEnv, set, makes the test binary the flood: a Spec in JSON.
 	specEnv = "MEMIF_AGENT_TEST_CONNFLOOD"
 	// limit ends a flood its test forgot.
 	limit = 3 * time.Minute
 	// nobody is the unprivileged user the flood runs as.
 	nobody = 65534
 )
+
+// Spec is what a flood holds.
+type Spec struct {
+	// Network is "tcp" or "unix".
+	Network string
+	// Address is the host:port or the socket's path.
+	Address string
+	// Connections is how many connections the flood holds.
+	Connections int
+	// Source is the local address of TCP connections; "" lets the
+	// kernel choose.
+	Source string
+	// AsRoot runs the flood as root rather than nobody: the stray
+	// clients of a socket that lets only root connect.
+	AsRoot bool
+}
 
 // Flood is a running flood.
 type Flood struct {
@@ -44,17 +62,22 @@ type Flood struct {
 	stdout *bufio.Reader
 }
 
-// Start runs the flood as the user nobody: count connections to addr
-// from the local address source ("" lets the kernel choose), and returns
-// once each has been opened. tb's end stops it.
-func Start(tb testing.TB, addr string, count int, source string) *Flood {
+// Start runs the flood spec asks for, as the user nobody unless
+// spec.AsRoot, and returns once each of its connections has been opened.
+// tb's end stops it.
+func Start(tb testing.TB, spec Spec) *Flood {
 	tb.Helper()
-	needs.Root(tb, "running the flood as the unprivileged user nobody")
+	needs.Root(tb, "running the flood as the unprivileged user nobody, or as root")
+	encoded, err := json.Marshal(spec)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	f := &Flood{cmd: exec.Command(otheruser.TestBinary(tb, "connflood"))}
-	f.cmd.Env = []string{specEnv + "=" + strings.Join([]string{addr, strconv.Itoa(count), source}, " ")}
+	f.cmd.Env = []string{specEnv + "=" + string(encoded)}
 	f.cmd.Stderr = os.Stderr
-	f.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	var err error
+	if !spec.AsRoot {
+		f.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
 	if f.stdin, err = f.cmd.StdinPipe(); err != nil {
 		tb.Fatal(err)
 	}
@@ -64,7 +87,7 @@ func Start(tb testing.TB, addr string, count int, source string) *Flood {
 	}
 	f.stdout = bufio.NewReader(stdout)
 	if err := f.cmd.Start(); err != nil {
-		tb.Fatalf("start the flood as nobody: %v", err)
+		tb.Fatalf("start the flood: %v", err)
 	}
 	tb.Cleanup(func() {
 		f.stdin.Close()
@@ -98,34 +121,33 @@ func (f *Flood) line(tb testing.TB) string {
 // RunIfAsked makes the test binary the flood when Start runs it: it never
 // returns then. Otherwise it does nothing.
 func RunIfAsked() {
-	spec := os.Getenv(specEnv)
-	if spec == "" {
+	encoded := os.Getenv(specEnv)
+	if encoded == "" {
 		return
 	}
-	fields := strings.Split(spec, " ")
-	count, err := strconv.Atoi(fields[1])
-	if err != nil || len(fields) != 3 {
-		fmt.Fprintf(os.Stderr, "connflood: bad %s=%q\n", specEnv, spec)
+	var spec Spec
+	if err := json.Unmarshal([]byte(encoded), &spec); err != nil {
+		fmt.Fprintf(os.Stderr, "connflood: bad %s=%q: %v\n", specEnv, encoded, err)
 		os.Exit(2)
 	}
-	os.Exit(run(fields[0], count, fields[2]))
+	os.Exit(run(spec))
 }
 
-// run holds count connections to addr until stdin closes (or limit
-// passes), printing once each has been opened, and at the end how many it
-// opened in all.
-func run(addr string, count int, source string) int {
+// run holds spec's connections until stdin closes (or limit passes),
+// printing once each has been opened, and at the end how many it opened
+// in all.
+func run(spec Spec) int {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	dialer := net.Dialer{Timeout: time.Second}
-	if source != "" {
-		dialer.LocalAddr = &net.TCPAddr{IP: net.ParseIP(source)}
+	if spec.Source != "" {
+		dialer.LocalAddr = &net.TCPAddr{IP: net.ParseIP(spec.Source)}
 	}
 	var opened atomic.Int64
 	var filled, holders sync.WaitGroup
-	filled.Add(count)
-	for range count {
-		holders.Go(func() { holdReopening(ctx, &dialer, addr, &opened, &filled) })
+	filled.Add(spec.Connections)
+	for range spec.Connections {
+		holders.Go(func() { holdReopening(ctx, &dialer, spec.Network, spec.Address, &opened, &filled) })
 	}
 	filled.Wait()
 	fmt.Println(opened.Load())
@@ -141,10 +163,10 @@ func run(addr string, count int, source string) int {
 // holdReopening keeps one connection to addr open until ctx ends, and
 // reopens it whenever the server closes it. filled is marked done once the
 // first is open.
-func holdReopening(ctx context.Context, dialer *net.Dialer, addr string, opened *atomic.Int64, filled *sync.WaitGroup) {
+func holdReopening(ctx context.Context, dialer *net.Dialer, network, addr string, opened *atomic.Int64, filled *sync.WaitGroup) {
 	first := true
 	for ctx.Err() == nil {
-		conn, err := dialer.DialContext(ctx, "tcp", addr)
+		conn, err := dialer.DialContext(ctx, network, addr)
 		if err != nil {
 			time.Sleep(10 * time.Millisecond)
 			continue
