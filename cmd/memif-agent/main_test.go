@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/plugins/devicemanager"
+	"github.com/contivpp/memif-agent/test/kit/connflood"
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
 	"github.com/contivpp/memif-agent/test/kit/loopback"
@@ -29,9 +30,7 @@ import (
 var agentBinary string
 
 func TestMain(m *testing.M) {
-	if addr := os.Getenv(attackerEnv); addr != "" {
-		os.Exit(runAttacker(addr))
-	}
+	connflood.RunIfAsked()
 	if os.Getenv(pluginOrderEnv) != "" {
 		os.Exit(printPluginOrder())
 	}

@@ -8,11 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/contivpp/memif-agent/test/kit/needs"
+	"github.com/contivpp/memif-agent/test/kit/otheruser"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 )
 
@@ -28,7 +28,7 @@ func runProbeCommand(t *testing.T, asNobody bool, args ...string) probeRun {
 	t.Helper()
 	cmd := exec.Command(agentBinary, append([]string{probeCommand}, args...)...)
 	if asNobody {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		cmd.SysProcAttr = otheruser.AsNobody()
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

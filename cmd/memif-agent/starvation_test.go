@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -14,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,39 +19,36 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/contivpp/memif-agent/internal/agentwiring"
-	"github.com/contivpp/memif-agent/test/kit/needs"
-	"github.com/contivpp/memif-agent/test/kit/otheruser"
+	"github.com/contivpp/memif-agent/test/kit/connflood"
 )
 
-// The attack of TestProbesAnswerWhileALocalUserFillsTheHTTPPort.
+// The flood of TestProbesAndTheHTTPPortAnswerDuringAFlood.
 const (
-	// attackerEnv, set, makes the test binary the attacker (runAttacker).
-	attackerEnv = "MEMIF_AGENT_TEST_ATTACKER"
-	// attackConnections is how many connections the attacker holds.
-	attackConnections = 2000
-	// attackLimit bounds the attacker: it stops after this long, or once
-	// it has opened attackConnections*attackReopens connections.
-	attackLimit   = 3 * time.Minute
-	attackReopens = 50
-	// probeRounds is how often each probe is asked during the attack, one
-	// round every probeRoundGap: long enough for the agent to cut off the
-	// attacker's idle connections (httpReadHeaderTimeout) and the attacker
-	// to reopen them a few times.
-	probeRounds   = 8
-	probeRoundGap = 2 * time.Second
-	// nobody is the unprivileged user the attacker runs as.
-	nobody = 65534
+	// floodConnections is how many connections the user nobody holds.
+	floodConnections = 2000
+	// rounds is how often each probe and each request to the HTTP port
+	// is asked during the flood, one round every roundGap: long enough
+	// for the agent to cut off the flood's idle connections
+	// (httpReadHeaderTimeout) and the flood to reopen them a few times.
+	rounds   = 8
+	roundGap = 2 * time.Second
+	// httpTimeout bounds a request to the HTTP port: Prometheus's default
+	// scrape_timeout.
+	httpTimeout = 10 * time.Second
 )
 
-// TestProbesAnswerWhileALocalUserFillsTheHTTPPort: the user nobody holds
-// 2,000 connections to the agent's loopback HTTP port and reopens each one
-// the agent closes. The liveness and readiness probes of the DaemonSet
-// (k8s/memif-agent.yaml), asked as kubelet asks them, pass every time meanwhile, and
-// the agent's descriptors stay bounded. With probes on the HTTP port, each
-// would wait behind the attacker's connections in the kernel's accept
-// queue and time out, and kubelet would restart the agent.
-func TestProbesAnswerWhileALocalUserFillsTheHTTPPort(t *testing.T) {
-	needs.Root(t, "running the attacker as the unprivileged user nobody")
+// TestProbesAndTheHTTPPortAnswerDuringAFlood: the user nobody holds 2,000
+// connections to the agent's loopback HTTP port and reopens each one the
+// agent closes. The liveness and readiness probes of the DaemonSet
+// (k8s/memif-agent.yaml), asked as kubelet asks them, pass every time
+// meanwhile; so do a readiness check and a scrape on the HTTP port itself,
+// within Prometheus's scrape timeout; and the agent's descriptors stay
+// bounded. With probes on the HTTP port, each would wait behind the
+// flood's connections in the kernel's accept queue and time out, and
+// kubelet would restart the agent; with the HTTP port's connections
+// limited by making new ones wait (netutil.LimitListener), its own
+// requests did.
+func TestProbesAndTheHTTPPortAnswerDuringAFlood(t *testing.T) {
 	container := daemonSetContainer(t)
 	probes := []struct {
 		name  string
@@ -65,6 +57,7 @@ func TestProbesAnswerWhileALocalUserFillsTheHTTPPort(t *testing.T) {
 		{"liveness", container.LivenessProbe},
 		{"readiness", container.ReadinessProbe},
 	}
+	requests := []string{"/readiness", "/metrics"}
 	configDir := agentConfigDir(t, nil)
 	agent := startAgent(t, configDir)
 	agent.waitReady(t)
@@ -75,12 +68,11 @@ func TestProbesAnswerWhileALocalUserFillsTheHTTPPort(t *testing.T) {
 	}
 	fdsBefore := openDescriptors(t, agent.cmd.Process.Pid)
 
-	attacker := startAttacker(t, net.JoinHostPort("127.0.0.1", agent.httpPort))
-	t.Logf("the user nobody holds %s connections to the HTTP port", attacker.holding(t))
+	flood := connflood.Start(t, connflood.Spec{Network: "tcp", Address: net.JoinHostPort("127.0.0.1", agent.httpPort), Connections: floodConnections})
 	passed, slowest := map[string]int{}, map[string]time.Duration{}
-	for round := range probeRounds {
+	for round := range rounds {
 		if round > 0 {
-			time.Sleep(probeRoundGap)
+			time.Sleep(roundGap)
 		}
 		for _, p := range probes {
 			asked := time.Now()
@@ -92,17 +84,32 @@ func TestProbesAnswerWhileALocalUserFillsTheHTTPPort(t *testing.T) {
 			}
 			passed[p.name]++
 		}
+		for _, path := range requests {
+			ctx, cancel := context.WithTimeout(t.Context(), httpTimeout)
+			asked := time.Now()
+			err := prober.httpGet(ctx, &corev1.HTTPGetAction{Host: "127.0.0.1", Path: path})
+			slowest[path] = max(slowest[path], time.Since(asked))
+			cancel()
+			if err != nil {
+				t.Errorf("round %d: %v", round+1, err)
+				continue
+			}
+			passed[path]++
+		}
 	}
 	fdsDuring := openDescriptors(t, agent.cmd.Process.Pid)
-	reopened := attacker.stop(t)
+	reopened := flood.Stop(t)
 	for _, p := range probes {
-		t.Logf("%s: passed %d of %d while the attacker held the HTTP port; the slowest took %v (reported, not asserted)", p.name, passed[p.name], probeRounds, slowest[p.name].Round(time.Millisecond))
+		t.Logf("%s probe: passed %d of %d during the flood; the slowest took %v (reported, not asserted)", p.name, passed[p.name], rounds, slowest[p.name].Round(time.Millisecond))
 	}
-	t.Logf("the attacker opened %s connections in all; the agent's descriptors: %d before, %d during", reopened, fdsBefore, fdsDuring)
+	for _, path := range requests {
+		t.Logf("GET %s on the HTTP port: answered %d of %d during the flood; the slowest took %v (reported, not asserted)", path, passed[path], rounds, slowest[path].Round(time.Millisecond))
+	}
+	t.Logf("the flood opened %d connections in all; the agent's descriptors: %d before, %d during", reopened, fdsBefore, fdsDuring)
 	// The HTTP server holds at most agentwiring.MaxHTTPConnections of them; a few more
 	// are the probes' and kubelet's.
 	if limit := fdsBefore + agentwiring.MaxHTTPConnections + 8; fdsDuring > limit {
-		t.Errorf("the agent held %d descriptors during the attack, %d before; want at most %d", fdsDuring, fdsBefore, limit)
+		t.Errorf("the agent held %d descriptors during the flood, %d before; want at most %d", fdsDuring, fdsBefore, limit)
 	}
 }
 
@@ -227,117 +234,4 @@ func openDescriptors(t *testing.T, pid int) int {
 		t.Fatal(err)
 	}
 	return len(entries)
-}
-
-// attacker is the test binary running runAttacker as the user nobody.
-type attacker struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-}
-
-func startAttacker(t *testing.T, addr string) *attacker {
-	t.Helper()
-	binary := otheruser.TestBinary(t, "attacker")
-	a := &attacker{cmd: exec.Command(binary)}
-	a.cmd.Env = []string{attackerEnv + "=" + addr}
-	a.cmd.Stderr = os.Stderr
-	a.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	var err error
-	if a.stdin, err = a.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := a.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.stdout = bufio.NewReader(stdout)
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start the attacker as nobody: %v", err)
-	}
-	t.Cleanup(func() {
-		a.stdin.Close()
-		a.cmd.Process.Kill()
-		a.cmd.Wait()
-	})
-	return a
-}
-
-// holding waits until the attacker holds its connections and returns how
-// many it opened.
-func (a *attacker) holding(t *testing.T) string {
-	t.Helper()
-	return a.line(t)
-}
-
-// stop ends the attack and returns how many connections it opened in all.
-func (a *attacker) stop(t *testing.T) string {
-	t.Helper()
-	a.stdin.Close()
-	return a.line(t)
-}
-
-func (a *attacker) line(t *testing.T) string {
-	t.Helper()
-	text, err := a.stdout.ReadString('\n')
-	if err != nil {
-		t.Fatalf("the attacker printed %q: %v", text, err)
-	}
-	return strings.TrimSpace(text)
-}
-
-// runAttacker is the test binary run by startAttacker: it holds
-// attackConnections idle connections to addr, each reopened as soon as the
-// server closes it, prints how many it opened once all are open, and when
-// its stdin closes (or attackLimit passes) prints how many it opened in
-// all and exits.
-func runAttacker(addr string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), attackLimit)
-	defer cancel()
-	var opened atomic.Int64
-	var filled sync.WaitGroup
-	var holders sync.WaitGroup
-	filled.Add(attackConnections)
-	for range attackConnections {
-		holders.Go(func() { holdReopening(ctx, addr, &opened, &filled) })
-	}
-	filled.Wait()
-	fmt.Println(opened.Load())
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		cancel()
-	}()
-	holders.Wait()
-	fmt.Println(opened.Load())
-	return 0
-}
-
-// holdReopening keeps one connection to addr open until ctx ends: it
-// sends nothing, and reopens the connection whenever the server closes it.
-// filled is marked done once the first connection is open.
-func holdReopening(ctx context.Context, addr string, opened *atomic.Int64, filled *sync.WaitGroup) {
-	dialer := net.Dialer{Timeout: time.Second}
-	first := true
-	for ctx.Err() == nil && opened.Load() < attackConnections*attackReopens {
-		conn, err := dialer.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		opened.Add(1)
-		if first {
-			filled.Done()
-			first = false
-		}
-		stop := context.AfterFunc(ctx, func() { conn.Close() })
-		_, err = conn.Read(make([]byte, 1))
-		stop()
-		conn.Close()
-		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.ECONNRESET) {
-			fmt.Fprintln(os.Stderr, "attacker:", err)
-		}
-	}
-	if first {
-		filled.Done()
-	}
 }

@@ -9,10 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/contivpp/memif-agent/test/kit/needs"
+	"github.com/contivpp/memif-agent/test/kit/otheruser"
 )
 
 func TestAgentNotRunning(t *testing.T) {
@@ -110,7 +110,7 @@ func TestPermissionDenied(t *testing.T) {
 	}
 	cmd := exec.Command(binary)
 	cmd.Env = []string{runAsUserEnv + "=--socket\n" + socket + "\nlist"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.SysProcAttr = otheruser.AsNobody()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()

@@ -35,8 +35,6 @@ const (
 	specEnv = "MEMIF_AGENT_TEST_CONNFLOOD"
 	// limit ends a flood its test forgot.
 	limit = 3 * time.Minute
-	// nobody is the unprivileged user the flood runs as.
-	nobody = 65534
 )
 
 // Spec is what a flood holds.
@@ -76,7 +74,7 @@ func Start(tb testing.TB, spec Spec) *Flood {
 	f.cmd.Env = []string{specEnv + "=" + string(encoded)}
 	f.cmd.Stderr = os.Stderr
 	if !spec.AsRoot {
-		f.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		f.cmd.SysProcAttr = otheruser.AsNobody()
 	}
 	if f.stdin, err = f.cmd.StdinPipe(); err != nil {
 		tb.Fatal(err)

@@ -6,8 +6,18 @@ package otheruser
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
+
+// nobodyID is the user and group ID of the unprivileged user nobody.
+const nobodyID = 65534
+
+// AsNobody is the SysProcAttr of a command run as the unprivileged user
+// nobody (the caller being root).
+func AsNobody() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyID, Gid: nobodyID}}
+}
 
 // TestBinary returns a copy of the running test binary, named name, in a
 // directory of its own that every user may enter and run from; tb's end
