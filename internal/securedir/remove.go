@@ -150,10 +150,21 @@ func freshName(prefix string) (string, error) {
 // is moved into d, as a new entry for the caller to remove next. ctx ends
 // it between two reads of a directory, leaving the rest.
 func (d *Dir) RemoveAll(ctx context.Context, name string) error {
+	return d.RemoveAllPaced(ctx, name, nil)
+}
+
+// RemoveAllPaced is RemoveAll calling pause, when not nil, after each
+// batch of names it removed (one read of a directory, some hundred), so
+// that the caller may let others' work go first; an error from pause ends
+// it there, leaving the rest.
+func (d *Dir) RemoveAllPaced(ctx context.Context, name string, pause func(context.Context) error) error {
 	if err := d.checkName(name); err != nil {
 		return err
 	}
-	if err := removeAt(ctx, d.fd, d.fd, name, 0); err != nil {
+	if pause == nil {
+		pause = func(ctx context.Context) error { return ctx.Err() }
+	}
+	if err := removeAt(ctx, pause, d.fd, d.fd, name, 0); err != nil {
 		return within(d.path, err)
 	}
 	return nil
@@ -161,7 +172,7 @@ func (d *Dir) RemoveAll(ctx context.Context, name string) error {
 
 // removeAt removes name in the directory parent, depth levels below the
 // entry RemoveAll was given; trash is where deeper directories go.
-func removeAt(ctx context.Context, trash, parent int, name string, depth int) error {
+func removeAt(ctx context.Context, pause func(context.Context) error, trash, parent int, name string, depth int) error {
 	err := unix.Unlinkat(parent, name, 0)
 	if err == nil || errors.Is(err, unix.ENOENT) {
 		return nil
@@ -187,7 +198,7 @@ func removeAt(ctx context.Context, trash, parent int, name string, depth int) er
 	}
 	defer unix.Close(fd)
 	for round := 1; ; round++ {
-		if err := emptyDir(ctx, trash, fd, depth); err != nil {
+		if err := emptyDir(ctx, pause, trash, fd, depth); err != nil {
 			return within(name, err)
 		}
 		err := unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
@@ -204,8 +215,8 @@ func removeAt(ctx context.Context, trash, parent int, name string, depth int) er
 }
 
 // emptyDir removes what the directory fd holds, a batch of names at a
-// time: it never holds a whole listing.
-func emptyDir(ctx context.Context, trash, fd, depth int) error {
+// time, pausing after each: it never holds a whole listing.
+func emptyDir(ctx context.Context, pause func(context.Context) error, trash, fd, depth int) error {
 	buf := make([]byte, direntBufSize)
 	var names []string
 	for {
@@ -221,9 +232,12 @@ func emptyDir(ctx context.Context, trash, fd, depth int) error {
 		}
 		_, _, names = unix.ParseDirent(buf[:n], -1, names[:0])
 		for _, name := range names {
-			if err := removeAt(ctx, trash, fd, name, depth+1); err != nil {
+			if err := removeAt(ctx, pause, trash, fd, name, depth+1); err != nil {
 				return err
 			}
+		}
+		if err := pause(ctx); err != nil {
+			return err
 		}
 	}
 }

@@ -184,6 +184,41 @@ func TestRemoveAllStops(t *testing.T) {
 	}
 }
 
+// TestRemoveAllPaced: RemoveAllPaced calls pause after each batch of names
+// it removed, a directory of many names taking several, and an error from
+// pause stops it, leaving the rest for a later call.
+func TestRemoveAllPaced(t *testing.T) {
+	nodes := []node{dir("full", 0o700, 0)}
+	for i := range 2000 {
+		nodes = append(nodes, file(fmt.Sprintf("full/f%04d", i), 0o600, 0))
+	}
+	root := t.TempDir()
+	build(t, root, nodes...)
+	d, err := Open(root, Options{Group: NoGroup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	errStop := errors.New("stop here")
+	pauses := 0
+	stopAtFirst := func(context.Context) error { pauses++; return errStop }
+	if err := d.RemoveAllPaced(context.Background(), "full", stopAtFirst); !errors.Is(err, errStop) {
+		t.Errorf("RemoveAllPaced stopped by its pause: %v, want %v", err, errStop)
+	}
+	left, err := os.ReadDir(filepath.Join(root, "full"))
+	if err != nil || pauses != 1 || len(left) == 0 || len(left) == 2000 {
+		t.Fatalf("after a pause that stops: %d pauses, %d of 2000 names left (%v), want 1 pause and some removed, some left", pauses, len(left), err)
+	}
+	pauses = 0
+	count := func(context.Context) error { pauses++; return nil }
+	if err := d.RemoveAllPaced(context.Background(), "full", count); err != nil {
+		t.Fatalf("RemoveAllPaced again: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "full")); !os.IsNotExist(err) || pauses < 2 {
+		t.Errorf("after RemoveAllPaced of %d names: %v and %d pauses, want it gone after several", len(left), err, pauses)
+	}
+}
+
 func TestRemoveSmall(t *testing.T) {
 	many := []node{dir("victim", 0o755, 0)}
 	for i := range 17 {

@@ -33,6 +33,8 @@ func (m *Manager) HandlesEvent(event controllerapi.Event) bool {
 
 // Update implements controllerapi.EventHandler.
 func (m *Manager) Update(event controllerapi.Event, ops controllerapi.EventOperations) (string, error) {
+	m.remover.activity.begin()
+	defer m.remover.activity.end()
 	switch ev := event.(type) {
 	case *dmapi.AllocateDevice:
 		return m.allocate(ev, ops)

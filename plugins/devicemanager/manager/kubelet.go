@@ -68,6 +68,8 @@ type kubeletAllocator struct {
 // allocation made after kubelet stopped waiting is released once made
 // (abandonWhenMade).
 func (a kubeletAllocator) Allocate(ctx context.Context, deviceIDs []string) (deviceplugin.Answer, error) {
+	a.m.remover.activity.begin()
+	defer a.m.remover.activity.end()
 	event := dmapi.NewAllocateDevice(a.m.cfg.ResourceName, deviceIDs)
 	a.m.prepareAllocate(ctx, event)
 	if err := a.loop.PushEvent(event); err != nil {

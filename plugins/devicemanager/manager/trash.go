@@ -5,7 +5,11 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/contivpp/memif-agent/internal/logs"
 	"github.com/contivpp/memif-agent/internal/securedir"
@@ -29,6 +33,29 @@ const (
 	maxRetry   = 10 * time.Minute
 )
 
+// Before each batch of names it removes, the remover waits until the
+// device manager has handled nothing for quietFor (looking every
+// quietPoll), but never longer than maxYield: the unlinks of a flooded
+// directory go between admissions, not into their checkpoint's journal
+// commit, and a steady stream of admissions still leaves it a batch every
+// maxYield.
+const (
+	quietFor  = 10 * time.Millisecond
+	quietPoll = time.Millisecond
+	maxYield  = 100 * time.Millisecond
+)
+
+// The remover's thread runs at the lowest CPU priority and in the idle
+// I/O class (ioprio_set(2)): lowering its own priority needs no
+// privilege.
+const (
+	removerNice       = 19
+	ioprioWhoProcess  = 1
+	ioprioClassIdle   = 3
+	ioprioClassShift  = 13
+	ioprioIdlePrioVal = ioprioClassIdle << ioprioClassShift
+)
+
 // remover empties the trash off the event loop, one entry at a time, so
 // that a pod that filled its directory with files or directories delays
 // only their removal, not the other pods' admission. Its goroutine runs
@@ -43,9 +70,14 @@ type remover struct {
 	now       func() time.Time
 	// kick wakes the goroutine: something was moved to the trash.
 	kick chan struct{}
+	// activity is the device manager's work, which the remover yields to.
+	activity activity
 	// beforeRemove, when set (tests), is called on the remover's
 	// goroutine with each entry's name before it is removed.
 	beforeRemove func(name string)
+	// yielded, when set (tests), is called on the remover's goroutine
+	// each time it waits for the device manager's work.
+	yielded func()
 
 	// failing are the entries whose removal failed, by name; touched only
 	// on the remover's goroutine.
@@ -63,9 +95,36 @@ type failedRemoval struct {
 	retryAt  time.Time
 }
 
+// activity counts the kubelet calls and events the device manager is
+// handling, and keeps when the last ended; safe from any goroutine.
+type activity struct {
+	// epoch is what idleSince counts from, on the monotonic clock.
+	epoch     time.Time
+	handling  atomic.Int32
+	idleSince atomic.Int64
+}
+
+// begin and end bracket one call or event.
+func (a *activity) begin() { a.handling.Add(1) }
+
+func (a *activity) end() {
+	a.idleSince.Store(int64(time.Since(a.epoch)))
+	a.handling.Add(-1)
+}
+
+// idleFor tells whether nothing is being handled, and nothing has been
+// for d (or ever).
+func (a *activity) idleFor(d time.Duration) bool {
+	if a.handling.Load() != 0 {
+		return false
+	}
+	last := a.idleSince.Load()
+	return last == 0 || time.Since(a.epoch)-time.Duration(last) >= d
+}
+
 func newRemover(socketRoot string, openRoot func() (*securedir.Dir, error), log logs.Logger, metrics *metrics, now func() time.Time) *remover {
 	return &remover{openRoot: openRoot, trashPath: filepath.Join(socketRoot, trashName), log: log, metrics: metrics, now: now,
-		kick: make(chan struct{}, 1), failing: map[string]*failedRemoval{}}
+		activity: activity{epoch: time.Now()}, kick: make(chan struct{}, 1), failing: map[string]*failedRemoval{}}
 }
 
 // start runs the goroutine; stop ends it and waits for it.
@@ -74,8 +133,50 @@ func (r *remover) start() {
 	r.stop, r.done = stop, make(chan struct{})
 	go func() {
 		defer close(r.done)
+		// The thread stays locked to the end: it exits with the
+		// goroutine, its lowered priority with it.
+		runtime.LockOSThread()
+		r.lowerPriority()
 		r.run(ctx)
 	}()
+}
+
+// lowerPriority puts the calling thread at the lowest CPU priority and in
+// the idle I/O class, so that the unlinks of a flooded directory take the
+// CPU and disk only when others leave them.
+func (r *remover) lowerPriority() {
+	tid := unix.Gettid()
+	if err := unix.Setpriority(unix.PRIO_PROCESS, tid, removerNice); err != nil {
+		r.log.InfoS("the remover of released directories runs at the normal CPU priority", "err", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, uintptr(tid), ioprioIdlePrioVal); errno != 0 {
+		r.log.InfoS("the remover of released directories runs in the normal I/O class", "err", errno)
+	}
+}
+
+// yield waits until the device manager has handled nothing for quietFor,
+// at most maxYield; only an ended ctx is an error.
+func (r *remover) yield(ctx context.Context) error {
+	if r.activity.idleFor(quietFor) {
+		return ctx.Err()
+	}
+	if r.yielded != nil {
+		r.yielded()
+	}
+	deadline := time.NewTimer(maxYield)
+	defer deadline.Stop()
+	poll := time.NewTicker(quietPoll)
+	defer poll.Stop()
+	for !r.activity.idleFor(quietFor) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return nil
+		case <-poll.C:
+		}
+	}
+	return nil
 }
 
 func (r *remover) halt() {
@@ -162,7 +263,10 @@ func (r *remover) pass(ctx context.Context) bool {
 		if r.beforeRemove != nil {
 			r.beforeRemove(name)
 		}
-		err := trash.RemoveAll(ctx, name)
+		if r.yield(ctx) != nil {
+			return false
+		}
+		err := trash.RemoveAllPaced(ctx, name, r.yield)
 		if ctx.Err() != nil {
 			return false
 		}

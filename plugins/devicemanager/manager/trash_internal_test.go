@@ -156,3 +156,36 @@ func TestFailedRemovalRetriedWithBackoff(t *testing.T) {
 		t.Errorf("last line %q, want the removal reported", lines[len(lines)-1])
 	}
 }
+
+// TestRemoverYieldsToTheDeviceManager: the remover unlinked a flooded
+// directory while other pods' kubelet calls and events were handled, and
+// its unlinks went into their checkpoint's journal commit. Now it waits
+// for the device manager to be idle before each batch, and still empties
+// the trash when the device manager is never idle.
+func TestRemoverYieldsToTheDeviceManager(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		handling bool
+		yields   bool
+	}{
+		{name: "idle", handling: false, yields: false},
+		{name: "never idle", handling: true, yields: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, trash, _ := newTrashedManager(t)
+			yields := 0
+			m.remover.yielded = func() { yields++ }
+			if tc.handling {
+				m.remover.activity.begin()
+				defer m.remover.activity.end()
+			}
+			m.remover.empty(context.Background())
+			if left := trashEntries(t, trash); len(left) != 0 {
+				t.Errorf("the trash holds %v, want it emptied", left)
+			}
+			if got := yields > 0; got != tc.yields {
+				t.Errorf("the remover waited %d times for the device manager's work, want waits: %v", yields, tc.yields)
+			}
+		})
+	}
+}
