@@ -13,8 +13,9 @@
 // a few files is removed at once; any other is renamed into .trash under
 // the socket root (0700, the agent's alone, out of every pod's reach), its
 // path free at once, and the remover (trash.go: one goroutine from Start to
-// Stop, one entry at a time, resuming what a crash or a stop left) empties
-// it, taking over each directory a pod made unreadable (chown to the
+// Stop, one entry at a time, resuming what a crash or a stop left, each
+// batch of names after the device manager has been idle for a moment, on
+// a thread at nice 19 in the idle I/O class) empties it, taking over each directory a pod made unreadable (chown to the
 // agent's user, which the chart's one capability, CHOWN, allows, then mode
 // 0700), following no link, at any depth. A removal that fails is retried
 // with backoff and logged once (and counted, kind remove-directory).
