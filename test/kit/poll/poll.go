@@ -1,6 +1,8 @@
 package poll
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -31,5 +33,26 @@ func Every(tb testing.TB, timeout, pause time.Duration, what string, check func(
 			tb.Fatalf("%s: %v", what, err)
 		}
 		time.Sleep(pause)
+	}
+}
+
+// Wait calls check every pause until it returns nil, and returns nil; or
+// check's last error once timeout passes or ctx ends first. It fails no
+// test, so goroutines other than the test's may call it.
+func Wait(ctx context.Context, timeout, pause time.Duration, check func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after %s: %w", timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: last: %w", ctx.Err(), err)
+		case <-time.After(pause):
+		}
 	}
 }

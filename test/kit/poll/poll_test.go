@@ -1,6 +1,7 @@
 package poll
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -47,5 +48,39 @@ func TestUntilFailsWithTheLastError(t *testing.T) {
 	<-done
 	if want := "socket appears: no socket yet"; !strings.Contains(tb.failure, want) {
 		t.Fatalf("failure %q; want it to hold %q", tb.failure, want)
+	}
+}
+
+func TestWait(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		timeout time.Duration
+		failing int
+		wantErr string
+	}{
+		{name: "returns nil once check succeeds", ctx: context.Background(), timeout: time.Minute, failing: 2},
+		{name: "returns the last error after the timeout", ctx: context.Background(), timeout: 0, failing: 100, wantErr: "after 0s: call 1"},
+		{name: "returns on the context's end with the last error", ctx: canceled, timeout: time.Minute, failing: 100, wantErr: "context canceled: last: call 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			err := Wait(tt.ctx, tt.timeout, time.Millisecond, func() error {
+				calls++
+				if calls <= tt.failing {
+					return fmt.Errorf("call %d", calls)
+				}
+				return nil
+			})
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Wait: %v; want nil after %d failing calls", err, tt.failing)
+			case tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr):
+				t.Fatalf("Wait: %v; want %q", err, tt.wantErr)
+			}
+		})
 	}
 }

@@ -100,6 +100,9 @@ type Cluster struct {
 	nodeIP  net.IP
 
 	etcdPort, apiPort, kubeletPort, healthzPort string
+	// apiserverArgv is kube-apiserver's command line, kept for its
+	// restarts.
+	apiserverArgv []string
 
 	mu         sync.Mutex
 	etcd       *process
@@ -435,21 +438,30 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := startProcess(c.logDir(), "kube-apiserver", nil, filepath.Join(c.opts.Peers.Kubernetes, "kube-apiserver"),
-		"--etcd-servers=http://127.0.0.1:"+c.etcdPort,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+c.apiPort,
-		"--tls-cert-file="+serving, "--tls-private-key-file="+servingKey,
-		"--client-ca-file="+c.pki.caFile(),
-		"--kubelet-client-certificate="+kubeletClient, "--kubelet-client-key="+kubeletClientKey,
+	c.apiserverArgv = []string{filepath.Join(c.opts.Peers.Kubernetes, "kube-apiserver"),
+		"--etcd-servers=http://127.0.0.1:" + c.etcdPort,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + c.apiPort,
+		"--tls-cert-file=" + serving, "--tls-private-key-file=" + servingKey,
+		"--client-ca-file=" + c.pki.caFile(),
+		"--kubelet-client-certificate=" + kubeletClient, "--kubelet-client-key=" + kubeletClientKey,
 		"--kubelet-preferred-address-types=InternalIP",
-		"--service-account-key-file="+saPub, "--service-account-signing-key-file="+saKey,
+		"--service-account-key-file=" + saPub, "--service-account-signing-key-file=" + saKey,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-cluster-ip-range=10.96.0.0/24",
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
 		"--endpoint-reconciler-type=none",
 		"--enable-priority-and-fairness=false",
-		"--profiling=false")
+		"--profiling=false"}
+	return c.runAPIServer(ctx)
+}
+
+// runAPIServer starts kube-apiserver with the command line startAPIServer
+// made (its certificates and keys issued once, so that what was signed
+// with them, service account tokens included, stays valid across a
+// restart) and waits until it answers /readyz.
+func (c *Cluster) runAPIServer(ctx context.Context) error {
+	p, err := startProcess(c.logDir(), "kube-apiserver", nil, c.apiserverArgv...)
 	if err != nil {
 		return err
 	}
@@ -734,6 +746,23 @@ func (c *Cluster) RestartContainerd(ctx context.Context) error {
 	}
 	if err := c.runContainerd(ctx); err != nil {
 		return fmt.Errorf("cluster: restart containerd: %w", err)
+	}
+	return nil
+}
+
+// RestartAPIServer stops kube-apiserver (SIGTERM) and starts it again on
+// the same port, certificates and etcd; it returns once it answers
+// /readyz. What the cluster holds is etcd's and stays; clients see their
+// connections drop and reconnect.
+func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	c.mu.Lock()
+	p := c.apiserver
+	c.mu.Unlock()
+	if err := p.stop(); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	if err := c.runAPIServer(ctx); err != nil {
+		return fmt.Errorf("cluster: restart kube-apiserver: %w", err)
 	}
 	return nil
 }

@@ -68,6 +68,8 @@
 //	out, err := c.Ctr(ctx, "tasks", "ls")                 // ctr in the node's mount namespace
 //	err = c.RestartKubelet(ctx)                           // pods keep running
 //	err = c.RestartContainerd(ctx)                        // containers keep running
+//	err = c.RestartAPIServer(ctx)                         // same port, certificates and etcd
+//	err = c.Nodes()[0].RestartContainerd(ctx)             // an added node's (RestartKubelet too)
 //	sock := c.HostPath("/run/contiv/memif/<id>/memif.sock")
 //	argv := c.NodeArgv("vpp", "-c", conf)                // a program of the node (its mount namespace)
 //

@@ -378,6 +378,22 @@ func (n *Node) RestartKubelet(ctx context.Context) error {
 	return nil
 }
 
+// RestartContainerd stops the node's containerd and starts it again; it
+// returns once containerd answers. Containers keep running under their
+// shims.
+func (n *Node) RestartContainerd(ctx context.Context) error {
+	n.mu.Lock()
+	p := n.containerd
+	n.mu.Unlock()
+	if err := p.stop(); err != nil {
+		return fmt.Errorf("cluster: node %s: %w", n.name, err)
+	}
+	if err := n.runContainerd(ctx); err != nil {
+		return fmt.Errorf("cluster: node %s: restart containerd: %w", n.name, err)
+	}
+	return nil
+}
+
 func (n *Node) kubeletProcess() *process {
 	n.mu.Lock()
 	defer n.mu.Unlock()

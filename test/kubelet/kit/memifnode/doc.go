@@ -27,7 +27,9 @@
 // node. NewTokenPodOn and AgentClient (agenttoken.go) make a client with a
 // token of the agent's service account bound to a pod on a node, so
 // that the chart's admission policies see the requests as that node's
-// agent's.
+// agent's. AgentPIDOn finds a node's agent process (its container's task
+// in the node's containerd), KillAgentOn kills it with SIGKILL as a crash
+// would, and AgentRestartedOn waits for kubelet to have started it again.
 //
 // It owns the images it builds and the pods it creates; the cluster is the
 // caller's.

@@ -51,3 +51,30 @@ func TestKitValues(t *testing.T) {
 		})
 	}
 }
+
+func TestTaskPID(t *testing.T) {
+	const out = "TASK      PID     STATUS    \nabc123    4242    RUNNING\ndef456    0       STOPPED\n"
+	tests := []struct {
+		name, id string
+		want     int
+		wantErr  string
+	}{
+		{name: "a running task", id: "abc123", want: 4242},
+		{name: "a stopped task", id: "def456", wantErr: "no running task def456"},
+		{name: "no such task", id: "nope", wantErr: "no running task nope"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pid, err := taskPID(out, tc.id)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("taskPID(%s) = %d, %v; want an error saying %q", tc.id, pid, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || pid != tc.want {
+				t.Fatalf("taskPID(%s) = %d, %v; want %d", tc.id, pid, err, tc.want)
+			}
+		})
+	}
+}
