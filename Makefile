@@ -12,7 +12,7 @@ E2E_MODULE := test/kubelet
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')
 FUZZTIME  ?= 10s
 
-.PHONY: all build lint test test-unit test-e2e bench-smoke fuzz bench demo image generate deps peers clean
+.PHONY: all build lint test test-unit test-e2e soak bench-smoke fuzz bench demo image generate deps peers clean
 
 all: build
 
@@ -65,6 +65,17 @@ test-unit:
 # rather than building their own copies.
 test-e2e: build peers
 	cd $(E2E_MODULE) && MEMIF_AGENT_BIN=$(BIN) $(GO) test -race -count=1 -timeout 40m ./...
+
+# The soak (test/kubelet/soak): two nodes, memif pods coming and going
+# while faults happen at random, the invariants checked all along; a table
+# of the run at the end. make test runs it at its CI size (3 minutes) in
+# test-e2e's ./...; SOAK_RATE, SOAK_MAX_PODS and SOAK_SEED (to replay a
+# run) pass through. SOAK_TIMEOUT bounds the run, setup and teardown
+# included.
+SOAK_DURATION ?= 30m
+SOAK_TIMEOUT  ?= 90m
+soak: build peers
+	cd $(E2E_MODULE) && SOAK_DURATION=$(SOAK_DURATION) MEMIF_AGENT_BIN=$(BIN) $(GO) test -race -count=1 -v -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) ./soak
 
 # Every benchmark of both modules runs once (-benchtime=1x), with the peers
 # its tests need, so that a benchmark that no longer works fails make test;
