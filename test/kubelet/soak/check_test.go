@@ -46,6 +46,7 @@ const (
 	leftDirectory  = "no socket directory without its allocation"
 	leftCDISpec    = "no CDI spec (device info) of a gone claim"
 	leftVPPMemif   = "no VPP memif without its allocation"
+	leftAddress    = "no address in use but the allocations'"
 	leftLease      = "no share Lease of a removed node"
 	leftTunnel     = "no VXLAN tunnel to a removed node"
 	leftRoute      = "no route to a share no node holds"
@@ -59,7 +60,7 @@ const (
 
 var findingLimits = map[string]time.Duration{
 	leftAllocation: leakLimit, leftUnbound: unboundLimit, leftDirectory: leakLimit, leftCDISpec: leakLimit,
-	leftVPPMemif: leakLimit, leftLease: leakLimit, leftTunnel: leakLimit, leftRoute: leakLimit,
+	leftVPPMemif: leakLimit, leftAddress: leakLimit, leftLease: leakLimit, leftTunnel: leakLimit, leftRoute: leakLimit,
 	deviceTwice: consistencyLimit, foreignDevice: consistencyLimit, checkpointSync: consistencyLimit,
 }
 
@@ -289,6 +290,17 @@ func (c *checker) checkNode(ctx context.Context, n *node, nodes []*node, byUID, 
 			c.observe(foreignDevice, n.name()+"/"+a.AllocationID, fmt.Sprintf("node %s: allocation %s (devices %v) bound to pod %s, which runs on %s",
 				n.name(), a.AllocationID, a.DeviceIDs, a.PodName, pod.Spec.NodeName))
 		}
+	}
+	held := 0
+	for _, a := range allocations {
+		for _, memif := range a.Networks {
+			if memif.Network == "red" {
+				held += len(memif.IPs)
+			}
+		}
+	}
+	if inUse, err := s.agents.MetricOn(ctx, n.host, "memif_network_addresses_in_use", `network="red"`); err == nil && int(inUse) != held {
+		c.observe(leftAddress, n.name(), fmt.Sprintf("node %s: memif_network_addresses_in_use{network=\"red\"} %d, the allocations hold %d", n.name(), int(inUse), held))
 	}
 	if entries, err := os.ReadDir(n.host.HostPath(socketRoot)); err == nil {
 		for _, entry := range entries {

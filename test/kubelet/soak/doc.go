@@ -20,10 +20,10 @@
 // the windows the README documents (VPP unreachable); every memif pod
 // wired and pinging its peer within a bound of settled time after its
 // creation and after each fault; nothing left of a gone pod or a removed
-// node (allocation, socket directory, CDI spec, VPP memif, share Lease,
-// VXLAN tunnel, route), comparing memifctl, the socket root, the CDI
-// directory, VPP and the API server with the pods, claims and nodes there
-// are; no device held twice or by another pod than kubelet's; the agent's
+// node (allocation, socket directory, CDI spec, address, VPP memif, share
+// Lease, VXLAN tunnel, route), comparing memifctl, the socket root, the
+// CDI directory, the agent's metrics, VPP and the API server with the
+// pods, claims and nodes there are; no device held twice or by another pod than kubelet's; the agent's
 // checkpoint consistent with kubelet's pod-resources; the agents' RSS and
 // fds without an upward trend (the last third of the samples against the
 // first). It prints a table of what happened (SOAK_TABLE=file writes it

@@ -465,6 +465,8 @@ type Allocation struct {
 	HostSocket      string   `json:"hostSocket"`
 	ContainerSocket string   `json:"containerSocket"`
 	Secret          string   `json:"secret"`
+	// Networks are what each memif got from the node's networks.
+	Networks []MemifNetwork `json:"networks"`
 }
 
 // Memifctl runs memifctl (BinDir) on the host against the first node's

@@ -91,6 +91,12 @@ func readPodMemif(namespace, pod string, allocations []Allocation, hostPath func
 // the loopback port the DaemonSet's http.conf names. A metric the agent
 // does not print is an error.
 func (n *Node) Metric(ctx context.Context, name, labels string) (float64, error) {
+	return n.MetricOn(ctx, n.c.FirstNode(), name, labels)
+}
+
+// MetricOn is Metric from the agent of node: on an added node, its
+// loopback is its network namespace's.
+func (n *Node) MetricOn(ctx context.Context, node cluster.NodeHost, name, labels string) (float64, error) {
 	endpoint, err := n.httpEndpoint(ctx)
 	if err != nil {
 		return 0, err
@@ -101,7 +107,13 @@ func (n *Node) Metric(ctx context.Context, name, labels string) (float64, error)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if added, ok := node.(*cluster.Node); ok {
+		transport := &http.Transport{DialContext: added.DialContext}
+		defer transport.CloseIdleConnections()
+		client = &http.Client{Transport: transport}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("memifnode: the agent's metrics: %w", err)
 	}
