@@ -204,6 +204,7 @@ func (s *soak) runUnit(ctx context.Context, u *unit) {
 	if !s.verify(ctx, u, created) {
 		return
 	}
+	s.rec.logf("soak: %s %v wired and pinging after %s", u.kind, u.names(), time.Since(created).Round(time.Second))
 	end := time.Now().Add(u.lifetime)
 	for time.Now().Before(end) {
 		select {

@@ -23,6 +23,9 @@ type recorder struct {
 	firstPrepare      string
 	violations        map[string]*violation
 	start             time.Time
+	// logf gets the first violation of each kind and every refusal as
+	// they come (the test's Logf).
+	logf func(format string, args ...any)
 }
 
 type violation struct {
@@ -32,8 +35,8 @@ type violation struct {
 	evidence string
 }
 
-func newRecorder() *recorder {
-	return &recorder{pods: map[string]int{}, faults: map[string]int{}, violations: map[string]*violation{}, start: time.Now()}
+func newRecorder(logf func(format string, args ...any)) *recorder {
+	return &recorder{pods: map[string]int{}, faults: map[string]int{}, violations: map[string]*violation{}, start: time.Now(), logf: logf}
 }
 
 func (r *recorder) created(kind string) {
@@ -64,6 +67,7 @@ func (r *recorder) refusal(excused bool, evidence string) {
 		r.mu.Unlock()
 		return
 	}
+	r.logf("soak: refused in a documented window: %s", evidence)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.excused++
@@ -90,6 +94,7 @@ func (r *recorder) violate(kind, evidence string) {
 	if v == nil {
 		v = &violation{kind: kind, first: time.Now(), evidence: evidence}
 		r.violations[kind] = v
+		r.logf("soak: VIOLATION %s: %s", kind, evidence)
 	}
 	v.count++
 }

@@ -123,6 +123,7 @@ func TestSoak(t *testing.T) {
 	s := start(ctx, t, cfg)
 
 	begin := time.Now()
+	s.rec.start = begin
 	checks := newChecker(s)
 	checkCtx, stopChecks := context.WithCancel(ctx)
 	checked := make(chan struct{})
@@ -137,6 +138,13 @@ func TestSoak(t *testing.T) {
 		newChurner(s, rand.New(rand.NewPCG(cfg.seed, 1))).run(ctx, noMore)
 	}()
 
+	// A fault's t.Fatal ends this goroutine: the test's context, canceled
+	// then, ends the others, which the cluster's stop waits for.
+	t.Cleanup(func() {
+		stopChecks()
+		<-churned
+		<-checked
+	})
 	s.injectFaults(ctx, t, rand.New(rand.NewPCG(cfg.seed, 2)), begin.Add(cfg.duration))
 
 	// The pods alive run out their lifetimes, checked after the last
@@ -217,7 +225,7 @@ func start(ctx context.Context, t *testing.T, cfg config) *soak {
 	if crossnodeConf["nodes"], err = withSpareNodes(c, crossnodeConf["nodes"]); err != nil {
 		t.Fatal(err)
 	}
-	s := &soak{cfg: cfg, c: c, rec: newRecorder(), faults: newFaultLog()}
+	s := &soak{cfg: cfg, c: c, rec: newRecorder(t.Logf), faults: newFaultLog()}
 	for k, host := range c.AllNodes() {
 		n, err := s.startVPP(ctx, t, host, k)
 		if err != nil {
@@ -259,7 +267,7 @@ func start(ctx context.Context, t *testing.T, cfg config) *soak {
 	if err := createRedClaimTemplate(ctx, s.client); err != nil {
 		t.Fatal(err)
 	}
-	poll.Every(t, setupLimit, time.Second, "the cluster healthy: an agent Ready on each node, its share claimed, the tunnels up", func() error { return s.healthy(ctx) })
+	poll.Every(t, setupLimit, time.Second, "the cluster healthy: an agent Ready on each node, its share claimed, its VPP answering", func() error { return s.healthy(ctx) })
 	return s
 }
 
@@ -299,9 +307,10 @@ func withSpareNodes(c *cluster.Cluster, nodes string) (string, error) {
 func spareNodeName(i int) string { return fmt.Sprintf("%s-%d", cluster.NodeName, i) }
 
 // healthy returns nil once every node is Ready, the DaemonSet has an agent
-// up to date and Ready on each, each node's VPP answers, holds a tunnel to
-// every other node and the node holds its share of red, and each node has
-// every memif allocatable.
+// up to date and Ready on each, each node's VPP answers and the node holds
+// its share of red, and each node has every memif allocatable. The
+// tunnels, which the agents make for the pods of the networks, are the
+// pairs' pings' to check.
 func (s *soak) healthy(ctx context.Context) error {
 	nodes := s.current()
 	if err := s.agents.DaemonSetReadyOnAll(ctx); err != nil {
@@ -335,14 +344,8 @@ func (s *soak) healthy(ctx context.Context) error {
 		if capacity == 0 || allocatable != capacity {
 			return fmt.Errorf("node %s: %d of %d memifs allocatable", n.name(), allocatable, capacity)
 		}
-		held, err := tunnels(ctx, n.vpp)
-		if err != nil {
+		if _, err := n.vpp.CLI().Run(ctx, "show version"); err != nil {
 			return fmt.Errorf("node %s's VPP: %w", n.name(), err)
-		}
-		for _, other := range nodes {
-			if other != n && !held[other.underlay] {
-				return fmt.Errorf("node %s's VPP holds no tunnel to node %s (%s)", n.name(), other.name(), other.underlay)
-			}
 		}
 	}
 	return nil
