@@ -4,7 +4,7 @@
 // and an l2 one (lab, stretched over VXLAN) spanning the nodes, the chart
 // installed with the device plugin and the DRA driver.
 //
-// For SOAK_DURATION (default 3m, the CI run; make soak runs 30m), memif
+// For SOAK_DURATION (make soak: 30m by default; unset, the test skips), memif
 // pods come and go at SOAK_RATE pods a minute (default 20, at most
 // SOAK_MAX_PODS alive, default 10): pairs of VPP pods, one on each node,
 // that ping each other across the nodes (device plugin pods in red, in
