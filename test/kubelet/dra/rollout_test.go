@@ -17,6 +17,7 @@ import (
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
 
@@ -144,30 +145,12 @@ func runningOrRefused(ctx context.Context, t *testing.T, client kubernetes.Inter
 		if err != nil {
 			return err
 		}
-		if reason = refusal(pod); reason != "" || pod.Status.Phase == corev1.PodRunning {
+		if reason = kubelettest.Refusal(pod); reason != "" || pod.Status.Phase == corev1.PodRunning {
 			return nil
 		}
 		return fmt.Errorf("phase %s %v", pod.Status.Phase, pod.Status.Conditions)
 	})
 	return reason
-}
-
-// refusal is why kubelet refused pod, or "": admission failed (the pod
-// Failed, as with UnexpectedAdmissionError), or its container could not
-// be created or started.
-func refusal(pod *corev1.Pod) string {
-	if pod.Status.Phase == corev1.PodFailed {
-		return pod.Status.Reason + ": " + pod.Status.Message
-	}
-	for _, status := range pod.Status.ContainerStatuses {
-		if waiting := status.State.Waiting; waiting != nil {
-			switch waiting.Reason {
-			case "CreateContainerError", "CreateContainerConfigError", "RunContainerError", "CrashLoopBackOff":
-				return waiting.Reason + ": " + waiting.Message
-			}
-		}
-	}
-	return ""
 }
 
 // allocations lists the agent's allocations through memifctl, once the

@@ -23,6 +23,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 	"github.com/contivpp/memif-agent/plugins/networks/shares"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
 
@@ -188,7 +189,7 @@ func (c *checker) pass(ctx context.Context) {
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		byUID[string(pod.UID)], byName[pod.Name] = pod, pod
-		if reason := refusal(pod); reason != "" && !c.refused[pod.UID] {
+		if reason := kubelettest.Refusal(pod); reason != "" && !c.refused[pod.UID] {
 			c.refused[pod.UID] = true
 			excused := s.faults.excused(time.Now(), refusalWindows, refusalWindowSlack) || (pod.Spec.NodeName != "" && !s.exists(pod.Spec.NodeName))
 			s.rec.refusal(excused, fmt.Sprintf("pod %s on %s: %s", pod.Name, pod.Spec.NodeName, reason))

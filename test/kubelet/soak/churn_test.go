@@ -20,6 +20,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/vppcnf"
+	"github.com/contivpp/memif-agent/test/kubelet/kit/kubelettest"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/memifnode"
 )
 
@@ -270,8 +271,8 @@ func (s *soak) checkUnit(ctx context.Context, u *unit) error {
 			return err
 		case !s.exists(p.node):
 			return fmt.Errorf("pod %s's node %s removed: %w", p.name, p.node, errLost)
-		case refusal(pod) != "":
-			return fmt.Errorf("pod %s refused: %s: %w", p.name, refusal(pod), errLost)
+		case kubelettest.Refusal(pod) != "":
+			return fmt.Errorf("pod %s refused: %s: %w", p.name, kubelettest.Refusal(pod), errLost)
 		case pod.Status.Phase != v1.PodRunning:
 			return fmt.Errorf("pod %s is %s: %s", p.name, pod.Status.Phase, podConditions(pod))
 		}
@@ -384,24 +385,8 @@ func createRedClaimTemplate(ctx context.Context, client kubernetes.Interface) er
 	return nil
 }
 
-// refusal is why kubelet refused pod, or "": admission failed (the pod
-// Failed, as with UnexpectedAdmissionError), or its container could not be
-// created or started.
-func refusal(pod *v1.Pod) string {
-	if pod.Status.Phase == v1.PodFailed {
-		return pod.Status.Reason + ": " + pod.Status.Message
-	}
-	for _, status := range pod.Status.ContainerStatuses {
-		if waiting := status.State.Waiting; waiting != nil {
-			switch waiting.Reason {
-			case "CreateContainerError", "CreateContainerConfigError", "RunContainerError", "CrashLoopBackOff":
-				return waiting.Reason + ": " + waiting.Message
-			}
-		}
-	}
-	return ""
-}
-
+// podConditions says what keeps pod from Running: the conditions not
+// True and the containers waiting, with their reasons.
 func podConditions(pod *v1.Pod) string {
 	var out string
 	for _, c := range pod.Status.Conditions {

@@ -90,3 +90,21 @@ func (l *PodList) GetPodByName(namespace, name string) (*v1.Pod, bool) {
 	}
 	return nil, false
 }
+
+// Refusal is why kubelet refused pod, or "": admission failed (the pod
+// Failed, as with UnexpectedAdmissionError), or its container could not
+// be created or started.
+func Refusal(pod *v1.Pod) string {
+	if pod.Status.Phase == v1.PodFailed {
+		return pod.Status.Reason + ": " + pod.Status.Message
+	}
+	for _, status := range pod.Status.ContainerStatuses {
+		if waiting := status.State.Waiting; waiting != nil {
+			switch waiting.Reason {
+			case "CreateContainerError", "CreateContainerConfigError", "RunContainerError", "CrashLoopBackOff":
+				return waiting.Reason + ": " + waiting.Message
+			}
+		}
+	}
+	return ""
+}
