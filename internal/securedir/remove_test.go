@@ -83,14 +83,8 @@ func TestRemoveAllWithChartCapabilities(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			build(t, root, tc.tree...)
-			d, err := Open(root, Options{Group: NoGroup})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			err = capabilities.Run(capabilities.Chart, func() error {
+			root, d := openTree(t, tc.tree...)
+			err := capabilities.Run(capabilities.Chart, func() error {
 				return d.RemoveAll(context.Background(), "victim")
 			})
 			if err != nil {
@@ -238,17 +232,11 @@ func TestRemoveSmall(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			build(t, root, tc.tree...)
-			d, err := Open(root, Options{Group: NoGroup})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
+			root, d := openTree(t, tc.tree...)
 			if got := d.RemoveSmall("victim", 16); got != tc.removed {
 				t.Errorf("RemoveSmall = %v, want %v", got, tc.removed)
 			}
-			_, err = os.Lstat(filepath.Join(root, "victim"))
+			_, err := os.Lstat(filepath.Join(root, "victim"))
 			if gone := errors.Is(err, os.ErrNotExist); gone != tc.removed {
 				t.Errorf("victim gone: %v (%v), want %v", gone, err, tc.removed)
 			}
@@ -353,4 +341,17 @@ func TestPrivateDir(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openTree builds tree in a new temporary root and opens the root.
+func openTree(t *testing.T, tree ...node) (string, *Dir) {
+	t.Helper()
+	root := t.TempDir()
+	build(t, root, tree...)
+	d, err := Open(root, Options{Group: NoGroup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return root, d
 }
