@@ -17,6 +17,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/contivpp/memif-agent/test/kit/needs"
+	"github.com/contivpp/memif-agent/test/kit/program"
 )
 
 // Binary is the dockerd executable Start runs.
@@ -169,15 +170,15 @@ func (d *Daemon) start() error {
 	// cleanup (killed, or go test's -timeout) takes dockerd with it: on
 	// SIGTERM dockerd stops its containers and exits.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	exited := make(chan struct{})
+	if err := program.StartAndWait(cmd, func(err error) {
+		d.waitErr = err
+		close(exited)
+	}); err != nil {
 		log.Close()
 		return fmt.Errorf("run %s: %w", Binary, err)
 	}
-	d.cmd, d.log, d.exited = cmd, log, make(chan struct{})
-	go func() {
-		d.waitErr = cmd.Wait()
-		close(d.exited)
-	}()
+	d.cmd, d.log, d.exited = cmd, log, exited
 	if err := d.waitReady(); err != nil {
 		_ = d.stop()
 		return fmt.Errorf("%w; log tail:\n%s", err, d.logTail())

@@ -5,7 +5,9 @@
 // with the program's own words.
 //
 // The package owns the goroutine that waits for each program; it ends when
-// the program exits. The caller owns the programs and stops them.
+// the program exits. That goroutine also forks the program, locked to its
+// OS thread until the exit: a Pdeathsig follows the forking thread, and
+// StartAndWait is the one way the kits fork a program that has one. The caller owns the programs and stops them.
 //
 // Example:
 //

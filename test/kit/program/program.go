@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -34,15 +35,36 @@ func Start(name, logPath string, cmd *exec.Cmd) (*Program, error) {
 	}
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	p := &Program{Name: name, LogPath: logPath, cmd: cmd, exited: make(chan struct{})}
+	err = StartAndWait(cmd, func(err error) {
+		p.err = err
+		close(p.exited)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, cmd.Path, err)
 	}
-	p := &Program{Name: name, LogPath: logPath, cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
 	return p, nil
+}
+
+// StartAndWait starts cmd and calls exited with Wait's error once it has
+// exited, from a goroutine locked to its OS thread all along. Pdeathsig
+// is sent when the thread that forked the program ends, not its process:
+// a goroutine that ends locked to its thread (runtime.LockOSThread, as the
+// agent's remover of released directories does) ends that thread, and a
+// program forked from it earlier would be killed with it.
+func StartAndWait(cmd *exec.Cmd, exited func(error)) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited(cmd.Wait())
+	}()
+	return <-started
 }
 
 // Pid is the program's process ID.

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,5 +73,33 @@ func TestStop(t *testing.T) {
 func TestTail(t *testing.T) {
 	if got := program.Tail(filepath.Join(t.TempDir(), "missing.log"), 3); !strings.HasPrefix(got, "(cannot read ") {
 		t.Errorf("Tail of a missing file = %q, want why it cannot be read", got)
+	}
+}
+
+// TestProgramOutlivesTheThreadThatStartedIt: Pdeathsig follows the
+// forking thread, and a goroutine that ends locked to its thread ends it.
+func TestProgramOutlivesTheThreadThatStartedIt(t *testing.T) {
+	started := make(chan *program.Program)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		cmd := exec.Command("sleep", "600")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		p, err := program.Start("sleeper", filepath.Join(t.TempDir(), "p.log"), cmd)
+		if err != nil {
+			t.Error(err)
+		}
+		started <- p
+	}()
+	p := <-started
+	if p == nil {
+		return
+	}
+	defer p.Stop(time.Second)
+	// The starting thread's end is asynchronous: a killed program would
+	// be gone well within this.
+	select {
+	case <-p.Exited():
+		t.Errorf("the program died with the thread that started it: %v", p.Running())
+	case <-time.After(time.Second):
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/contivpp/memif-agent/test/kit/needs"
+	"github.com/contivpp/memif-agent/test/kit/program"
 )
 
 const (
@@ -216,14 +217,10 @@ func (v *VPP) start() error {
 	// Its own process group: a Ctrl-C reaches the owner, which stops VPP
 	// after what uses it. SIGKILL when the owner dies without Stop.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	exited := make(chan struct{})
+	if err := program.StartAndWait(cmd, func(error) { close(exited) }); err != nil {
 		return fmt.Errorf("start VPP from %s: %w", v.Prefix, err)
 	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
 	v.mu.Lock()
 	v.cmd, v.exited = cmd, exited
 	v.mu.Unlock()

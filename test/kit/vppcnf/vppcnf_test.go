@@ -17,6 +17,7 @@ import (
 
 	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
 	"github.com/contivpp/memif-agent/test/kit/poll"
+	"github.com/contivpp/memif-agent/test/kit/program"
 	"github.com/contivpp/memif-agent/test/kit/syncbuffer"
 	"github.com/contivpp/memif-agent/test/kit/vpp"
 	"github.com/contivpp/memif-agent/test/kit/vppcnf"
@@ -68,13 +69,9 @@ func startPodSide(t *testing.T, binary, dir, prefix, memifJSON, secret string) *
 	p := &podSide{cmd: cmd, output: &syncbuffer.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.output, p.output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := program.StartAndWait(cmd, func(error) { close(p.exited) }); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		cmd.Wait()
-		close(p.exited)
-	}()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
