@@ -227,8 +227,16 @@ func (d *Interfaces) delete(_ string, iface *vpp_interfaces.Interface, metadata 
 		return fmt.Errorf("delete interface %s: %w", iface.Name, err)
 	}
 	meta, err := d.current(context.Background(), conn, iface.Name, metadata)
-	if err != nil || meta == nil {
+	if err != nil {
 		return err
+	}
+	if meta == nil {
+		// Gone already, as a delete that failed after the memif went
+		// leaves it: its socket filename may still be there.
+		if d.memifSocketUnused(iface) {
+			return removeSocketFilename(context.Background(), conn, iface.GetMemif().GetSocketFilename())
+		}
+		return nil
 	}
 	if err := d.remove(context.Background(), conn, iface, meta); err != nil {
 		return fmt.Errorf("delete interface %s: %w", iface.Name, err)
@@ -252,15 +260,25 @@ func (d *Interfaces) remove(ctx context.Context, conn *vppapi.Conn, iface *vpp_i
 	if err := request(ctx, conn, &vppmsg.MemifDelete{SwIfIndex: meta.Index}, &vppmsg.MemifDeleteReply{}); err != nil {
 		return err
 	}
-	for _, user := range d.Index().socketUsers(meta.socket) {
+	if !d.memifSocketUnused(iface) {
+		return nil
+	}
+	return removeSocketFilename(ctx, conn, iface.GetMemif().GetSocketFilename())
+}
+
+// memifSocketUnused tells whether iface is a memif whose socket filename
+// no other memif of the scheduler's uses.
+func (d *Interfaces) memifSocketUnused(iface *vpp_interfaces.Interface) bool {
+	filename := iface.GetMemif().GetSocketFilename()
+	if iface.Type != vpp_interfaces.Interface_MEMIF || filename == "" {
+		return false
+	}
+	for _, user := range d.Index().socketUsers(filename) {
 		if user != iface.Name {
-			return nil
+			return false
 		}
 	}
-	if err := request(ctx, conn, &vppmsg.MemifSocketFilenameAddDelV2{SocketID: meta.SocketID}, &vppmsg.MemifSocketFilenameAddDelV2Reply{}); err != nil {
-		return fmt.Errorf("remove its socket %s: %w", iface.GetMemif().GetSocketFilename(), err)
-	}
-	return nil
+	return true
 }
 
 // current returns the metadata of interface name as VPP holds it now: the

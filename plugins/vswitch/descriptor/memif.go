@@ -40,16 +40,16 @@ func (d *Interfaces) createMemif(ctx context.Context, conn *vppapi.Conn, iface *
 	var socketKnown bool
 	req.SocketID, socketKnown = d.socketID(conn, link.SocketFilename)
 	if !socketKnown {
-		var added vppmsg.MemifSocketFilenameAddDelV2Reply
-		if err := request(ctx, conn, &vppmsg.MemifSocketFilenameAddDelV2{IsAdd: true, SocketID: ^uint32(0), SocketFilename: link.SocketFilename}, &added); err != nil {
-			return nil, fmt.Errorf("add socket %s: %w", link.SocketFilename, err)
+		id, err := addSocketFilename(ctx, conn, link.SocketFilename)
+		if err != nil {
+			return nil, err
 		}
-		req.SocketID = added.SocketID
+		req.SocketID = id
 	}
 	var created vppmsg.MemifCreateV2Reply
 	if err := request(ctx, conn, req, &created); err != nil {
 		if !socketKnown {
-			request(ctx, conn, &vppmsg.MemifSocketFilenameAddDelV2{SocketID: req.SocketID}, &vppmsg.MemifSocketFilenameAddDelV2Reply{})
+			removeSocketFilename(ctx, conn, link.SocketFilename)
 		}
 		return nil, fmt.Errorf("on %s: %w", link.SocketFilename, err)
 	}
@@ -65,6 +65,56 @@ func (d *Interfaces) socketID(conn *vppapi.Conn, filename string) (uint32, bool)
 		}
 	}
 	return 0, false
+}
+
+// addSocketFilename returns the ID of filename in VPP's memif socket
+// table, adding it unless VPP holds it already: an add that timed out may
+// have been done by VPP after the agent gave up, and a second entry of
+// one filename would outlive its memifs.
+func addSocketFilename(ctx context.Context, conn *vppapi.Conn, filename string) (uint32, error) {
+	sockets, err := vppapi.Dump[vppmsg.MemifSocketFilenameDetails](ctx, conn, &vppmsg.MemifSocketFilenameDump{})
+	if err != nil {
+		return 0, fmt.Errorf("add socket %s: dump VPP memif sockets: %w", filename, err)
+	}
+	for _, socket := range sockets {
+		if socket.SocketFilename == filename {
+			return socket.SocketID, nil
+		}
+	}
+	var added vppmsg.MemifSocketFilenameAddDelV2Reply
+	if err := request(ctx, conn, &vppmsg.MemifSocketFilenameAddDelV2{IsAdd: true, SocketID: ^uint32(0), SocketFilename: filename}, &added); err != nil {
+		return 0, fmt.Errorf("add socket %s: %w", filename, err)
+	}
+	return added.SocketID, nil
+}
+
+// removeSocketFilename removes every entry of filename from VPP's memif
+// socket table that no memif of VPP's uses (VPP then closes the listener
+// and removes the socket file): the agent's memifs each have their own
+// filename, so one left without a memif is the agent's to remove,
+// whichever failed request left it.
+func removeSocketFilename(ctx context.Context, conn *vppapi.Conn, filename string) error {
+	sockets, err := vppapi.Dump[vppmsg.MemifSocketFilenameDetails](ctx, conn, &vppmsg.MemifSocketFilenameDump{})
+	if err != nil {
+		return fmt.Errorf("remove socket %s: dump VPP memif sockets: %w", filename, err)
+	}
+	memifs, err := vppapi.Dump[vppmsg.MemifDetails](ctx, conn, &vppmsg.MemifDump{})
+	if err != nil {
+		return fmt.Errorf("remove socket %s: dump VPP memifs: %w", filename, err)
+	}
+	used := map[uint32]bool{}
+	for _, memif := range memifs {
+		used[memif.SocketID] = true
+	}
+	for _, socket := range sockets {
+		if socket.SocketFilename != filename || used[socket.SocketID] {
+			continue
+		}
+		if err := request(ctx, conn, &vppmsg.MemifSocketFilenameAddDelV2{SocketID: socket.SocketID}, &vppmsg.MemifSocketFilenameAddDelV2Reply{}); err != nil {
+			return fmt.Errorf("remove socket %s: %w", filename, err)
+		}
+	}
+	return nil
 }
 
 // readBackMemif is the memif link as VPP reports it. VPP reports the ring
