@@ -321,6 +321,18 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) 
 	}
 	ref := dmapi.ClaimRef{UID: string(claim.UID), Namespace: claim.Namespace, Name: claim.Name}
 	prepared, err := d.cfg.Claims.Prepare(ctx, ref, claims.Pod(claim), requests)
+	if errors.Is(err, dmapi.ErrDeviceInUse) {
+		// The scheduler gave the devices to this claim, so the claim
+		// holding them here is one whose end the agent missed (its pod
+		// went while the agent was down or handing over, and kubelet
+		// unprepares only what it prepared): the claims' sync releases
+		// what the API server no longer reserves, before the retry.
+		d.log.InfoS("a device of the claim is held by another claim: checking the node's claims with the API server", "claim", claim.Namespace+"/"+claim.Name, "err", err)
+		if syncErr := d.syncClaims(ctx); syncErr != nil {
+			return nil, errors.Join(err, fmt.Errorf("check the node's claims with the API server: %w", syncErr))
+		}
+		prepared, err = d.cfg.Claims.Prepare(ctx, ref, claims.Pod(claim), requests)
+	}
 	if err != nil {
 		return nil, err
 	}

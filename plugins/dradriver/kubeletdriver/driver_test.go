@@ -294,6 +294,53 @@ func TestRestartSyncsClaimsWithTheAPIServer(t *testing.T) {
 	}
 }
 
+// TestPrepareTakesBackADeviceOfAGoneClaim: a claim whose pod went while
+// the agent was down is never unprepared by kubelet. When the scheduler
+// gives its device to a new claim, the prepare finds the holder gone from
+// the API server, releases it and prepares the new claim; a holder the API
+// server still reserves keeps its device.
+func TestPrepareTakesBackADeviceOfAGoneClaim(t *testing.T) {
+	n := startNode(t)
+	const (
+		goneUID = "11111111-1b2c-4d5e-8f90-0123456789ab"
+		liveUID = "22222222-1b2c-4d5e-8f90-0123456789ab"
+		nextUID = "33333333-1b2c-4d5e-8f90-0123456789ab"
+		lateUID = "44444444-1b2c-4d5e-8f90-0123456789ab"
+	)
+	n.allocate(t, goneUID, "gone", "memif-dra-000")
+	n.allocateWith(t, liveUID, "live", func(claim *resourceapi.ResourceClaim) {
+		claim.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: "running", UID: "running-uid"}}
+	}, "memif-dra-001")
+	for uid, name := range map[string]string{goneUID: "gone", liveUID: "live"} {
+		if prepared := n.prepare(t, uid, name); prepared.GetError() != "" {
+			t.Fatalf("prepare %s: %s", name, prepared.GetError())
+		}
+	}
+	if err := n.apiServer.ResourceV1().ResourceClaims(claimNS).Delete(context.Background(), "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	n.allocate(t, nextUID, "next", "memif-dra-000")
+	if prepared := n.prepare(t, nextUID, "next"); prepared.GetError() != "" {
+		t.Errorf("a new claim on the device of a claim gone from the API server: %s, want it prepared", prepared.GetError())
+	}
+	n.allocate(t, lateUID, "late", "memif-dra-001")
+	if prepared := n.prepare(t, lateUID, "late"); !strings.Contains(prepared.GetError(), "already held") {
+		t.Errorf("a new claim on the device of a claim the API server still reserves: %q, want it refused as held", prepared.GetError())
+	}
+	refs, err := n.cfg.Claims.PreparedClaims(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	for _, ref := range refs {
+		held = append(held, ref.Name)
+	}
+	if want := []string{"live", "next"}; !slices.Equal(held, want) {
+		t.Errorf("the node holds claims %v, want %v", held, want)
+	}
+}
+
 // namelessClaims stands in for a device manager whose checkpoint, written
 // by an agent that kept no claim names, names none of its claims.
 type namelessClaims struct{ dmapi.ClaimPreparer }
