@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -113,10 +114,16 @@ func (s *soak) killAgent(ctx context.Context, target *node) (string, error) {
 }
 
 // upgrade rolls the DaemonSet with a harmless change: a pod annotation
-// counting the upgrades.
+// counting the upgrades. helm is tried again while it fails (an API
+// server too busy for its TLS handshake fails the upgrade before anything
+// is applied): the fault is the roll, not helm's own errors.
 func (s *soak) upgrade(ctx context.Context, n int) (string, error) {
-	_, err := s.agents.Helm(ctx, "upgrade", "--set-string", fmt.Sprintf("podAnnotations.soak-upgrade=%d", n))
-	return fmt.Sprintf("pod annotation soak-upgrade=%d", n), err
+	annotation := fmt.Sprintf("podAnnotations.soak-upgrade=%d", n)
+	err := poll.Wait(ctx, settleLimit, 5*time.Second, func() error {
+		_, err := s.agents.Helm(ctx, "upgrade", "--set-string", annotation)
+		return err
+	})
+	return "pod annotation " + strings.TrimPrefix(annotation, "podAnnotations."), err
 }
 
 // killVPP kills the node's VPP and starts it again, empty, after down.
