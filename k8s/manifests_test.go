@@ -264,9 +264,15 @@ func shippedConfig[T any](t *testing.T, m *manifests, name string) T {
 // kubelet, says why the probe failed.
 const probeCommandTimeout = 2 * time.Second
 
+// livenessTolerance is how long an agent may go unanswered on a loaded
+// node, where starting the probe's process alone takes seconds, before
+// kubelet restarts it.
+const livenessTolerance = time.Minute
+
 // TestDaemonSetProbes: kubelet asks every probe with memif-agent probe on
 // the ConfigMap's root-only probe socket. Not httpGet, tcpSocket or grpc:
-// those reach a port any local user can fill with connections.
+// those reach a port any local user can fill with connections. Liveness
+// restarts the agent only after livenessTolerance without an answer.
 func TestDaemonSetProbes(t *testing.T) {
 	m := loadManifests(t)
 	container := agentContainer(t, m)
@@ -285,6 +291,11 @@ func TestDaemonSetProbes(t *testing.T) {
 		window := time.Duration(probe.PeriodSeconds*probe.FailureThreshold) * time.Second
 		if longest := devicemanager.NodeLockWait + agent.DefaultStartTimeout; window <= longest {
 			t.Errorf("the startup probe gives the agent %v; its start may take %v (waiting for the agent it replaces, then starting)", window, longest)
+		}
+	}
+	if probe := container.LivenessProbe; probe != nil {
+		if window := time.Duration(probe.PeriodSeconds*probe.FailureThreshold) * time.Second; window < livenessTolerance {
+			t.Errorf("the liveness probe restarts an agent unanswered for %v; a loaded node needs %v", window, livenessTolerance)
 		}
 	}
 	t.Run("socket directory is the pod's own", func(t *testing.T) {
