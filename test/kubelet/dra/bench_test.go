@@ -226,6 +226,14 @@ func (r *callTimes) record(method string, elapsed time.Duration) {
 }
 
 // of returns the times of the calls of method.
+// readAheadOf tells whether claim (namespace/name) was read ahead.
+func (r *callTimes) readAheadOf(claim string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, read := r.readEnds[claim]
+	return read
+}
+
 func (r *callTimes) of(method string) []time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -46,8 +46,11 @@ func TestClaimsReadAheadOfKubelet(t *testing.T) {
 	first := createClaim(ctx, t, client, "by-name")
 	createPod(ctx, t, client, podWithClaim("first", "by-name"))
 	waitRunning(ctx, t, client, "first")
-	if ahead := len(calls.of(claimReadAhead)); ahead != 2 {
-		t.Errorf("the driver read %d claims ahead of kubelet after a pod with a claim named in its spec, want 2", ahead)
+	// Not a count: the claim of from-template may be read again, when the
+	// new claim got its device before its release (a prepare finding
+	// its device held checks the holder with the API server).
+	if !calls.readAheadOf(namespace + "/by-name") {
+		t.Errorf("the driver did not read claim by-name ahead of kubelet for a pod naming it in its spec")
 	}
 	deletePod(ctx, t, client, "first")
 	if err := client.ResourceV1().ResourceClaims(namespace).Delete(ctx, "by-name", metav1.DeleteOptions{}); err != nil {
