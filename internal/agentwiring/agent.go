@@ -161,6 +161,7 @@ func New(configs Configs, opts ...Option) *Agent {
 		deps.DeviceManager = deviceManager
 		deps.KubeletInterceptor = o.kubeletInterceptor
 		deps.Client = o.draClient
+		deps.Vswitch = draVswitch{vswitchPlugin}
 	}))
 	podEvents.DRADriver = draDriver
 	nodeAPI := nodeapi.NewPlugin(nodeapi.UseDeps(func(deps *nodeapi.Deps) {
@@ -232,6 +233,11 @@ type (
 // manager reads the reachability from its AfterInit on, once every Init
 // ran.
 type vswitchReachability struct{ vswitchapi.VswitchAPI }
+
+// draVswitch gives the DRA driver's claim status VPP's links as no
+// plugin, for the reason vswitchReachability does: the driver reads them
+// from its AfterInit on.
+type draVswitch struct{ dradriver.VswitchSource }
 
 // spanSource gives the memif wiring the cross-node span as no plugin:
 // followed, the edge would make cn-infra start the crossnode plugin, and

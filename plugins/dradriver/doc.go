@@ -9,7 +9,10 @@
 //   - claimprefetch: the claims of the node's pods, read as the pods are
 //     bound, ahead of kubelet's NodePrepareResources;
 //   - kubeletdriver: kubelet's DRA gRPC API, registration, ResourceSlices,
-//     CDI spec files.
+//     CDI spec files;
+//   - claimstatus: each prepared claim's status.devices (addresses,
+//     conditions Ready and LinkUp, memif.json's entry), written by a
+//     goroutine the plugin starts with the driver and stops at Close.
 //
 // The device manager makes and releases the allocations (PrepareClaim and
 // UnprepareClaim events), so the driver and kubelet's device plugin share
@@ -21,6 +24,7 @@
 //	draDriver := dradriver.NewPlugin(dradriver.UseDeps(func(deps *dradriver.Deps) {
 //		deps.EventLoop = eventLoop
 //		deps.DeviceManager = deviceManager
+//		deps.Vswitch = vswitchPlugin // links and reachability, for the claims' status
 //	}))
 //
 // List it after the controller and the device manager in the agent.

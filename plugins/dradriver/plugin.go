@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/ligato/cn-infra/infra"
 	"google.golang.org/grpc"
@@ -17,7 +18,10 @@ import (
 	"github.com/contivpp/memif-agent/internal/logs"
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+	"github.com/contivpp/memif-agent/plugins/dradriver/claimstatus"
 	"github.com/contivpp/memif-agent/plugins/dradriver/kubeletdriver"
+	vswitchapi "github.com/contivpp/memif-agent/plugins/vswitch/api"
 )
 
 // Plugin is the DRA driver in the agent.
@@ -31,6 +35,8 @@ type Plugin struct {
 	driverMu sync.Mutex
 	client   kubernetes.Interface
 	driver   *kubeletdriver.Driver
+	// stopStatus ends the claims' status writer and waits for it.
+	stopStatus func()
 }
 
 // ClaimPoolSource gives the devices to publish and prepares the claims
@@ -40,6 +46,17 @@ type Plugin struct {
 type ClaimPoolSource interface {
 	ClaimPool() dmapi.ClaimPool
 	ClaimPreparer() dmapi.ClaimPreparer
+	// ListAllocations lists the allocations, for the claims' status.
+	ListAllocations() []dmapi.MemifInfo
+}
+
+// VswitchSource is what the claims' status reads of VPP: the vswitch
+// plugin.
+type VswitchSource interface {
+	vswitchapi.LinkReader
+	vswitchapi.VswitchAPI
+	// LinkDownGrace is vswitch.conf's link-down-grace.
+	LinkDownGrace() time.Duration
 }
 
 // Deps are the plugin's dependencies; EventLoop and DeviceManager are
@@ -59,6 +76,9 @@ type Deps struct {
 	// one dradriver.conf's kubeconfig (or the service account) makes;
 	// optional (the agent sets none).
 	Client kubernetes.Interface
+	// Vswitch, when set, gives the claims' status VPP's links and
+	// reachability; nil: LinkUp is never True.
+	Vswitch VswitchSource
 }
 
 // Init reads and validates the config. An invalid config stops the agent
@@ -111,11 +131,32 @@ func (p *Plugin) AfterInit() error {
 	if err := driver.Start(context.Background()); err != nil {
 		return fmt.Errorf("dradriver plugin: %w", err)
 	}
+	stopStatus := p.writeStatus(client)
 	p.driverMu.Lock()
-	p.driver, p.client = driver, client
+	p.driver, p.client, p.stopStatus = driver, client, stopStatus
 	p.driverMu.Unlock()
 	p.log.InfoS("DRA driver serving", "driver", p.cfg.DriverName, "socket", driver.PluginSocket(), "devices", len(pool.Devices), "node", p.cfg.NodeName)
 	return nil
+}
+
+// writeStatus starts the writer of the claims' device status
+// (claimstatus) and returns what stops it.
+func (p *Plugin) writeStatus(client kubernetes.Interface) func() {
+	source := claimstatus.Source{Allocations: p.DeviceManager.ListAllocations}
+	if p.Vswitch != nil {
+		source.Links, source.Vswitch, source.Grace = p.Vswitch, p.Vswitch, p.Vswitch.LinkDownGrace()
+	}
+	writer := claimstatus.NewWriter(client, p.cfg.DriverName, p.cfg.NodeName, claims.PoolName(p.cfg.NodeName), source, p.log)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		writer.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 func (p *Plugin) kubeClient() (kubernetes.Interface, error) {
@@ -145,6 +186,13 @@ func (p *Plugin) KubeClient() kubernetes.Interface {
 func (p *Plugin) Close() error {
 	if driver := p.startedDriver(); driver != nil {
 		driver.Stop()
+	}
+	p.driverMu.Lock()
+	stopStatus := p.stopStatus
+	p.stopStatus = nil
+	p.driverMu.Unlock()
+	if stopStatus != nil {
+		stopStatus()
 	}
 	return nil
 }

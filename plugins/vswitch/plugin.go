@@ -161,6 +161,11 @@ func (p *Plugin) MemifLinks() []vswitchapi.MemifLink {
 	return p.links.lastLinks()
 }
 
+// LinkDownGrace is vswitch.conf's link-down-grace, once Init read it.
+func (p *Plugin) LinkDownGrace() time.Duration {
+	return p.config.LinkDownGrace.Duration()
+}
+
 func (p *Plugin) connected(conn *vppapi.Conn) {
 	var version vppmsg.ShowVersionReply
 	if err := conn.Request(context.Background(), &vppmsg.ShowVersion{}, &version); err != nil {

@@ -62,6 +62,8 @@ func (a Allocation) Info() dmapi.MemifInfo {
 		ContainerSocket: a.ContainerSocket,
 		Secret:          a.Secret,
 		AllocatedAt:     a.AllocatedAt,
+		Claim:           dmapi.ClaimRef{UID: a.ClaimUID, Namespace: a.ClaimNamespace, Name: a.ClaimName},
+		Request:         a.Request,
 	}
 }
 

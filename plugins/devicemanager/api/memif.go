@@ -40,6 +40,11 @@ type MemifInfo struct {
 	// Networks are what the allocation's memifs got from the node's
 	// networks, by memif ID, once the memif wiring resolved them.
 	Networks []MemifNetwork
+	// Claim and Request name the ResourceClaim request the allocation was
+	// prepared for; empty for kubelet's Allocate. Claim's Namespace and
+	// Name are empty when a checkpoint from before they were kept holds it.
+	Claim   ClaimRef
+	Request string
 }
 
 // String describes the allocation for logs, with the secret masked.

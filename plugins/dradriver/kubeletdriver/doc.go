@@ -53,8 +53,8 @@
 // agent gone within a second of its start, or kubelet down) deletes its
 // slices itself.
 //
-// It never writes claim status or events: secrets leave the agent only
-// through the CDI spec files and the node-local API. (The agent's pod
-// events, plugins/podevents, borrow the driver's client; they carry no
-// secret.)
+// It writes no claim status (plugins/dradriver/claimstatus does, off
+// kubelet's calls) and no events: secrets leave the agent only through
+// the CDI spec files and the node-local API. (The agent's pod events,
+// plugins/podevents, borrow the driver's client; they carry no secret.)
 package kubeletdriver

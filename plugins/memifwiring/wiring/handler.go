@@ -689,24 +689,29 @@ func interfaceNames(keys []string) string {
 func renderMemifJSON(memif dmapi.MemifInfo, networks []dmapi.MemifNetwork) ([]byte, error) {
 	interfaces := []memifjson.Interface{}
 	for _, n := range networks {
-		if n.Refused != "" {
-			continue
+		if n.Refused == "" {
+			interfaces = append(interfaces, MemifJSONInterface(memif, n))
 		}
-		iface := memifjson.Interface{MemifID: n.MemifID, Socket: memif.ContainerSocket, Network: n.Network, Mode: n.Mode,
-			MAC: n.MAC, Queues: n.Queues, RingSize: n.RingSize, BufferSize: n.BufferSize, MTU: n.MTU}
-		for _, ip := range n.IPs {
-			if prefix, err := netip.ParsePrefix(ip); err == nil {
-				iface.IPs = append(iface.IPs, prefix)
-			}
-		}
-		for _, gateway := range n.Gateway {
-			if addr, err := netip.ParseAddr(gateway); err == nil {
-				iface.Gateway = append(iface.Gateway, addr)
-			}
-		}
-		interfaces = append(interfaces, iface)
 	}
 	return memifjson.Render(interfaces)
+}
+
+// MemifJSONInterface is memif.json's entry of memif n of the allocation
+// memif, as the pod reads it once n is wired.
+func MemifJSONInterface(memif dmapi.MemifInfo, n dmapi.MemifNetwork) memifjson.Interface {
+	iface := memifjson.Interface{MemifID: n.MemifID, Socket: memif.ContainerSocket, Network: n.Network, Mode: n.Mode,
+		MAC: n.MAC, Queues: n.Queues, RingSize: n.RingSize, BufferSize: n.BufferSize, MTU: n.MTU}
+	for _, ip := range n.IPs {
+		if prefix, err := netip.ParsePrefix(ip); err == nil {
+			iface.IPs = append(iface.IPs, prefix)
+		}
+	}
+	for _, gateway := range n.Gateway {
+		if addr, err := netip.ParseAddr(gateway); err == nil {
+			iface.Gateway = append(iface.Gateway, addr)
+		}
+	}
+	return iface
 }
 
 func equalNetworks(a, b dmapi.MemifNetwork) bool {

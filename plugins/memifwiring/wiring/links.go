@@ -21,6 +21,8 @@ type MemifInterface struct {
 	// Network is the memif's network; empty when in none or not known
 	// yet.
 	Network string
+	// AllocationID is the allocation holding the memif.
+	AllocationID string
 }
 
 // MemifInterfaces names the vswitch interface of each memif of the
@@ -38,7 +40,7 @@ func MemifInterfaces(allocations []dmapi.MemifInfo) map[string]MemifInterface {
 		owners := ownerNames(memifs)
 		for i, memif := range memifs {
 			for memifID := range memif.DeviceIDs {
-				iface := MemifInterface{Pod: pod, PodUID: memif.PodUID, Container: memif.ContainerName, MemifID: memifID}
+				iface := MemifInterface{Pod: pod, PodUID: memif.PodUID, Container: memif.ContainerName, MemifID: memifID, AllocationID: memif.AllocationID}
 				for _, n := range memif.Networks {
 					if int(n.MemifID) == memifID {
 						iface.Network = n.Network
