@@ -2,7 +2,9 @@ package dra
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	metaapplyv1 "k8s.io/client-go/applyconfigurations/meta/v1"
+	resourceapplyv1 "k8s.io/client-go/applyconfigurations/resource/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -100,7 +104,7 @@ func wantRefused(t *testing.T, what string, err error, want string) {
 // itself), the agent creates, updates and deletes its node's
 // ResourceSlice, and is refused another node's and slices of no node; a
 // token bound to nothing changes no slice. It reads claims and cannot
-// write them; it lists and watches pods (the driver asks for its node's
+// write their spec (their status: TestAgentWritesOnlyItsDevicesStatus); it lists and watches pods (the driver asks for its node's
 // by field selector; RBAC cannot narrow a list to them), and can neither
 // read a pod by name nor write one.
 func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
@@ -187,9 +191,6 @@ func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
 			if _, err := agent.ResourceV1().ResourceClaims(namespace).Update(ctx, claimCopy, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
 				t.Errorf("update a claim: %v, want forbidden", err)
 			}
-			if _, err := agent.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, claimCopy, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
-				t.Errorf("update a claim's status: %v, want forbidden", err)
-			}
 
 			wantPodsListedAndWatchedOnly(ctx, t, agent, own.Name)
 
@@ -231,5 +232,147 @@ func wantPodsListedAndWatchedOnly(ctx context.Context, t *testing.T, agent kuber
 	}
 	if err := agent.CoreV1().Pods(namespace).Delete(ctx, "any", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("delete a pod: %v, want forbidden", err)
+	}
+}
+
+// TestAgentWritesOnlyItsDevicesStatus applies the chart's DRA RBAC and
+// admission policies to the real API server and an allocated claim with a
+// device of the driver in the agent's node's pool, one in another node's
+// and one of another driver whose status that driver wrote. The agent's
+// token writes its own device's entry (server-side apply of the status
+// subresource, as the agent does) and removes it, and is refused writing
+// another node's device, another driver's, removing that driver's entry,
+// or changing the allocation; the other node's agent token is refused the
+// first device's entry.
+func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
+	c, admin := startCluster(t, cluster.Options{})
+	ctx := t.Context()
+	if err := memifnode.ApplyChartTemplates(ctx, c, []string{"templates/namespace.yaml", "templates/serviceaccount.yaml", "templates/rbac.yaml", "templates/admission-policy.yaml"},
+		"--set", "dra.enabled=true", "--set", "namespace.create=true"); err != nil {
+		t.Fatalf("apply the chart's service account, RBAC and admission policy: %v", err)
+	}
+	nodes, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("the cluster's nodes: %v, %v; want its one node", nodes, err)
+	}
+	own := &nodes.Items[0]
+	other, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: otherNode}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create Node %s: %v", otherNode, err)
+	}
+	const otherDriver = "gpu.example.com"
+	claim := allocatedClaim(ctx, t, admin, []resourceapi.DeviceRequestAllocationResult{
+		{Request: "own", Driver: claims.DefaultDriverName, Pool: own.Name, Device: "memif-0"},
+		{Request: "other-node", Driver: claims.DefaultDriverName, Pool: other.Name, Device: "memif-0"},
+		{Request: "other-driver", Driver: otherDriver, Pool: own.Name, Device: "gpu-0"},
+	})
+	theirs := resourceapi.AllocatedDeviceStatus{Driver: otherDriver, Pool: own.Name, Device: "gpu-0",
+		Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Configured", LastTransitionTime: metav1.Now()}}}
+	claim.Status.Devices = []resourceapi.AllocatedDeviceStatus{theirs}
+	claim, err = admin.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("write %s's device status as the cluster admin: %v", otherDriver, err)
+	}
+
+	agent := agentClient(ctx, t, c, admin, boundToAgentPod(ctx, t, admin, own))
+	fieldManager := claims.DefaultDriverName + "/" + own.Name
+	apply := func(client kubernetes.Interface, devices ...deviceKey) error {
+		status := resourceapplyv1.ResourceClaimStatus()
+		for _, d := range devices {
+			status.WithDevices(resourceapplyv1.AllocatedDeviceStatus().WithDriver(d.driver).WithPool(d.pool).WithDevice(d.device).
+				WithConditions(metaapplyv1.Condition().WithType("Ready").WithStatus(metav1.ConditionTrue).WithReason("Wired").
+					WithMessage("wired").WithLastTransitionTime(metav1.Now())))
+		}
+		_, err := client.ResourceV1().ResourceClaims(namespace).ApplyStatus(ctx,
+			resourceapplyv1.ResourceClaim(claim.Name, namespace).WithUID(claim.UID).WithStatus(status),
+			metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+		return err
+	}
+	ownDevice := deviceKey{claims.DefaultDriverName, own.Name, "memif-0"}
+	// kube-apiserver enforces a policy once its informer has it.
+	poll.Until(t, waitLimit, "the admission policy in force", func() error {
+		if err := apply(agent, deviceKey{claims.DefaultDriverName, other.Name, "memif-0"}); err == nil {
+			return errors.New("the agent still writes another node's device's status")
+		} else if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+			return err
+		}
+		return nil
+	})
+	if err := apply(agent, ownDevice); err != nil {
+		t.Fatalf("write its own device's status: %v", err)
+	}
+	wantDevices(ctx, t, admin, claim.Name, ownDevice, deviceKey{otherDriver, own.Name, "gpu-0"})
+
+	onlyOwn := "memif-agent on node '" + own.Name + "' may write only the status.devices entries of driver memif.contivpp.io in pool '" + own.Name + "'"
+	wantRefused(t, "write another node's device's status", apply(agent, ownDevice, deviceKey{claims.DefaultDriverName, other.Name, "memif-0"}), onlyOwn)
+	wantRefused(t, "write another driver's device's status", apply(agent, ownDevice, deviceKey{otherDriver, own.Name, "gpu-0"}), onlyOwn)
+	current, err := admin.ResourceV1().ResourceClaims(namespace).Get(ctx, claim.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := current.DeepCopy()
+	removed.Status.Devices = slices.DeleteFunc(removed.Status.Devices, func(d resourceapi.AllocatedDeviceStatus) bool { return d.Driver == otherDriver })
+	_, err = agent.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, removed, metav1.UpdateOptions{})
+	wantRefused(t, "remove another driver's entry", err, onlyOwn)
+	deallocated := current.DeepCopy()
+	deallocated.Status.Allocation.Devices.Results = deallocated.Status.Allocation.Devices.Results[:2]
+	deallocated.Status.Devices = slices.DeleteFunc(deallocated.Status.Devices, func(d resourceapi.AllocatedDeviceStatus) bool { return d.Driver == otherDriver })
+	_, err = agent.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, deallocated, metav1.UpdateOptions{})
+	wantRefused(t, "change the claim's allocation", err, "")
+
+	otherAgent := agentClient(ctx, t, c, admin, boundToNode(ctx, t, admin, other))
+	wantRefused(t, "the other node's agent writes this node's device's status", apply(otherAgent, ownDevice),
+		"memif-agent on node '"+other.Name+"' may write only")
+
+	if err := apply(agent); err != nil {
+		t.Fatalf("remove its own device's status: %v", err)
+	}
+	wantDevices(ctx, t, admin, claim.Name, deviceKey{otherDriver, own.Name, "gpu-0"})
+}
+
+type deviceKey struct{ driver, pool, device string }
+
+// allocatedClaim creates a claim with one request per result and writes
+// results as its allocation, as the scheduler would.
+func allocatedClaim(ctx context.Context, t *testing.T, admin kubernetes.Interface, results []resourceapi.DeviceRequestAllocationResult) *resourceapi.ResourceClaim {
+	t.Helper()
+	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "status"}}
+	for _, r := range results {
+		claim.Spec.Devices.Requests = append(claim.Spec.Devices.Requests, resourceapi.DeviceRequest{
+			Name: r.Request, Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: claims.DefaultDriverName}})
+	}
+	claim, err := admin.ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create a claim: %v", err)
+	}
+	claim.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results}}
+	claim, err = admin.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("allocate the claim as the cluster admin: %v", err)
+	}
+	return claim
+}
+
+// wantDevices fails t unless the claim's status.devices are want, in any
+// order.
+func wantDevices(ctx context.Context, t *testing.T, admin kubernetes.Interface, name string, want ...deviceKey) {
+	t.Helper()
+	claim, err := admin.ResourceV1().ResourceClaims(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []deviceKey
+	for _, d := range claim.Status.Devices {
+		got = append(got, deviceKey{d.Driver, d.Pool, d.Device})
+	}
+	if len(got) != len(want) {
+		t.Errorf("claim %s: status.devices %v, want %v", name, got, want)
+		return
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("claim %s: status.devices %v, want %v", name, got, want)
+			return
+		}
 	}
 }
