@@ -289,10 +289,13 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 		return err
 	}
 	ownDevice := deviceKey{claims.DefaultDriverName, own.Name, "memif-0"}
-	// kube-apiserver enforces a policy once its informer has it.
+	// kube-apiserver enforces a policy once its informer has it. Until
+	// then the other node's agent writes the entry the agent then owns
+	// (one field manager), which changes nothing below.
+	otherAgent := agentClient(ctx, t, c, admin, boundToNode(ctx, t, admin, other))
 	poll.Until(t, waitLimit, "the admission policy in force", func() error {
-		if err := apply(agent, deviceKey{claims.DefaultDriverName, other.Name, "memif-0"}); err == nil {
-			return errors.New("the agent still writes another node's device's status")
+		if err := apply(otherAgent, ownDevice); err == nil {
+			return errors.New("the other node's agent still writes this node's device's status")
 		} else if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 			return err
 		}
@@ -320,7 +323,6 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 	_, err = agent.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, deallocated, metav1.UpdateOptions{})
 	wantRefused(t, "change the claim's allocation", err, "")
 
-	otherAgent := agentClient(ctx, t, c, admin, boundToNode(ctx, t, admin, other))
 	wantRefused(t, "the other node's agent writes this node's device's status", apply(otherAgent, ownDevice),
 		"memif-agent on node '"+other.Name+"' may write only")
 
