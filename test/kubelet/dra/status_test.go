@@ -1,12 +1,12 @@
 package dra
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -74,7 +74,7 @@ func TestClaimStatusOnARealNode(t *testing.T) {
 			return fmt.Errorf("status.devices %+v, want the allocated device of %s", claim.Status.Devices, claims.DefaultDriverName)
 		}
 		d := devices[0]
-		if d.Data == nil || !bytes.Equal(d.Data.Raw, entry) {
+		if d.Data == nil || !jsonEqual(d.Data.Raw, entry) {
 			return fmt.Errorf("data %s, want memif.json's entry %s", d.Data, entry)
 		}
 		if ready := meta.FindStatusCondition(d.Conditions, "Ready"); ready == nil || ready.Status != metav1.ConditionTrue {
@@ -114,4 +114,11 @@ func ours(claim *resourceapi.ResourceClaim) []resourceapi.AllocatedDeviceStatus 
 		}
 	}
 	return devices
+}
+
+// jsonEqual tells whether a and b hold the same JSON value: the API server
+// writes an object's keys in an order of its own.
+func jsonEqual(a, b []byte) bool {
+	var va, vb any
+	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
 }
