@@ -261,7 +261,7 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 		t.Fatalf("create Node %s: %v", otherNode, err)
 	}
 	const otherDriver = "gpu.example.com"
-	claim := allocatedClaim(ctx, t, admin, []resourceapi.DeviceRequestAllocationResult{
+	claim := allocatedClaim(ctx, t, admin, "status", own.Name, []resourceapi.DeviceRequestAllocationResult{
 		{Request: "own", Driver: claims.DefaultDriverName, Pool: own.Name, Device: "memif-0"},
 		{Request: "other-node", Driver: claims.DefaultDriverName, Pool: other.Name, Device: "memif-0"},
 		{Request: "other-driver", Driver: otherDriver, Pool: own.Name, Device: "gpu-0"},
@@ -276,7 +276,7 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 
 	agent := agentClient(ctx, t, c, admin, boundToAgentPod(ctx, t, admin, own))
 	fieldManager := claims.DefaultDriverName + "/" + own.Name
-	apply := func(client kubernetes.Interface, devices ...deviceKey) error {
+	applyTo := func(client kubernetes.Interface, claim *resourceapi.ResourceClaim, devices ...deviceKey) error {
 		status := resourceapplyv1.ResourceClaimStatus()
 		for _, d := range devices {
 			status.WithDevices(resourceapplyv1.AllocatedDeviceStatus().WithDriver(d.driver).WithPool(d.pool).WithDevice(d.device).
@@ -288,26 +288,32 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 			metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 		return err
 	}
+	apply := func(client kubernetes.Interface, devices ...deviceKey) error {
+		return applyTo(client, claim, devices...)
+	}
 	ownDevice := deviceKey{claims.DefaultDriverName, own.Name, "memif-0"}
-	// kube-apiserver enforces a policy once its informer has it. Until
-	// then the other node's agent writes the entry the agent then owns
-	// (one field manager), which changes nothing below.
-	otherAgent := agentClient(ctx, t, c, admin, boundToNode(ctx, t, admin, other))
+	// kube-apiserver enforces a policy once its informer has it: until
+	// then the agent writes another node's device's entry, which the probe
+	// claim, and nothing below, takes.
+	otherDevice := deviceKey{claims.DefaultDriverName, other.Name, "memif-0"}
+	probe := allocatedClaim(ctx, t, admin, "probe", own.Name, []resourceapi.DeviceRequestAllocationResult{
+		{Request: "other-node", Driver: claims.DefaultDriverName, Pool: other.Name, Device: "memif-0"}})
 	poll.Until(t, waitLimit, "the admission policy in force", func() error {
-		if err := apply(otherAgent, ownDevice); err == nil {
-			return errors.New("the other node's agent still writes this node's device's status")
-		} else if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+		if err := applyTo(agent, probe, otherDevice); err == nil {
+			return errors.New("the agent still writes another node's device's status")
+		} else if !apierrors.IsInvalid(err) {
 			return err
 		}
 		return nil
 	})
+	otherAgent := agentClient(ctx, t, c, admin, boundToNode(ctx, t, admin, other))
 	if err := apply(agent, ownDevice); err != nil {
 		t.Fatalf("write its own device's status: %v", err)
 	}
 	wantDevices(ctx, t, admin, claim.Name, ownDevice, deviceKey{otherDriver, own.Name, "gpu-0"})
 
 	onlyOwn := "memif-agent on node '" + own.Name + "' may write only the status.devices entries of driver memif.contivpp.io in pool '" + own.Name + "'"
-	wantRefused(t, "write another node's device's status", apply(agent, ownDevice, deviceKey{claims.DefaultDriverName, other.Name, "memif-0"}), onlyOwn)
+	wantRefused(t, "write another node's device's status", apply(agent, ownDevice, otherDevice), onlyOwn)
 	wantRefused(t, "write another driver's device's status", apply(agent, ownDevice, deviceKey{otherDriver, own.Name, "gpu-0"}), onlyOwn)
 	current, err := admin.ResourceV1().ResourceClaims(namespace).Get(ctx, claim.Name, metav1.GetOptions{})
 	if err != nil {
@@ -324,7 +330,7 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 	wantRefused(t, "change the claim's allocation", err, "")
 
 	wantRefused(t, "the other node's agent writes this node's device's status", apply(otherAgent, ownDevice),
-		"memif-agent on node '"+other.Name+"' may write only")
+		`cannot arbitrary-node:patch resource "resourceclaims/driver"`)
 
 	if err := apply(agent); err != nil {
 		t.Fatalf("remove its own device's status: %v", err)
@@ -334,11 +340,11 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 
 type deviceKey struct{ driver, pool, device string }
 
-// allocatedClaim creates a claim with one request per result and writes
-// results as its allocation, as the scheduler would.
-func allocatedClaim(ctx context.Context, t *testing.T, admin kubernetes.Interface, results []resourceapi.DeviceRequestAllocationResult) *resourceapi.ResourceClaim {
+// allocatedClaim creates claim name with one request per result and
+// writes results as its allocation on node, as the scheduler would.
+func allocatedClaim(ctx context.Context, t *testing.T, admin kubernetes.Interface, name, node string, results []resourceapi.DeviceRequestAllocationResult) *resourceapi.ResourceClaim {
 	t.Helper()
-	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "status"}}
+	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	for _, r := range results {
 		claim.Spec.Devices.Requests = append(claim.Spec.Devices.Requests, resourceapi.DeviceRequest{
 			Name: r.Request, Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: claims.DefaultDriverName}})
@@ -347,7 +353,13 @@ func allocatedClaim(ctx context.Context, t *testing.T, admin kubernetes.Interfac
 	if err != nil {
 		t.Fatalf("create a claim: %v", err)
 	}
-	claim.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results}}
+	// The scheduler allocates a node-local claim to its node by name: the
+	// API server asks an agent token bound to that node for the
+	// associated-node verbs of resourceclaims/driver, any other for the
+	// arbitrary-node ones.
+	claim.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results},
+		NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
+			{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}}}}}}
 	claim, err = admin.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("allocate the claim as the cluster admin: %v", err)
