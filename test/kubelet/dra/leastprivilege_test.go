@@ -240,10 +240,11 @@ func wantPodsListedAndWatchedOnly(ctx context.Context, t *testing.T, agent kuber
 // device of the driver in the agent's node's pool, one in another node's
 // and one of another driver whose status that driver wrote. The agent's
 // token writes its own device's entry (server-side apply of the status
-// subresource, as the agent does) and removes it, and is refused writing
-// another node's device, another driver's, removing that driver's entry,
-// or changing the allocation; the other node's agent token is refused the
-// first device's entry.
+// subresource, as the agent does) and removes it. It is refused writing
+// another node's device (the policy), another driver's or removing that
+// driver's entry (RBAC names the agent's driver alone), and changing the
+// allocation; the other node's agent token is refused the first device's
+// entry (RBAC grants the associated-node verbs only).
 func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 	c, admin := startCluster(t, cluster.Options{})
 	ctx := t.Context()
@@ -314,7 +315,10 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 
 	onlyOwn := "memif-agent on node '" + own.Name + "' may write only the status.devices entries of driver memif.contivpp.io in pool '" + own.Name + "'"
 	wantRefused(t, "write another node's device's status", apply(agent, ownDevice, otherDevice), onlyOwn)
-	wantRefused(t, "write another driver's device's status", apply(agent, ownDevice, deviceKey{otherDriver, own.Name, "gpu-0"}), onlyOwn)
+	// RBAC names the agent's driver alone: another driver's entries are
+	// refused before the policy looks.
+	wantRefused(t, "write another driver's device's status", apply(agent, ownDevice, deviceKey{otherDriver, own.Name, "gpu-0"}),
+		`cannot associated-node:patch resource "resourceclaims/driver"`)
 	current, err := admin.ResourceV1().ResourceClaims(namespace).Get(ctx, claim.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +326,7 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 	removed := current.DeepCopy()
 	removed.Status.Devices = slices.DeleteFunc(removed.Status.Devices, func(d resourceapi.AllocatedDeviceStatus) bool { return d.Driver == otherDriver })
 	_, err = agent.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, removed, metav1.UpdateOptions{})
-	wantRefused(t, "remove another driver's entry", err, onlyOwn)
+	wantRefused(t, "remove another driver's entry", err, `cannot associated-node:update resource "resourceclaims/driver"`)
 	deallocated := current.DeepCopy()
 	deallocated.Status.Allocation.Devices.Results = deallocated.Status.Allocation.Devices.Results[:2]
 	deallocated.Status.Devices = slices.DeleteFunc(deallocated.Status.Devices, func(d resourceapi.AllocatedDeviceStatus) bool { return d.Driver == otherDriver })
