@@ -54,11 +54,24 @@ func TestMultiMemifPodsAnnouncedOnce(t *testing.T) {
 	// The tracker's own ticks may announce a pod while kubelet is still
 	// admitting it, and again once it holds every device: a real change.
 	// Once settled, an unchanged pod is never announced again.
-	reconcile(t, a)
-	settled := map[string]int{}
+	// Settled: a reconciliation changes no binding (evidence may complete
+	// one after kubelet listed the pod, its UID learned later).
 	bound := map[string][]dmapi.MemifInfo{}
-	for name, count := range memifs {
-		bound[name] = boundMemifs(t, a, name, count)
+	poll.Until(t, waitTimeout, "the pods' bindings unchanged by a reconciliation", func() error {
+		reconcile(t, a)
+		for name, count := range memifs {
+			bound[name] = boundMemifs(t, a, name, count)
+		}
+		reconcile(t, a)
+		for name := range memifs {
+			if now, err := a.DeviceManager.BoundPodMemifs(podID(name)); err != nil || !reflect.DeepEqual(now, bound[name]) {
+				return fmt.Errorf("pod %s: %s became %s (%v)", name, describeBinding(bound[name]), describeBinding(now), err)
+			}
+		}
+		return nil
+	})
+	settled := map[string]int{}
+	for name := range memifs {
 		settled[name] = announced(name)
 	}
 	for range reconciles {
@@ -73,7 +86,7 @@ func TestMultiMemifPodsAnnouncedOnce(t *testing.T) {
 					count, settled[name], announced(name), reconciles)
 			}
 			if now, err := a.DeviceManager.BoundPodMemifs(podID(name)); err != nil || !reflect.DeepEqual(now, bound[name]) {
-				t.Errorf("memifs bound to the pod after %d reconciliations: %v (%v); want them as they were once settled: %v", reconciles, now, err, bound[name])
+				t.Errorf("memifs bound to the pod after %d reconciliations: %s (%v); want them as they were once settled: %s", reconciles, describeBinding(now), err, describeBinding(bound[name]))
 			}
 		})
 	}
@@ -95,6 +108,15 @@ func boundMemifs(t *testing.T, a *agent, name string, count int) []dmapi.MemifIn
 		return nil
 	})
 	return memifs
+}
+
+// describeBinding shows memifs with what binds them (the secret masked).
+func describeBinding(memifs []dmapi.MemifInfo) string {
+	var described []string
+	for _, m := range memifs {
+		described = append(described, fmt.Sprintf("%s uid=%q networks=%v", m, m.PodUID, m.Networks))
+	}
+	return fmt.Sprint(described)
 }
 
 // kubeletDeviceOrders asks kubelet's pod-resources List calls times and
