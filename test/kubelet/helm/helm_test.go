@@ -59,8 +59,10 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("installed: %v", installed)
-	if len(installed) != len(chartKinds) {
-		t.Errorf("the release has %d objects %v, want one of each of %v", len(installed), installed, chartKinds)
+	// Two admission policies, each with its binding: the agent's
+	// ResourceSlices and its entries in ResourceClaims' status.
+	if want := len(chartKinds) + 2; len(installed) != want {
+		t.Errorf("the release has %d objects %v, want %d: one of each of %v, two policies and their bindings", len(installed), installed, want, chartKinds)
 	}
 	// The cluster runs no kube-proxy: the DRA driver reaches the API
 	// server at its own address (a patch of the DaemonSet's env, which

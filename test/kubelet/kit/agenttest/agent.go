@@ -7,8 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/contivpp/memif-agent/test/kit/fakekubelet"
 	"github.com/contivpp/memif-agent/test/kit/fakepodresources"
@@ -77,6 +80,11 @@ type Agent struct {
 	cmd       *exec.Cmd
 	exited    chan struct{}
 	waitErr   error
+
+	// conns are the test's connections to the agent's sockets, by path
+	// (dialUnix).
+	connsMu sync.Mutex
+	conns   map[string]*grpc.ClientConn
 }
 
 // New writes the agent's config files; Start runs it. The agent is killed

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
@@ -97,12 +98,28 @@ func (a *Agent) PluginClient() pluginapi.DevicePluginClient {
 	return pluginapi.NewDevicePluginClient(a.dialUnix(a.PluginSocket))
 }
 
+// dialUnix returns the test's one connection to socket: polls that asked
+// for a client at each try would otherwise hold a connection each until
+// the test's end, and the node API closes the connections of a user past
+// its max-connections-per-user. The connection comes back after an agent
+// restart within a second of the socket answering.
 func (a *Agent) dialUnix(socket string) *grpc.ClientConn {
 	a.tb.Helper()
-	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	a.connsMu.Lock()
+	defer a.connsMu.Unlock()
+	if conn, ok := a.conns[socket]; ok {
+		return conn
+	}
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, MaxDelay: time.Second},
+			MinConnectTimeout: 5 * time.Second}))
 	if err != nil {
 		a.tb.Fatalf("dial %s: %v", socket, err)
 	}
+	if a.conns == nil {
+		a.conns = map[string]*grpc.ClientConn{}
+	}
+	a.conns[socket] = conn
 	a.tb.Cleanup(func() { conn.Close() })
 	return conn
 }
