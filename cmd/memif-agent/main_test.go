@@ -140,7 +140,7 @@ func agentConfigDir(t *testing.T, extra map[string]string) string {
 	t.Cleanup(func() { os.RemoveAll(root) })
 	standIns(t, root)
 	files := map[string]string{
-		"devicemanager.conf": fmt.Sprintf("plugin-dir: %[1]s/device-plugins\nsocket-root: %[1]s/memif\ncheckpoint-path: %[1]s/state/checkpoint.json\n", root),
+		"devicemanager.conf": fmt.Sprintf("plugin-dir: %[1]s/device-plugins\nsocket-root: %[1]s/memif\ncheckpoint-path: %[1]s/state/checkpoint.json\ndevice-info-dir: %[1]s/devinfo\n", root),
 		"podmanager.conf":    fmt.Sprintf("docker-endpoint: unix://%[1]s/docker.sock\npod-resources-socket: %[1]s/pod-resources/kubelet.sock\n", root),
 		"nodeapi.conf":       fmt.Sprintf("socket-path: %s/api/api.sock\n", root),
 		"health.conf":        fmt.Sprintf("probe-socket: %s/api/probe.sock\n", root),

@@ -340,6 +340,7 @@ func (a *Agent) harnessConfigs(tb testing.TB, given map[string]any, podManager b
 		cfg.PluginDir = filepath.Join(a.Dir, "device-plugins")
 		cfg.SocketRoot = filepath.Join(a.Dir, "memif")
 		cfg.CheckpointPath = filepath.Join(a.Dir, "state", "checkpoint.json")
+		cfg.DeviceInfoDir = filepath.Join(a.Dir, "devinfo")
 		standIns.once(tb, cfg.PluginDir, func() any {
 			fakekubelet.StartForAgent(tb, cfg.PluginDir)
 			return nil

@@ -67,6 +67,7 @@ func TestRestartOnOneDirKeepsAllocations(t *testing.T) {
 			cfg.PluginDir = filepath.Join(dir, "plugins")
 			cfg.SocketRoot = filepath.Join(dir, "sockets")
 			cfg.CheckpointPath = filepath.Join(dir, "checkpoint.json")
+			cfg.DeviceInfoDir = filepath.Join(dir, "devinfo")
 			return inprocess.Options{Dir: dir, Configs: map[string]any{devicemanager.PluginName: cfg}}
 		}},
 	}

@@ -83,7 +83,7 @@ func TestPluginInAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(registry.Stop)
-	dm := startAgent(t, writeConfig(t, "device-count: 4\nplugin-dir: "+pluginDir+"\nsocket-root: "+dir+"/memif\ncheckpoint-path: "+dir+"/cp.json\n"))
+	dm := startAgent(t, writeConfig(t, "device-count: 4\nplugin-dir: "+pluginDir+"\nsocket-root: "+dir+"/memif\ncheckpoint-path: "+dir+"/cp.json\ndevice-info-dir: "+dir+"/devinfo\n"))
 
 	var kubelet pluginapi.DevicePluginClient
 	select {

@@ -164,6 +164,7 @@ func deviceManagerConfig(dir string) dmconfig.Config {
 	cfg.PluginDir = filepath.Join(dir, "device-plugins")
 	cfg.SocketRoot = filepath.Join(dir, "memif")
 	cfg.CheckpointPath = filepath.Join(dir, "state", "checkpoint.json")
+	cfg.DeviceInfoDir = filepath.Join(dir, "devinfo")
 	return cfg
 }
 

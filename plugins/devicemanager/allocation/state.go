@@ -218,6 +218,14 @@ func (s *State) removeLocked(allocationID string) (Allocation, bool) {
 	return a, true
 }
 
+// Get returns the allocation allocationID, if the state holds it.
+func (s *State) Get(allocationID string) (Allocation, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	a, ok := s.allocations[allocationID]
+	return a.clone(), ok
+}
+
 // List returns every allocation ordered by ID.
 func (s *State) List() []Allocation {
 	s.mu.RLock()

@@ -10,6 +10,7 @@ import (
 	"github.com/contivpp/memif-agent/internal/configfile"
 	"github.com/contivpp/memif-agent/internal/unixgroup"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceinfo"
 )
 
 // Defaults of every key.
@@ -25,6 +26,7 @@ const (
 	DefaultDirMode            = configfile.FileMode(0o770)
 	DefaultUnboundGracePeriod = configfile.Duration(10 * time.Minute)
 	DefaultVswitchHealthGrace = configfile.Duration(10 * time.Second)
+	DefaultDeviceInfoDir      = deviceinfo.DefaultDir
 
 	// MaxDeviceCount bounds device-count: kubelet keeps every device in
 	// memory and in its own checkpoint.
@@ -83,6 +85,10 @@ type Config struct {
 	// devices are reported unhealthy to kubelet and the scheduler ("10s");
 	// they are healthy again as soon as it answers.
 	VswitchHealthGrace configfile.Duration `json:"vswitch-health-grace"`
+	// DeviceInfoDir is where the device-info file of each allocated device
+	// of the device plugin goes (the device-info spec's directory, which
+	// Multus reads); empty: none is written.
+	DeviceInfoDir string `json:"device-info-dir"`
 }
 
 // Default returns the configuration with every default applied.
@@ -101,6 +107,7 @@ func Default() Config {
 		DirMode:            DefaultDirMode,
 		UnboundGracePeriod: DefaultUnboundGracePeriod,
 		VswitchHealthGrace: DefaultVswitchHealthGrace,
+		DeviceInfoDir:      DefaultDeviceInfoDir,
 	}
 }
 
@@ -144,6 +151,7 @@ func (c Config) Validate() error {
 		problems.Addf("reconcile-period", "moved to podmanager.conf, whose pod tracker alone decides when a pod is gone (the device manager releases allocations on its decisions): remove it from devicemanager.conf and set reconcile-period in podmanager.conf (default 30s)")
 	}
 	problems.CheckPositive("vswitch-health-grace", c.VswitchHealthGrace, "10s")
+	problems.Check("device-info-dir", checkDeviceInfoDir(c.DeviceInfoDir, c.SocketRoot, c.PluginDir))
 	return problems.Err()
 }
 
@@ -226,6 +234,24 @@ func checkAbsDir(path string) string {
 	}
 	if filepath.Clean(path) == "/" {
 		return "must not be the root directory"
+	}
+	return ""
+}
+
+// checkDeviceInfoDir: empty (off), or an absolute directory out of the
+// socket root, whose entries are the pods' directories, and of kubelet's
+// plugin directory.
+func checkDeviceInfoDir(dir, socketRoot, pluginDir string) string {
+	if dir == "" {
+		return ""
+	}
+	if reason := checkAbsDir(dir); reason != "" {
+		return reason + fmt.Sprintf(" (or empty to write no device-info file; the spec's directory is %q)", DefaultDeviceInfoDir)
+	}
+	for _, other := range []struct{ key, dir string }{{"socket-root", socketRoot}, {"plugin-dir", pluginDir}} {
+		if isUnder(dir, other.dir) || isUnder(other.dir, dir) {
+			return fmt.Sprintf("must be apart from %s %q, got %q; the spec's directory is %q", other.key, other.dir, dir, DefaultDeviceInfoDir)
+		}
 	}
 	return ""
 }

@@ -42,6 +42,7 @@ dir-mode: "0750"
 dir-group: "1234"
 unbound-grace-period: 90s
 vswitch-health-grace: 3s
+device-info-dir: /tmp/devinfo
 `
 	cfg, err := Parse([]byte(content))
 	if err != nil {
@@ -52,7 +53,7 @@ vswitch-health-grace: 3s
 		PluginSocket: "other.sock", KubeletSocket: "k.sock", SocketRoot: "/tmp/memif",
 		ContainerDir: "/memif", SocketName: "s.sock", CheckpointPath: "/tmp/state/cp.json",
 		DirMode: 0o750, DirGroup: "1234", UnboundGracePeriod: configfile.Duration(90 * time.Second),
-		VswitchHealthGrace: configfile.Duration(3 * time.Second),
+		VswitchHealthGrace: configfile.Duration(3 * time.Second), DeviceInfoDir: "/tmp/devinfo",
 	}
 	if cfg != want {
 		t.Errorf("Parse = %+v, want %+v", cfg, want)
@@ -62,6 +63,22 @@ vswitch-health-grace: 3s
 	}
 	if got := cfg.KubeletSocketPath(); got != "/tmp/dp/k.sock" {
 		t.Errorf("KubeletSocketPath = %q", got)
+	}
+}
+
+func TestParseDeviceInfoDir(t *testing.T) {
+	for _, tc := range []struct{ content, want string }{
+		{"", DefaultDeviceInfoDir},
+		{`device-info-dir: ""`, ""},
+		{"device-info-dir: /run/devinfo/dp/", "/run/devinfo/dp/"},
+	} {
+		cfg, err := Parse([]byte(tc.content))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.content, err)
+		}
+		if cfg.DeviceInfoDir != tc.want {
+			t.Errorf("Parse(%q): device-info-dir %q, want %q", tc.content, cfg.DeviceInfoDir, tc.want)
+		}
 	}
 }
 
@@ -124,6 +141,10 @@ func TestParseRejects(t *testing.T) {
 		{"vswitch health grace garbage", `vswitch-health-grace: ten`, "vswitch-health-grace", `want a duration such as "30s", got "ten"`},
 		{"device count a word", `device-count: many`, "device-count", `want a whole number, got a string`},
 		{"socket root a number", "socket-root: 5", "socket-root", "want a string, got a number"},
+		{"relative device-info dir", "device-info-dir: devinfo", "device-info-dir", "(or empty to write no device-info file"},
+		{"device-info dir the root", "device-info-dir: /", "device-info-dir", "root directory"},
+		{"device-info dir in the socket root", "device-info-dir: /var/run/contiv/memif/devinfo", "device-info-dir", `must be apart from socket-root "/var/run/contiv/memif"`},
+		{"device-info dir above the plugin dir", "device-info-dir: /var/lib/kubelet", "device-info-dir", "must be apart from plugin-dir"},
 		{"misspelt key", `device-cuont: 3`, "device-cuont", "unknown key; the keys are"},
 	}
 	for _, tc := range cases {

@@ -101,18 +101,20 @@ func (m *Manager) ensureDir(root *securedir.Dir, a allocation.Allocation) {
 	}
 }
 
-// removeDir removes a released allocation's directory and its socket. A
-// directory outside the socket root is never removed.
+// removeDir removes a released allocation's directory and its socket,
+// and the device-info files of its devices no allocation holds any more.
+// A directory outside the socket root is never removed.
 func (m *Manager) removeDir(a allocation.Allocation) error {
+	deviceInfoErr := m.removeDeviceInfo(a)
 	if !m.underSocketRoot(a.HostDir) {
 		m.metrics.countError("remove-directory")
-		return fmt.Errorf("%w: %s of allocation %s is not under socket root %s; not removing it", errDir, a.HostDir, a.ID, m.cfg.SocketRoot)
+		return errors.Join(fmt.Errorf("%w: %s of allocation %s is not under socket root %s; not removing it", errDir, a.HostDir, a.ID, m.cfg.SocketRoot), deviceInfoErr)
 	}
 	err := m.removeUnderRoot(filepath.Base(a.HostDir))
 	if err != nil {
 		m.metrics.countError("remove-directory")
 	}
-	return err
+	return errors.Join(err, deviceInfoErr)
 }
 
 // removeUnderRoot removes name from the socket root: at once when it

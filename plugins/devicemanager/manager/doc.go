@@ -98,6 +98,7 @@
 //
 //	cfg := config.Default()
 //	cfg.PluginDir, cfg.SocketRoot, cfg.CheckpointPath = dir+"/dp", dir+"/memif", dir+"/cp.json"
+//	cfg.DeviceInfoDir = dir + "/devinfo"
 //	dm, err := manager.New(cfg, manager.Options{Log: logger})
 //	if err != nil { ... }
 //	loop, err := eventloop.New(eventloop.DefaultConfig(), eventloop.Deps{

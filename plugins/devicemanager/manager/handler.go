@@ -9,6 +9,7 @@ import (
 	"github.com/contivpp/memif-agent/plugins/devicemanager/allocation"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceinfo"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
 
@@ -119,6 +120,10 @@ func (m *Manager) newAllocation(resource string, deviceIDs []string) (allocation
 	if err != nil {
 		return allocation.Allocation{}, err
 	}
+	// Before the record, whose failure removes them with the directory.
+	if err := m.writeDeviceInfo(a); err != nil {
+		return allocation.Allocation{}, fmt.Errorf("refusing the allocation of %v: %w", deviceIDs, err)
+	}
 	return a, m.record(a)
 }
 
@@ -222,7 +227,7 @@ func (m *Manager) Resync(_ controllerapi.Event, _ controllerapi.EventOperations)
 		if bootID, rebooted = m.checkBoot(); rebooted {
 			m.recoverFromKubelet()
 		}
-		errs = append(errs, m.findUnexplainedDirs())
+		errs = append(errs, m.findUnexplainedDirs(), m.ensureDeviceInfo())
 		m.loaded = true
 		close(m.restored)
 	}
@@ -400,6 +405,8 @@ func errorKind(err error) string {
 		return "allocate-device-in-use"
 	case errors.Is(err, errDir):
 		return "allocate-directory"
+	case errors.Is(err, deviceinfo.ErrFile):
+		return "allocate-device-info"
 	}
 	return "allocate-other"
 }

@@ -16,6 +16,7 @@ import (
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/config"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceinfo"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceplugin"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 )
@@ -96,6 +97,9 @@ type Manager struct {
 	readiness  *readiness
 	// remover empties the trash under the socket root from Start to Stop.
 	remover *remover
+	// deviceInfo are the device-info files of kubelet's allocations
+	// (deviceinfo.go), touched only on the event loop.
+	deviceInfo *deviceinfo.Files
 
 	// serverMu guards started and server.
 	serverMu sync.Mutex
@@ -133,6 +137,7 @@ func New(cfg config.Config, opts Options) (*Manager, error) {
 		restored:   make(chan struct{}),
 		networks:   map[string][]dmapi.MemifNetwork{},
 		readiness:  newReadiness(opts.Log, opts.LivePods),
+		deviceInfo: deviceinfo.New(cfg.DeviceInfoDir, cfg.ResourceName),
 	}
 	if m.metrics, err = newMetrics(opts.Metrics, m.state); err != nil {
 		return nil, err

@@ -37,6 +37,7 @@ func testConfig(t testing.TB) config.Config {
 	cfg.PluginDir = filepath.Join(dir, "device-plugins")
 	cfg.SocketRoot = filepath.Join(dir, "memif")
 	cfg.CheckpointPath = filepath.Join(dir, "state", "checkpoint.json")
+	cfg.DeviceInfoDir = filepath.Join(dir, "devinfo", "dp")
 	return cfg
 }
 

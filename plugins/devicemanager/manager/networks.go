@@ -13,15 +13,18 @@ var _ dmapi.NetworkRecorder = (*Manager)(nil)
 // networksStateName is the memif wiring's file beside the checkpoint.
 const networksStateName = "networks.json"
 
-// SetMemifNetworks implements dmapi.NetworkRecorder.
+// SetMemifNetworks implements dmapi.NetworkRecorder; the device-info
+// files of the allocation's devices take its memifs' modes.
 func (m *Manager) SetMemifNetworks(allocationID string, networks []dmapi.MemifNetwork) {
 	m.networksMu.Lock()
-	defer m.networksMu.Unlock()
 	if networks == nil {
 		delete(m.networks, allocationID)
+		m.networksMu.Unlock()
 		return
 	}
 	m.networks[allocationID] = slices.Clone(networks)
+	m.networksMu.Unlock()
+	m.updateDeviceInfo(allocationID, networks)
 }
 
 // withNetworks returns infos with their memifs' networks.

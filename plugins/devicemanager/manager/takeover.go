@@ -149,6 +149,9 @@ func (m *Manager) restoreTakenOver(ev *dmapi.AllocateDevice) error {
 			errs = append(errs, fmt.Errorf("restore %s, taken over by a failed Allocate of %v: %w", holder.ID, ev.DeviceIDs, err))
 			continue
 		}
+		if err := m.restoreDeviceInfo(holder); err != nil {
+			errs = append(errs, fmt.Errorf("restore the device-info files of %s: %w", holder.ID, err))
+		}
 		m.log.InfoS("allocation restored: the Allocate that took it over failed", allocationPairs(holder, "allocateDevices", ev.DeviceIDs)...)
 	}
 	return errors.Join(errs...)

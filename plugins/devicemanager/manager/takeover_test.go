@@ -14,6 +14,7 @@ import (
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceinfo"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -177,6 +178,7 @@ func TestFailedTakeover(t *testing.T) {
 			if _, err := os.Stat(holderDir); err != nil {
 				t.Errorf("the holder's directory, where VPP still listens: %v", err)
 			}
+			wantDeviceInfo(t, cfg, first.ContainerResponses[0], deviceinfo.ModeEthernet, "memif-000")
 			if list := a.dm.ListAllocations(); len(list) != 1 || list[0].HostDir != holderDir {
 				t.Errorf("allocations after the failed takeover = %v, want the holder alone", list)
 			}

@@ -26,7 +26,7 @@ func newTrashedManager(t *testing.T) (*Manager, *testlog.Logger, string, *time.T
 	t.Helper()
 	dir := t.TempDir()
 	cfg := config.Default()
-	cfg.PluginDir, cfg.SocketRoot, cfg.CheckpointPath = dir+"/dp", dir+"/memif", dir+"/state/cp.json"
+	cfg.PluginDir, cfg.SocketRoot, cfg.CheckpointPath, cfg.DeviceInfoDir = dir+"/dp", dir+"/memif", dir+"/state/cp.json", dir+"/devinfo"
 	log := testlog.Recording()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m, err := New(cfg, Options{Log: log, Now: func() time.Time { return now }})

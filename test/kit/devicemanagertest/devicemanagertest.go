@@ -40,6 +40,7 @@ func New(t testing.TB, now func() time.Time) *manager.Manager {
 	cfg.PluginDir = filepath.Join(dir, "device-plugins")
 	cfg.SocketRoot = filepath.Join(dir, "memif")
 	cfg.CheckpointPath = filepath.Join(dir, "checkpoint.json")
+	cfg.DeviceInfoDir = filepath.Join(dir, "devinfo")
 	devices, err := manager.New(cfg, manager.Options{Log: testlog.New(t), Now: now})
 	if err != nil {
 		t.Fatalf("create device manager: %v", err)

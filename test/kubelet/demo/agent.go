@@ -63,8 +63,8 @@ func newAgent(binDir string, cfg agentConfig) (*agent, error) {
 	files := map[string]string{
 		"http.conf":    "endpoint: " + a.httpAddr + "\n",
 		"metrics.conf": "address: 127.0.0.1\nport: " + ports[1] + "\n",
-		"devicemanager.conf": fmt.Sprintf("device-count: %d\nsocket-root: %s\ncheckpoint-path: %s\n",
-			cfg.deviceCount, a.socketRoot, filepath.Join(cfg.dir, "checkpoint", "checkpoint.json")),
+		"devicemanager.conf": fmt.Sprintf("device-count: %d\nsocket-root: %s\ncheckpoint-path: %s\ndevice-info-dir: %s\n",
+			cfg.deviceCount, a.socketRoot, filepath.Join(cfg.dir, "checkpoint", "checkpoint.json"), filepath.Join(cfg.dir, "devinfo")),
 		"nodeapi.conf": "socket-path: " + a.apiSocket + "\n",
 		"health.conf":  "probe-socket: " + a.probeSocket + "\n",
 		// A short reconcile period: the demo deletes a pod's containers

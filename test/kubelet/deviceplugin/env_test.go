@@ -56,6 +56,7 @@ func newNode(tb testing.TB) *node {
 	n.cfg.DeviceCount = deviceCount
 	n.cfg.SocketRoot = filepath.Join(dir, "memif")
 	n.cfg.CheckpointPath = filepath.Join(dir, "checkpoint.json")
+	n.cfg.DeviceInfoDir = filepath.Join(dir, "devinfo")
 	if n.cfg.PluginDir+"/" != kubelettest.PluginDir {
 		tb.Fatalf("the default plugin-dir %s is not the kubelet's %s", n.cfg.PluginDir, kubelettest.PluginDir)
 	}

@@ -132,6 +132,7 @@ func runAgent(t testing.TB, c *cluster.Cluster, cfg config.Config, driver dradri
 	cfg.PluginDir = c.HostPath("/var/lib/kubelet/device-plugins")
 	cfg.SocketRoot = c.HostPath("/run/contiv/memif")
 	cfg.CheckpointPath = c.HostPath("/var/lib/memif-agent/checkpoint.json")
+	cfg.DeviceInfoDir = c.HostPath("/var/run/k8s.cni.cncf.io/devinfo/dp")
 	pods := podmanager.DefaultConfig()
 	pods.Runtime, pods.CRIEndpoint = podmanager.RuntimeCRI, c.RuntimeSocket()
 	pods.PodResourcesSocket = c.HostPath("/var/lib/kubelet/pod-resources/kubelet.sock")

@@ -100,6 +100,7 @@ func (e *env) startAgent(tb testing.TB) *agent {
 	devices.DeviceCount = e.devices
 	devices.SocketRoot = e.socketRoot
 	devices.CheckpointPath = e.checkpointPath
+	devices.DeviceInfoDir = filepath.Join(filepath.Dir(e.checkpointPath), "devinfo")
 	if devices.PluginDir+"/" != kubelettest.PluginDir {
 		tb.Fatalf("the default plugin-dir %s is not the kubelet's %s", devices.PluginDir, kubelettest.PluginDir)
 	}

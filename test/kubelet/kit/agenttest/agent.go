@@ -62,7 +62,9 @@ type Agent struct {
 	PluginSocket   string
 	SocketRoot     string
 	CheckpointPath string
-	APISocket      string
+	// DeviceInfoDir is the device-info files' directory.
+	DeviceInfoDir string
+	APISocket     string
 	// ProbeSocket is where the agent serves the probes kubelet asks
 	// (memif-agent probe).
 	ProbeSocket string
@@ -138,6 +140,7 @@ func newPaths(tb testing.TB, dir string, setup Setup) *Agent {
 		PluginDir:      setup.PluginDir,
 		SocketRoot:     setup.SocketRoot,
 		CheckpointPath: filepath.Join(dir, "state", "checkpoint.json"),
+		DeviceInfoDir:  filepath.Join(dir, "devinfo"),
 		APISocket:      filepath.Join(dir, "api", "api.sock"),
 		ProbeSocket:    filepath.Join(dir, "api", "probe.sock"),
 		LogPath:        filepath.Join(dir, "agent.log"),
@@ -178,8 +181,8 @@ func (a *Agent) DeviceManagerConfig(setup Setup) string {
 	if setup.DeviceCount == 0 {
 		setup.DeviceCount = defaultDeviceCount
 	}
-	return fmt.Sprintf("device-count: %d\nplugin-dir: %s\nsocket-root: %s\ncheckpoint-path: %s\n%s",
-		setup.DeviceCount, a.PluginDir, a.SocketRoot, a.CheckpointPath, setup.DeviceManager)
+	return fmt.Sprintf("device-count: %d\nplugin-dir: %s\nsocket-root: %s\ncheckpoint-path: %s\ndevice-info-dir: %s\n%s",
+		setup.DeviceCount, a.PluginDir, a.SocketRoot, a.CheckpointPath, a.DeviceInfoDir, setup.DeviceManager)
 }
 
 // SetDeviceManagerConfig rewrites devicemanager.conf for the next start.

@@ -20,7 +20,7 @@ func TestNewWritesConfig(t *testing.T) {
 			name:  "zero setup",
 			setup: Setup{},
 			want: map[string][]string{
-				"devicemanager.conf": {"device-count: 64\n", "plugin-dir: {dir}/device-plugins\n", "socket-root: {dir}/memif\n", "checkpoint-path: {dir}/state/checkpoint.json\n"},
+				"devicemanager.conf": {"device-count: 64\n", "plugin-dir: {dir}/device-plugins\n", "socket-root: {dir}/memif\n", "checkpoint-path: {dir}/state/checkpoint.json\n", "device-info-dir: {dir}/devinfo\n"},
 				"podmanager.conf":    {"docker-endpoint: unix://{dir}/no-docker.sock\n", "pod-resources-socket: \"{dir}/pod-resources.sock\"\n"},
 				"nodeapi.conf":       {"socket-path: {dir}/api/api.sock\n"},
 				"health.conf":        {"probe-socket: {dir}/api/probe.sock\n"},

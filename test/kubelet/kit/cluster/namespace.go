@@ -16,7 +16,8 @@ import (
 // pod-resources sockets, pod logs, CNI state, network namespaces, the
 // runtime's shim sockets, the agent's host paths (the chart's DaemonSet,
 // deploy/helm/memif-agent), the CDI specs the DRA driver writes for
-// containerd (dra.enabled) and VPP's run directory with its API socket
+// containerd (dra.enabled), the device-info files (the device-info spec's
+// directory, which the chart mounts) and VPP's run directory with its API socket
 // (vpp.enabled).
 // Nothing of two clusters, or of the host, meets there.
 var nodePaths = []string{
@@ -31,6 +32,7 @@ var nodePaths = []string{
 	"/var/lib/memif-agent",
 	"/run/vpp",
 	"/run/cdi",
+	"/run/k8s.cni.cncf.io",
 }
 
 // kubeletRoot is bound with shared propagation, as a systemd host has it.
