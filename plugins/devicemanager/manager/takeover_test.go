@@ -14,8 +14,8 @@ import (
 
 	controllerapi "github.com/contivpp/memif-agent/plugins/controller/api"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
-	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceinfo"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/checkpoint"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceinfo"
 	"github.com/contivpp/memif-agent/plugins/devicemanager/manager"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
 	"github.com/contivpp/memif-agent/test/kit/fakepodtracker"
