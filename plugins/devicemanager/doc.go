@@ -8,6 +8,7 @@
 //   - allocation: devices, allocations, binding to pods, collection;
 //   - deviceplugin: the kubelet-facing gRPC server and registration;
 //   - devicehealth: the devices' health from the vswitch's reachability;
+//   - deviceinfo: the device-info spec's files of kubelet's allocations;
 //   - manager: the event handler and DeviceManagerAPI over them.
 //
 // The devices' health: given the vswitch plugin as Vswitch (its Go API,

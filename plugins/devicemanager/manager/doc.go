@@ -3,8 +3,9 @@
 // allocations, the kubelet device plugin server it starts, and the
 // DeviceManagerAPI sibling plugins read.
 //
-// It owns the allocation directories under the socket root and the
-// checkpoint (its snapshot and journal files). The socket root must be the
+// It owns the allocation directories under the socket root, the
+// checkpoint (its snapshot and journal files), and the device-info files
+// of its resource's devices in device-info-dir (deviceinfo.go). The socket root must be the
 // agent's own (owned by its user, writable by no other user nor group but
 // dir-group; one it makes is 0700); every directory under it is made,
 // chmodded, chowned and removed through the root's descriptor without
