@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
+	"github.com/contivpp/memif-agent/plugins/devicemanager/deviceinfo"
 	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
 	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 	podapi "github.com/contivpp/memif-agent/plugins/podmanager/api"
@@ -49,6 +50,27 @@ func readMemifJSON(t *testing.T, allocation *dmapi.AllocateDevice) memifjson.Fil
 	return file
 }
 
+// wantDeviceInfoAsMemifJSON checks that the device-info file of the
+// allocation's device (in the harness's device-info-dir under dir) tells
+// what its memif.json tells: the socket path and the mode, the pod as
+// the slave.
+func wantDeviceInfoAsMemifJSON(t *testing.T, dir string, allocation *dmapi.AllocateDevice) {
+	t.Helper()
+	path := filepath.Join(dir, "devinfo", deviceinfo.FileName(allocation.ResourceName, allocation.DeviceIDs[0]))
+	content, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("device-info file: %v", err)
+	}
+	var info deviceinfo.DeviceInfo
+	if err := json.Unmarshal(content, &info); err != nil || info.Memif == nil {
+		t.Fatalf("device-info file %s: %v", content, err)
+	}
+	iface := readMemifJSON(t, allocation).Interfaces[0]
+	if want := deviceinfo.NewMemif(iface.Socket, iface.Mode); info.Type != want.Type || info.Version != want.Version || *info.Memif != *want.Memif {
+		t.Errorf("device-info %s, want %+v as memif.json's %+v", content, *want.Memif, iface)
+	}
+}
+
 func wantInterface(t *testing.T, file memifjson.File, network, ip, gateway string, queues uint32) {
 	t.Helper()
 	if len(file.Interfaces) != 1 {
@@ -79,6 +101,7 @@ func TestL3NetworkThroughVPP(t *testing.T) {
 	waitVPPMemifs(t, v, []string{"memif_default_r1_app_0", "memif_default_r2_app_0"})
 	wantInterface(t, readMemifJSON(t, r1), "red", "10.70.0.2/24", "10.70.0.1", 2)
 	wantInterface(t, readMemifJSON(t, r2), "red", "10.70.0.3/24", "10.70.0.1", 1)
+	wantDeviceInfoAsMemifJSON(t, dir, r1)
 
 	red, _ := netconf.Config{Networks: []netconf.Network{{Name: "red", Type: netconf.L3}}}.Network("red")
 	table := fmt.Sprint(red.TableID())
@@ -108,6 +131,7 @@ func TestL3NetworkThroughVPP(t *testing.T) {
 		return err
 	})
 	wantInterface(t, readMemifJSON(t, r1), "red", "10.70.0.2/24", "10.70.0.1", 2)
+	wantDeviceInfoAsMemifJSON(t, dir, r1)
 
 	blue := "networks:\n  - {name: red, type: l3, subnet: 10.70.0.0/24, rx-mode: interrupt}\n" +
 		"  - {name: blue, type: l3, subnet: 10.80.0.0/24}\n  - {name: lab, type: l2}\ndefault-network: lab\n"
