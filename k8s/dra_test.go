@@ -171,10 +171,27 @@ func TestDRARBACCoversTheDriver(t *testing.T) {
 			t.Errorf("the agent may not %s events: its MemifRefused and MemifWired events on pods would be refused", verb)
 		}
 	}
+	// The driver writes its devices' entries in claims' status (the
+	// chart's admission policy keeps them to its node's pool), never a
+	// claim's spec, and for its own driver's name, on its own node only.
 	for _, verb := range []string{"update", "patch"} {
-		if allowed("resource.k8s.io", "resourceclaims", verb) || allowed("resource.k8s.io", "resourceclaims/status", verb) {
-			t.Errorf("the driver may %s claims: it must never write them (secrets stay out of claim status)", verb)
+		if allowed("resource.k8s.io", "resourceclaims", verb) {
+			t.Errorf("the driver may %s claims: it writes only their status", verb)
 		}
+		if !allowed("resource.k8s.io", "resourceclaims/status", verb) {
+			t.Errorf("the driver may not %s claims' status: its devices' entries would be refused", verb)
+		}
+		if allowed("resource.k8s.io", "resourceclaims/driver", "arbitrary-node:"+verb) {
+			t.Errorf("the driver may arbitrary-node:%s claims' device status: another node's agent could write this node's entries", verb)
+		}
+	}
+	for _, rule := range role.Rules {
+		if slices.Contains(rule.Resources, "resourceclaims/driver") && !slices.Equal(rule.ResourceNames, []string{claims.DefaultDriverName}) {
+			t.Errorf("the driver may write the device status of drivers %v; want its own, %s, alone", rule.ResourceNames, claims.DefaultDriverName)
+		}
+	}
+	if !allowed("resource.k8s.io", "resourceclaims/driver", "associated-node:patch") {
+		t.Error("the driver may not associated-node:patch its devices' status: Kubernetes 1.37 refuses its writes")
 	}
 	if binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != m.serviceAccount.Name || binding.Subjects[0].Namespace != m.serviceAccount.Namespace {
 		t.Errorf("binding %+v does not give %s to the agent's service account", binding, role.Name)
