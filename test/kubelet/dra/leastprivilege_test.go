@@ -97,6 +97,28 @@ func wantRefused(t *testing.T, what string, err error, want string) {
 	}
 }
 
+// startPolicyCluster starts a cluster with the chart's service account,
+// DRA RBAC and admission policies applied, and returns its node and a Node
+// object of another, otherNode.
+func startPolicyCluster(t *testing.T) (*cluster.Cluster, kubernetes.Interface, *corev1.Node, *corev1.Node) {
+	t.Helper()
+	c, admin := startCluster(t, cluster.Options{})
+	ctx := t.Context()
+	if err := memifnode.ApplyChartTemplates(ctx, c, []string{"templates/namespace.yaml", "templates/serviceaccount.yaml", "templates/rbac.yaml", "templates/admission-policy.yaml"},
+		"--set", "dra.enabled=true", "--set", "namespace.create=true"); err != nil {
+		t.Fatalf("apply the chart's service account, RBAC and admission policy: %v", err)
+	}
+	nodes, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("the cluster's nodes: %v, %v; want its one node", nodes, err)
+	}
+	other, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: otherNode}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create Node %s: %v", otherNode, err)
+	}
+	return c, admin, &nodes.Items[0], other
+}
+
 // TestAgentChangesOnlyItsNodesSlices applies the chart's namespace,
 // service account, DRA RBAC and admission policy to the real
 // API server. With a token of the agent's service account bound to the
@@ -108,21 +130,8 @@ func wantRefused(t *testing.T, what string, err error, want string) {
 // by field selector; RBAC cannot narrow a list to them), and can neither
 // read a pod by name nor write one.
 func TestAgentChangesOnlyItsNodesSlices(t *testing.T) {
-	c, admin := startCluster(t, cluster.Options{})
+	c, admin, own, other := startPolicyCluster(t)
 	ctx := t.Context()
-	if err := memifnode.ApplyChartTemplates(ctx, c, []string{"templates/namespace.yaml", "templates/serviceaccount.yaml", "templates/rbac.yaml", "templates/admission-policy.yaml"},
-		"--set", "dra.enabled=true", "--set", "namespace.create=true"); err != nil {
-		t.Fatalf("apply the chart's service account, RBAC and admission policy: %v", err)
-	}
-	nodes, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) != 1 {
-		t.Fatalf("the cluster's nodes: %v, %v; want its one node", nodes, err)
-	}
-	own := &nodes.Items[0]
-	other, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: otherNode}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create Node %s: %v", otherNode, err)
-	}
 	if _, err := admin.ResourceV1().ResourceSlices().Create(ctx, slice("other-node", other.Name), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create %s's slice as the cluster admin: %v", other.Name, err)
 	}
@@ -246,21 +255,8 @@ func wantPodsListedAndWatchedOnly(ctx context.Context, t *testing.T, agent kuber
 // allocation; the other node's agent token is refused the first device's
 // entry (RBAC grants the associated-node verbs only).
 func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
-	c, admin := startCluster(t, cluster.Options{})
+	c, admin, own, other := startPolicyCluster(t)
 	ctx := t.Context()
-	if err := memifnode.ApplyChartTemplates(ctx, c, []string{"templates/namespace.yaml", "templates/serviceaccount.yaml", "templates/rbac.yaml", "templates/admission-policy.yaml"},
-		"--set", "dra.enabled=true", "--set", "namespace.create=true"); err != nil {
-		t.Fatalf("apply the chart's service account, RBAC and admission policy: %v", err)
-	}
-	nodes, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) != 1 {
-		t.Fatalf("the cluster's nodes: %v, %v; want its one node", nodes, err)
-	}
-	own := &nodes.Items[0]
-	other, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: otherNode}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create Node %s: %v", otherNode, err)
-	}
 	const otherDriver = "gpu.example.com"
 	claim := allocatedClaim(ctx, t, admin, "status", own.Name, []resourceapi.DeviceRequestAllocationResult{
 		{Request: "own", Driver: claims.DefaultDriverName, Pool: own.Name, Device: "memif-0"},
@@ -270,7 +266,7 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 	theirs := resourceapi.AllocatedDeviceStatus{Driver: otherDriver, Pool: own.Name, Device: "gpu-0",
 		Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Configured", LastTransitionTime: metav1.Now()}}}
 	claim.Status.Devices = []resourceapi.AllocatedDeviceStatus{theirs}
-	claim, err = admin.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{})
+	claim, err := admin.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("write %s's device status as the cluster admin: %v", otherDriver, err)
 	}
