@@ -56,10 +56,12 @@ lint: deps
 test: deps peers test-unit test-e2e bench-smoke fuzz
 
 # The CRI source's suite runs containerd 2.x from the peers cache, the
-# chart's tests (k8s/) helm.
+# chart's tests (k8s/) helm. The test of two agents in one process runs
+# without -race (see plugins/memifwiring/vpp_span_test.go).
 test-unit:
 	scripts/peers.sh containerd helm >/dev/null
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -run '^TestL3NetworkAcrossTwoVPPs$$' ./plugins/memifwiring
 
 # The suites that run the agent binary take it from bin/ (MEMIF_AGENT_BIN)
 # rather than building their own copies.

