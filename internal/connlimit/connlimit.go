@@ -3,7 +3,7 @@ package connlimit
 import (
 	"net"
 	"net/http"
-	"net/netip"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -28,7 +28,7 @@ type boundedListener struct {
 
 	mu       sync.Mutex
 	open     map[*conn]struct{}
-	bySource map[netip.Addr]int
+	bySource map[source]int
 	accepted uint64 // orders the connections by age
 }
 
@@ -36,7 +36,7 @@ type boundedListener struct {
 // needs to know of it.
 type conn struct {
 	net.Conn
-	source netip.Addr
+	source source
 	seq    uint64
 	// served is set while a request is being served on it
 	// (http.StateActive), guarded by boundedListener.mu.
@@ -46,7 +46,7 @@ type conn struct {
 }
 
 func newListener(listener net.Listener, limit int) *boundedListener {
-	return &boundedListener{Listener: listener, limit: limit, open: map[*conn]struct{}{}, bySource: map[netip.Addr]int{}}
+	return &boundedListener{Listener: listener, limit: limit, open: map[*conn]struct{}{}, bySource: map[source]int{}}
 }
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -170,11 +170,37 @@ func (l *boundedListener) track(nc net.Conn, state http.ConnState) {
 	}
 }
 
-// sourceOf is the client's address; every connection whose address is
-// unknown (every Unix socket client) counts as one source.
-func sourceOf(c net.Conn) netip.Addr {
-	if addr, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		return addr.AddrPort().Addr().Unmap()
+// source is who opened a connection: the client's address over TCP, its
+// user over a Unix socket (SO_PEERCRED), so that one user's flood of a
+// root-only socket, or of the loopback port, is that user's to pay for.
+type source string
+
+// sourceOf is the client's source; every connection whose client is
+// unknown counts as one source.
+func sourceOf(c net.Conn) source {
+	switch addr := c.RemoteAddr().(type) {
+	case *net.TCPAddr:
+		return source(addr.AddrPort().Addr().Unmap().String())
+	case *net.UnixAddr:
+		if uc, ok := c.(*net.UnixConn); ok {
+			if uid, ok := peerUID(uc); ok {
+				return source("uid " + strconv.FormatUint(uint64(uid), 10))
+			}
+		}
 	}
-	return netip.Addr{}
+	return ""
+}
+
+// peerUID is the user of the process that connected uc.
+func peerUID(uc *net.UnixConn) (uint32, bool) {
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var cred *unix.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) { cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil || credErr != nil {
+		return 0, false
+	}
+	return cred.Uid, true
 }

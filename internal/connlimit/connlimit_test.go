@@ -2,8 +2,11 @@ package connlimit
 
 import (
 	"crypto/tls"
+	"fmt"
+	"net"
 	"net/http"
-	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -76,9 +79,19 @@ func TestTheConnectionClosedToMakeRoom(t *testing.T) {
 			want: "new",
 		},
 		{
-			name: "Unix socket clients are one source",
+			name: "clients of unknown source are one source",
 			open: []held{{name: "u1", spoke: true}, {name: "u2"}, {name: "new"}},
 			want: "u2",
+		},
+		{
+			name: "a Unix socket's flooding user, not the newcomer of another",
+			open: []held{
+				{name: "p1", source: "uid 0", spoke: true},
+				{name: "f1", source: "uid 65534", spoke: true}, {name: "f2", source: "uid 65534", spoke: true},
+				{name: "f3", source: "uid 65534", spoke: true},
+				{name: "new", source: "uid 0"},
+			},
+			want: "f1",
 		},
 	}
 	for _, tc := range cases {
@@ -89,9 +102,7 @@ func TestTheConnectionClosedToMakeRoom(t *testing.T) {
 			for _, h := range tc.open {
 				// No socket: spoke alone says whether it has spoken.
 				c := &conn{served: h.served}
-				if h.source != "" {
-					c.source = netip.MustParseAddr(h.source)
-				}
+				c.source = source(h.source)
 				c.spoke.Store(h.spoke)
 				names[c] = h.name
 				victim = l.admit(c)
@@ -119,5 +130,28 @@ func TestTrackSeesThroughTLS(t *testing.T) {
 	l.track(tls.Server(c, &tls.Config{}), http.StateClosed)
 	if len(l.open) != 0 || len(l.bySource) != 0 {
 		t.Errorf("a connection closed under TLS is still counted: %d open, %d sources", len(l.open), len(l.bySource))
+	}
+}
+
+// TestUnixClientsAreTheirUser: a Unix socket's client counts as its
+// user, whatever process it is.
+func TestUnixClientsAreTheirUser(t *testing.T) {
+	listener, err := net.Listen("unix", filepath.Join(t.TempDir(), "s.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	client, err := net.Dial("unix", listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	accepted, err := listener.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer accepted.Close()
+	if got, want := sourceOf(accepted), source(fmt.Sprintf("uid %d", os.Getuid())); got != want {
+		t.Errorf("source of a Unix socket client = %q, want %q", got, want)
 	}
 }
