@@ -119,23 +119,9 @@ func (r *recorder) table(cfg config, took time.Duration, res *resources) string 
 	var b strings.Builder
 	fmt.Fprintf(&b, "SOAK_SEED=%d SOAK_DURATION=%s SOAK_RATE=%g SOAK_MAX_PODS=%d: ran %s\n\n", cfg.seed, cfg.duration, cfg.rate, cfg.maxPods, took.Round(time.Second))
 	b.WriteString("| what | count |\n|---|---|\n")
-	total := 0
-	for _, kind := range podKinds {
-		total += r.pods[kind]
-	}
-	fmt.Fprintf(&b, "| memif pods created | %d |\n", total)
-	for _, kind := range podKinds {
-		fmt.Fprintf(&b, "| &nbsp; %s | %d |\n", kind, r.pods[kind])
-	}
+	writeCounts(&b, "memif pods created", podKinds, r.pods)
 	fmt.Fprintf(&b, "| &nbsp; lost with a removed node | %d |\n", r.lostPods)
-	faults := 0
-	for _, kind := range faultKinds {
-		faults += r.faults[kind]
-	}
-	fmt.Fprintf(&b, "| faults | %d |\n", faults)
-	for _, kind := range faultKinds {
-		fmt.Fprintf(&b, "| &nbsp; %s | %d |\n", kind, r.faults[kind])
-	}
+	writeCounts(&b, "faults", faultKinds, r.faults)
 	fmt.Fprintf(&b, "| refusals outside the documented windows | %d |\n", r.refusals)
 	fmt.Fprintf(&b, "| refusals in them (VPP unreachable) | %d%s |\n", r.excused, first(r.firstExcused))
 	fmt.Fprintf(&b, "| DRA prepares failed, retried by kubelet | %d%s |\n", r.prepareFailures, first(r.firstPrepare))
@@ -158,4 +144,17 @@ func first(evidence string) string {
 		return ""
 	}
 	return " (first: " + strings.ReplaceAll(evidence, "|", "\\|") + ")"
+}
+
+// writeCounts writes a row of the total of counts over kinds, then a row
+// of each kind's.
+func writeCounts(b *strings.Builder, title string, kinds []string, counts map[string]int) {
+	total := 0
+	for _, kind := range kinds {
+		total += counts[kind]
+	}
+	fmt.Fprintf(b, "| %s | %d |\n", title, total)
+	for _, kind := range kinds {
+		fmt.Fprintf(b, "| &nbsp; %s | %d |\n", kind, counts[kind])
+	}
 }
