@@ -178,20 +178,23 @@ func TestDRARBACCoversTheDriver(t *testing.T) {
 		if allowed("resource.k8s.io", "resourceclaims", verb) {
 			t.Errorf("the driver may %s claims: it writes only their status", verb)
 		}
-		if !allowed("resource.k8s.io", "resourceclaims/status", verb) {
-			t.Errorf("the driver may not %s claims' status: its devices' entries would be refused", verb)
-		}
 		if allowed("resource.k8s.io", "resourceclaims/driver", "arbitrary-node:"+verb) {
 			t.Errorf("the driver may arbitrary-node:%s claims' device status: another node's agent could write this node's entries", verb)
 		}
+	}
+	if !allowed("resource.k8s.io", "resourceclaims/status", "update") {
+		t.Error("the driver may not update claims' status: its devices' entries would be refused")
+	}
+	if allowed("resource.k8s.io", "resourceclaims/status", "patch") || allowed("resource.k8s.io", "resourceclaims/driver", "associated-node:patch") {
+		t.Error("the driver may patch claims' status, which it never does (it updates the claim as read)")
 	}
 	for _, rule := range role.Rules {
 		if slices.Contains(rule.Resources, "resourceclaims/driver") && !slices.Equal(rule.ResourceNames, []string{claims.DefaultDriverName}) {
 			t.Errorf("the driver may write the device status of drivers %v; want its own, %s, alone", rule.ResourceNames, claims.DefaultDriverName)
 		}
 	}
-	if !allowed("resource.k8s.io", "resourceclaims/driver", "associated-node:patch") {
-		t.Error("the driver may not associated-node:patch its devices' status: Kubernetes 1.37 refuses its writes")
+	if !allowed("resource.k8s.io", "resourceclaims/driver", "associated-node:update") {
+		t.Error("the driver may not associated-node:update its devices' status: Kubernetes 1.37 refuses its writes")
 	}
 	if binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != m.serviceAccount.Name || binding.Subjects[0].Namespace != m.serviceAccount.Namespace {
 		t.Errorf("binding %+v does not give %s to the agent's service account", binding, role.Name)

@@ -16,13 +16,16 @@
 // reachability, on a goroutine of its owner's (the dradriver plugin), off
 // kubelet's NodePrepareResources and off the event loop: it changes no
 // agent state. It writes a claim only once its memifs are resolved and
-// only when its status changed, by server-side apply of the status
-// subresource with the field manager <driver>/<node> (other drivers'
-// entries stay), with the claim's UID (a claim recreated under the name
-// is not written); a claim the node no longer holds (unprepared) gets an
-// apply without devices, which removes the writer's entries. An API
-// server that drops status.devices (feature gate
-// DRAResourceClaimDeviceStatus off), or refuses the writes (RBAC, the
-// chart's ValidatingAdmissionPolicy), costs one log line, and the writer
-// writes no more until the agent restarts.
+// only when its status changed, by an update of the status subresource:
+// the claim as read, with the writer's entries replaced and every other
+// entry kept (other drivers', other nodes'), under its resourceVersion
+// and the field manager <driver>/<node>; a claim recreated under the name
+// (another UID) is not written. A claim the node no longer holds
+// (unprepared) loses the writer's entries, unless it is being deleted or
+// deallocated, which takes them anyway. An API server that drops
+// status.devices (feature gate DRAResourceClaimDeviceStatus off), or
+// forbids the writes (RBAC), costs one log line, and the writer writes no
+// more until the agent restarts; a status the API server refuses
+// (validation, the chart's ValidatingAdmissionPolicy) is logged and
+// written again once it changes.
 package claimstatus

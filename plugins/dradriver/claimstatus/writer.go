@@ -3,15 +3,15 @@ package claimstatus
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	metaapplyv1 "k8s.io/client-go/applyconfigurations/meta/v1"
-	resourceapplyv1 "k8s.io/client-go/applyconfigurations/resource/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/contivpp/memif-agent/internal/logs"
@@ -129,12 +129,12 @@ func (w *Writer) node() Node {
 	return node
 }
 
-// write applies claim's devices as the writer's whole part of the
-// claim's status (no device: its entries removed) and records the
-// outcome. A claim deleted, recreated or deallocated meanwhile is done
-// with: its next unprepare comes.
+// write makes claim's devices the writer's whole part of the claim's
+// status (no device: its entries removed) and records the outcome. A
+// claim deleted or recreated meanwhile is done with: its next unprepare
+// comes; one changed meanwhile (a conflict) is written at the next Sync.
 func (w *Writer) write(ctx context.Context, uid string, claim Claim) {
-	result, err := w.apply(ctx, claim)
+	result, err := w.update(ctx, claim)
 	switch {
 	case err == nil:
 		if w.failing {
@@ -145,11 +145,19 @@ func (w *Writer) write(ctx context.Context, uid string, claim Claim) {
 			w.stop("the API server dropped status.devices: enable its feature gate DRAResourceClaimDeviceStatus to see each memif's addresses and conditions in its claim",
 				claim.Ref, nil)
 		}
-	case apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err):
-		w.log.DebugS("ResourceClaim device status not written: the claim is gone, recreated or deallocated", "claim", claimName(claim.Ref), "err", err)
-	case apierrors.IsForbidden(err):
-		w.stop("the agent may not write ResourceClaim status (RBAC on resourceclaims/status, or the chart's ValidatingAdmissionPolicy)", claim.Ref, err)
+	case errors.Is(err, errClaimGone) || apierrors.IsNotFound(err):
+		w.log.DebugS("ResourceClaim device status not written: the claim is gone or recreated", "claim", claimName(claim.Ref), "err", err)
+	case apierrors.IsConflict(err):
+		w.log.DebugS("ResourceClaim changed while its device status was written: written again", "claim", claimName(claim.Ref), "err", err)
 		return
+	case apierrors.IsForbidden(err):
+		w.stop("the agent may not write ResourceClaim status (RBAC on resourceclaims/status and resourceclaims/driver)", claim.Ref, err)
+		return
+	case apierrors.IsInvalid(err):
+		// The API server's validation or an admission policy (the
+		// chart's keeps each agent to its node's pool) refused this
+		// status: written again once it changes.
+		w.log.WarnS("ResourceClaim device status refused by the API server", "claim", claimName(claim.Ref), "err", err)
 	default:
 		if !w.failing {
 			w.log.WarnS("writing ResourceClaim device status failed: retried", "claim", claimName(claim.Ref), "err", err)
@@ -180,28 +188,58 @@ func (w *Writer) holdsDevices(result resourceClaimStatus) bool {
 	return false
 }
 
-// resourceClaimStatus is what an apply's answer says of the devices'
-// status.
+// resourceClaimStatus is what the API server's answer says of the
+// devices' status.
 type resourceClaimStatus struct {
 	devices []deviceKey
 }
 
 type deviceKey struct{ driver, pool, device string }
 
-func (w *Writer) apply(ctx context.Context, claim Claim) (resourceClaimStatus, error) {
-	status := resourceapplyv1.ResourceClaimStatus()
+// errClaimGone: the claim of the name is another one (recreated).
+var errClaimGone = errors.New("the claim of that name has another UID")
+
+// update reads the claim and updates its status subresource with
+// claim's devices in place of the writer's entries, every other entry
+// (other drivers', other pools') as read; the claim's resourceVersion
+// makes a concurrent change a conflict. Not server-side apply, nor a
+// patch: for those the API server re-encodes the claim it holds, and a
+// claim whose opaque parameters a protobuf client wrote in another form
+// than compact JSON then differs from itself in status.allocation, which
+// the API server refuses as a change of an allocation; an update of the
+// claim as read (client-go reads and writes built-in types in protobuf)
+// keeps their bytes. A claim being deleted or deallocated gets no removal:
+// its entries go with it.
+func (w *Writer) update(ctx context.Context, claim Claim) (resourceClaimStatus, error) {
+	claims := w.client.ResourceV1().ResourceClaims(claim.Ref.Namespace)
+	// From the API server's watch cache (resourceVersion 0): no etcd
+	// read per write; a stale copy makes the update a conflict, written
+	// again at the next Sync.
+	current, err := claims.Get(ctx, claim.Ref.Name, metav1.GetOptions{ResourceVersion: "0"})
+	if err != nil {
+		return resourceClaimStatus{}, fmt.Errorf("read claim %s: %w", claimName(claim.Ref), err)
+	}
+	if string(current.UID) != claim.Ref.UID {
+		return resourceClaimStatus{}, fmt.Errorf("claim %s: %w", claimName(claim.Ref), errClaimGone)
+	}
+	devices := slices.DeleteFunc(slices.Clone(current.Status.Devices), func(d resourcev1.AllocatedDeviceStatus) bool {
+		return d.Driver == w.driver && d.Pool == w.pool
+	})
+	removes := len(devices) != len(current.Status.Devices)
+	if len(claim.Devices) == 0 && (!removes || current.DeletionTimestamp != nil || current.Status.Allocation == nil) {
+		return resourceClaimStatus{}, nil
+	}
 	for _, d := range claim.Devices {
 		device, err := w.deviceStatus(d)
 		if err != nil {
 			return resourceClaimStatus{}, fmt.Errorf("status of device %s of claim %s: %w", d.Device, claimName(claim.Ref), err)
 		}
-		status.WithDevices(device)
+		devices = append(devices, device)
 	}
-	config := resourceapplyv1.ResourceClaim(claim.Ref.Name, claim.Ref.Namespace).WithUID(types.UID(claim.Ref.UID)).WithStatus(status)
-	result, err := w.client.ResourceV1().ResourceClaims(claim.Ref.Namespace).ApplyStatus(ctx, config,
-		metav1.ApplyOptions{FieldManager: w.fieldManager, Force: true})
+	current.Status.Devices = devices
+	result, err := claims.UpdateStatus(ctx, current, metav1.UpdateOptions{FieldManager: w.fieldManager})
 	if err != nil {
-		return resourceClaimStatus{}, fmt.Errorf("apply the status of claim %s: %w", claimName(claim.Ref), err)
+		return resourceClaimStatus{}, fmt.Errorf("update the status of claim %s: %w", claimName(claim.Ref), err)
 	}
 	var got resourceClaimStatus
 	for _, device := range result.Status.Devices {
@@ -212,33 +250,30 @@ func (w *Writer) apply(ctx context.Context, claim Claim) (resourceClaimStatus, e
 
 // deviceStatus is d as the claim's status shows it: memif.json's entry
 // as data and, for a memif in an l3 network, its addresses.
-func (w *Writer) deviceStatus(d Device) (*resourceapplyv1.AllocatedDeviceStatusApplyConfiguration, error) {
-	device := resourceapplyv1.AllocatedDeviceStatus().WithDriver(w.driver).WithPool(w.pool).WithDevice(d.Device).
-		WithConditions(condition(ConditionReady, d.Ready), condition(ConditionLinkUp, d.LinkUp))
+func (w *Writer) deviceStatus(d Device) (resourcev1.AllocatedDeviceStatus, error) {
+	device := resourcev1.AllocatedDeviceStatus{Driver: w.driver, Pool: w.pool, Device: d.Device,
+		Conditions: []metav1.Condition{condition(ConditionReady, d.Ready), condition(ConditionLinkUp, d.LinkUp)}}
 	if d.Entry == nil {
 		return device, nil
 	}
 	data, err := json.Marshal(d.Entry)
 	if err != nil {
-		return nil, fmt.Errorf("encode its memif.json entry: %w", err)
+		return resourcev1.AllocatedDeviceStatus{}, fmt.Errorf("encode its memif.json entry: %w", err)
 	}
-	device.WithData(runtime.RawExtension{Raw: data})
-	network := resourceapplyv1.NetworkDeviceData()
+	device.Data = &runtime.RawExtension{Raw: data}
+	var network resourcev1.NetworkDeviceData
 	for _, ip := range d.Entry.IPs {
-		network.WithIPs(ip.String())
+		network.IPs = append(network.IPs, ip.String())
 	}
-	if d.Entry.MAC != "" {
-		network.WithHardwareAddress(d.Entry.MAC)
-	}
-	if len(network.IPs) > 0 || network.HardwareAddress != nil {
-		device.WithNetworkData(network)
+	network.HardwareAddress = d.Entry.MAC
+	if len(network.IPs) > 0 || network.HardwareAddress != "" {
+		device.NetworkData = &network
 	}
 	return device, nil
 }
 
-func condition(kind string, c Condition) *metaapplyv1.ConditionApplyConfiguration {
-	return metaapplyv1.Condition().WithType(kind).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message).
-		WithLastTransitionTime(metav1.NewTime(c.Since))
+func condition(kind string, c Condition) metav1.Condition {
+	return metav1.Condition{Type: kind, Status: c.Status, Reason: c.Reason, Message: c.Message, LastTransitionTime: metav1.NewTime(c.Since)}
 }
 
 func claimName(ref dmapi.ClaimRef) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,13 +99,19 @@ func startAgentWith(t testing.TB, c *cluster.Cluster, client kubernetes.Interfac
 	t.Helper()
 	a := runAgent(t, c, cfg, driverConfig(c, c.HostPath("/var/lib/kubelet/plugins_registry")),
 		inprocess.Options{DRAClient: client, KubeletInterceptor: intercept})
+	waitRegistered(t, a)
+	return a
+}
+
+// waitRegistered waits until kubelet registered a's DRA driver.
+func waitRegistered(t testing.TB, a *agent) {
+	t.Helper()
 	poll.Until(t, waitLimit, "kubelet registered the DRA driver", func() error {
 		if !a.DRADriver.KubeletRegistered() {
 			return errors.New("not yet")
 		}
 		return nil
 	})
-	return a
 }
 
 // driverConfig is dradriver.conf of the node, the driver on, registering
@@ -126,7 +133,8 @@ func startDriverOff(t testing.TB, c *cluster.Cluster, cfg config.Config) *agent 
 }
 
 // runAgent runs the agent with the device manager's cfg over the node's
-// paths, the DRA driver's config driver, and the node's pod sources.
+// paths, the DRA driver's config driver, the node's pod sources, and the
+// configs of other plugins opts gives.
 func runAgent(t testing.TB, c *cluster.Cluster, cfg config.Config, driver dradriver.Config, opts inprocess.Options) *agent {
 	t.Helper()
 	cfg.PluginDir = c.HostPath("/var/lib/kubelet/device-plugins")
@@ -136,7 +144,9 @@ func runAgent(t testing.TB, c *cluster.Cluster, cfg config.Config, driver dradri
 	pods := podmanager.DefaultConfig()
 	pods.Runtime, pods.CRIEndpoint = podmanager.RuntimeCRI, c.RuntimeSocket()
 	pods.PodResourcesSocket = c.HostPath("/var/lib/kubelet/pod-resources/kubelet.sock")
-	opts.Configs = map[string]any{dmplugin.PluginName: cfg, dradriver.PluginName: driver, podmanager.PluginName: pods}
+	configs := map[string]any{dmplugin.PluginName: cfg, dradriver.PluginName: driver, podmanager.PluginName: pods}
+	maps.Copy(configs, opts.Configs)
+	opts.Configs = configs
 	return &agent{inprocess.Start(t, opts)}
 }
 

@@ -15,8 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	metaapplyv1 "k8s.io/client-go/applyconfigurations/meta/v1"
-	resourceapplyv1 "k8s.io/client-go/applyconfigurations/resource/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -248,8 +246,8 @@ func wantPodsListedAndWatchedOnly(ctx context.Context, t *testing.T, agent kuber
 // admission policies to the real API server and an allocated claim with a
 // device of the driver in the agent's node's pool, one in another node's
 // and one of another driver whose status that driver wrote. The agent's
-// token writes its own device's entry (server-side apply of the status
-// subresource, as the agent does) and removes it. It is refused writing
+// token writes its own device's entry (an update of the status subresource
+// as the agent does) and removes it. It is refused writing
 // another node's device (the policy), another driver's or removing that
 // driver's entry (RBAC names the agent's driver alone), and changing the
 // allocation; the other node's agent token is refused the first device's
@@ -273,16 +271,22 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 
 	agent := agentClient(ctx, t, c, admin, boundToAgentPod(ctx, t, admin, own))
 	fieldManager := claims.DefaultDriverName + "/" + own.Name
+	// applyTo writes devices as the driver's entries of claim's status as
+	// the agent does: an update of the claim as read, every other
+	// driver's entry kept (one named in devices written anew).
 	applyTo := func(client kubernetes.Interface, claim *resourceapi.ResourceClaim, devices ...deviceKey) error {
-		status := resourceapplyv1.ResourceClaimStatus()
-		for _, d := range devices {
-			status.WithDevices(resourceapplyv1.AllocatedDeviceStatus().WithDriver(d.driver).WithPool(d.pool).WithDevice(d.device).
-				WithConditions(metaapplyv1.Condition().WithType("Ready").WithStatus(metav1.ConditionTrue).WithReason("Wired").
-					WithMessage("wired").WithLastTransitionTime(metav1.Now())))
+		current, err := admin.ResourceV1().ResourceClaims(namespace).Get(ctx, claim.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
-		_, err := client.ResourceV1().ResourceClaims(namespace).ApplyStatus(ctx,
-			resourceapplyv1.ResourceClaim(claim.Name, namespace).WithUID(claim.UID).WithStatus(status),
-			metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+		current.Status.Devices = slices.DeleteFunc(current.Status.Devices, func(d resourceapi.AllocatedDeviceStatus) bool {
+			return d.Driver == claims.DefaultDriverName || slices.Contains(devices, deviceKey{d.Driver, d.Pool, d.Device})
+		})
+		for _, d := range devices {
+			current.Status.Devices = append(current.Status.Devices, resourceapi.AllocatedDeviceStatus{Driver: d.driver, Pool: d.pool, Device: d.device,
+				Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Wired", Message: "wired", LastTransitionTime: metav1.Now()}}})
+		}
+		_, err = client.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, current, metav1.UpdateOptions{FieldManager: fieldManager})
 		return err
 	}
 	apply := func(client kubernetes.Interface, devices ...deviceKey) error {
@@ -314,7 +318,7 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 	// RBAC names the agent's driver alone: another driver's entries are
 	// refused before the policy looks.
 	wantRefused(t, "write another driver's device's status", apply(agent, ownDevice, deviceKey{otherDriver, own.Name, "gpu-0"}),
-		`cannot associated-node:patch resource "resourceclaims/driver"`)
+		`cannot associated-node:update resource "resourceclaims/driver"`)
 	current, err := admin.ResourceV1().ResourceClaims(namespace).Get(ctx, claim.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -330,7 +334,7 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 	wantRefused(t, "change the claim's allocation", err, "")
 
 	wantRefused(t, "the other node's agent writes this node's device's status", apply(otherAgent, ownDevice),
-		`cannot arbitrary-node:patch resource "resourceclaims/driver"`)
+		`cannot arbitrary-node:update resource "resourceclaims/driver"`)
 
 	if err := apply(agent); err != nil {
 		t.Fatalf("remove its own device's status: %v", err)

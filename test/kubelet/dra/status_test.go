@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,11 +15,16 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	"github.com/contivpp/memif-agent/internal/inprocess"
 	dmapi "github.com/contivpp/memif-agent/plugins/devicemanager/api"
 	"github.com/contivpp/memif-agent/plugins/dradriver/claims"
+	"github.com/contivpp/memif-agent/plugins/networks"
 	"github.com/contivpp/memif-agent/plugins/networks/memifjson"
+	"github.com/contivpp/memif-agent/plugins/networks/memifspec"
+	"github.com/contivpp/memif-agent/plugins/networks/netconf"
 	"github.com/contivpp/memif-agent/test/kit/poll"
 	"github.com/contivpp/memif-agent/test/kit/testlog"
 	"github.com/contivpp/memif-agent/test/kubelet/kit/cluster"
@@ -100,6 +106,67 @@ func TestClaimStatusOnARealNode(t *testing.T) {
 		}
 		if devices := ours(claim); len(devices) != 0 {
 			return fmt.Errorf("status.devices %+v, want none of %s", devices, claims.DefaultDriverName)
+		}
+		return nil
+	})
+}
+
+// TestClaimStatusOfAMemifInANetwork: a claim whose MemifConfig puts its
+// memif in l3 network red gets its device's status with the memif's
+// address in networkData.ips, as memif.json gives it. The claim's opaque
+// parameters are JSON with spaces, as a Go program writes them (client-go
+// sends them in protobuf, which keeps their bytes): the API server refuses
+// a write of such a claim's status that re-encodes the claim (server-side
+// apply, a patch) as a change of its allocation, so the status is there
+// only because the agent writes it as an update of the claim as read.
+func TestClaimStatusOfAMemifInANetwork(t *testing.T) {
+	c, client := startCluster(t, cluster.Options{Progress: testlog.Writer(t)})
+	ctx := t.Context()
+	red := netconf.Config{Networks: []netconf.Network{{Name: "red", Type: netconf.L3, Subnet: "10.70.0.0/24"}}}
+	a := runAgent(t, c, claimsOnly(), driverConfig(c, c.HostPath("/var/lib/kubelet/plugins_registry")),
+		inprocess.Options{DRAClient: client, Configs: map[string]any{networks.PluginName: red}})
+	waitRegistered(t, a)
+	config := fmt.Sprintf(`{"apiVersion": %q, "kind": %q, "network": "red"}`, memifspec.APIVersion, memifspec.Kind)
+	claim, err := client.ResourceV1().ResourceClaims(namespace).Create(ctx, &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "memif-red"},
+		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+			Requests: []resourceapi.DeviceRequest{{Name: "memif", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: claims.DefaultDriverName}}},
+			Config: []resourceapi.DeviceClaimConfiguration{{Requests: []string{"memif"}, DeviceConfiguration: resourceapi.DeviceConfiguration{
+				Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: claims.DefaultDriverName, Parameters: runtime.RawExtension{Raw: []byte(config)}}}}},
+		}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create a claim: %v", err)
+	}
+	pod := podOf("memif-red", cluster.PauseImage, nil, true)
+	pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "memif", ResourceClaimName: ptr.To(claim.Name)}}
+	createPod(ctx, t, client, pod)
+	waitRunning(ctx, t, client, pod.Name)
+	memif := podMemif(t, a, pod.Name)
+	content, err := os.ReadFile(filepath.Join(memif.HostDir, memifjson.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file memifjson.File
+	if err := json.Unmarshal(content, &file); err != nil || len(file.Interfaces) != 1 || len(file.Interfaces[0].IPs) != 1 {
+		t.Fatalf("memif.json %s: %v, want one interface with an address", content, err)
+	}
+	want := file.Interfaces[0].IPs[0].String()
+	poll.Every(t, statusLimit, 200*time.Millisecond, "the claim's device in its status with its address "+want, func() error {
+		claim, err := client.ResourceV1().ResourceClaims(namespace).Get(ctx, claim.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		devices := ours(claim)
+		if len(devices) != 1 || claim.Status.Allocation == nil || devices[0].Device != claim.Status.Allocation.Devices.Results[0].Device {
+			return fmt.Errorf("status.devices %+v, want the allocated device of %s", claim.Status.Devices, claims.DefaultDriverName)
+		}
+		d := devices[0]
+		if ready := meta.FindStatusCondition(d.Conditions, "Ready"); ready == nil || ready.Status != metav1.ConditionTrue {
+			return fmt.Errorf("Ready %+v, want True", ready)
+		}
+		if d.NetworkData == nil || !slices.Equal(d.NetworkData.IPs, []string{want}) {
+			return fmt.Errorf("networkData %+v, want ips [%s] as memif.json", d.NetworkData, want)
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package networks_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -418,6 +420,66 @@ func (s *suite) claimConfig(t *testing.T) {
 	s.wantPing(t, claimed, redGateway)
 	s.wantPing(t, claimed, s.ip(redA))
 	s.wantNoReply(t, claimed, s.ip(blue))
+	s.wantClaimStatus(t, claimed, statusWaitLimit, "LinkUp", metav1.ConditionTrue, "LinkUp")
+}
+
+// statusWaitLimit bounds the wait for the claim's status once what it
+// shows is so (the agent writes a change within about 2 s).
+const statusWaitLimit = 10 * time.Second
+
+// wantClaimStatus waits up to limit until the status of pod's claim shows
+// its one memif as memif.json gives it (networkData.ips, data) with Ready
+// True, and the condition kind with status and reason.
+func (s *suite) wantClaimStatus(t *testing.T, pod string, limit time.Duration, kind string, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	ctx := t.Context()
+	memif := s.memifs[pod]
+	entry, err := json.Marshal(memif.File.Interfaces[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ips []string
+	for _, ip := range memif.File.Interfaces[0].IPs {
+		ips = append(ips, ip.String())
+	}
+	var last string
+	poll.Every(t, limit, 200*time.Millisecond, fmt.Sprintf("pod %s's claim: status.devices with its memif.json, Ready True, %s %s (%s)", pod, kind, status, reason), func() error {
+		p, err := s.n.Client().CoreV1().Pods("default").Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(p.Status.ResourceClaimStatuses) != 1 || p.Status.ResourceClaimStatuses[0].ResourceClaimName == nil {
+			return fmt.Errorf("pod %s: claims %+v, want one", pod, p.Status.ResourceClaimStatuses)
+		}
+		claim, err := s.n.Client().ResourceV1().ResourceClaims("default").Get(ctx, *p.Status.ResourceClaimStatuses[0].ResourceClaimName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		got, _ := json.Marshal(claim.Status.Devices)
+		last = string(got)
+		if len(claim.Status.Devices) != 1 {
+			return fmt.Errorf("claim %s: status.devices %s, want one", claim.Name, got)
+		}
+		d := claim.Status.Devices[0]
+		if d.Driver != claims.DefaultDriverName || claim.Status.Allocation == nil || len(claim.Status.Allocation.Devices.Results) != 1 ||
+			d.Device != claim.Status.Allocation.Devices.Results[0].Device || d.Pool != claim.Status.Allocation.Devices.Results[0].Pool {
+			return fmt.Errorf("claim %s: status.devices %s, want the allocated device of %s", claim.Name, got, claims.DefaultDriverName)
+		}
+		if d.NetworkData == nil || !slices.Equal(d.NetworkData.IPs, ips) {
+			return fmt.Errorf("claim %s: networkData %+v, want ips %v as memif.json", claim.Name, d.NetworkData, ips)
+		}
+		if d.Data == nil || !bytes.Equal(d.Data.Raw, entry) {
+			return fmt.Errorf("claim %s: data %s, want memif.json's entry %s", claim.Name, d.Data, entry)
+		}
+		if c := meta.FindStatusCondition(d.Conditions, "Ready"); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("claim %s: Ready %+v, want True", claim.Name, c)
+		}
+		if c := meta.FindStatusCondition(d.Conditions, kind); c == nil || c.Status != status || c.Reason != reason {
+			return fmt.Errorf("claim %s: %s %+v, want %s (%s)", claim.Name, kind, c, status, reason)
+		}
+		return nil
+	})
+	t.Logf("pod %s's claim: status.devices %s", pod, last)
 }
 
 // wantReceiving waits until l2-rx's testpmd counts more packets than it
@@ -594,6 +656,10 @@ func (s *suite) vswitchDown(t *testing.T) {
 		return err
 	})
 	poll.Until(t, agentTimeout, "the node's devices tainted "+vswitchUnreachable, func() error { return s.devicesTainted(ctx, true) })
+	// vswitch.conf's link-down-grace (30 s, the default) has passed once
+	// the devices are tainted (devicemanager.conf vswitch-health-grace,
+	// 30 s, values.yaml).
+	s.wantClaimStatus(t, claimed, statusWaitLimit, "LinkUp", metav1.ConditionFalse, "VswitchUnreachable")
 	if _, err := s.n.CreatePod(ctx, memifnode.VPPPod("default", downDevice, "")); err != nil {
 		t.Fatal(err)
 	}
@@ -634,6 +700,7 @@ func (s *suite) vswitchDown(t *testing.T) {
 	// The pods that held memifs reach each other through the new VPP: the
 	// agent programmed it again from what it holds.
 	s.wantPing(t, redA, s.ip(redB))
+	s.wantClaimStatus(t, claimed, podTimeout, "LinkUp", metav1.ConditionTrue, "LinkUp")
 	t.Logf("VPP back: pods %s and %s running; the %d allocations held before are held after, %d in all", downDevice, downClaim, len(before), len(after))
 }
 
