@@ -273,8 +273,12 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 	fieldManager := claims.DefaultDriverName + "/" + own.Name
 	// applyTo writes devices as the driver's entries of claim's status as
 	// the agent does: an update of the claim as read, every other
-	// driver's entry kept (one named in devices written anew).
+	// driver's entry kept (one named in devices written anew). Each write
+	// changes the entries' message: an entry written again unchanged is
+	// no change, which the API server lets anyone make.
+	writes := 0
 	applyTo := func(client kubernetes.Interface, claim *resourceapi.ResourceClaim, devices ...deviceKey) error {
+		writes++
 		current, err := admin.ResourceV1().ResourceClaims(namespace).Get(ctx, claim.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -284,7 +288,7 @@ func TestAgentWritesOnlyItsDevicesStatus(t *testing.T) {
 		})
 		for _, d := range devices {
 			current.Status.Devices = append(current.Status.Devices, resourceapi.AllocatedDeviceStatus{Driver: d.driver, Pool: d.pool, Device: d.device,
-				Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Wired", Message: "wired", LastTransitionTime: metav1.Now()}}})
+				Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Wired", Message: fmt.Sprintf("write %d", writes), LastTransitionTime: metav1.Now()}}})
 		}
 		_, err = client.ResourceV1().ResourceClaims(namespace).UpdateStatus(ctx, current, metav1.UpdateOptions{FieldManager: fieldManager})
 		return err
