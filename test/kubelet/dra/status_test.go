@@ -1,6 +1,7 @@
 package dra
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/contivpp/memif-agent/internal/inprocess"
@@ -44,28 +46,8 @@ func TestClaimStatusOnARealNode(t *testing.T) {
 	c, client := startCluster(t, cluster.Options{Progress: testlog.Writer(t)})
 	ctx := t.Context()
 	a := startAgent(t, c, client)
-	claim, err := client.ResourceV1().ResourceClaims(namespace).Create(ctx, &resourceapi.ResourceClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "memif-status"},
-		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
-			Name: "memif", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: claims.DefaultDriverName}}}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create a claim: %v", err)
-	}
-	pod := podOf("memif-status", cluster.PauseImage, nil, true)
-	pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "memif", ResourceClaimName: ptr.To(claim.Name)}}
-	createPod(ctx, t, client, pod)
-	waitRunning(ctx, t, client, pod.Name)
-	memif := podMemif(t, a, pod.Name)
-	content, err := os.ReadFile(filepath.Join(memif.HostDir, memifjson.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var file memifjson.File
-	if err := json.Unmarshal(content, &file); err != nil || len(file.Interfaces) != 1 {
-		t.Fatalf("memif.json %s: %v, want one interface", content, err)
-	}
-	entry, err := json.Marshal(file.Interfaces[0])
+	claim, iface := claimedPod(ctx, t, client, a, "memif-status", "")
+	entry, err := json.Marshal(iface)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,31 +109,11 @@ func TestClaimStatusOfAMemifInANetwork(t *testing.T) {
 		inprocess.Options{DRAClient: client, Configs: map[string]any{networks.PluginName: red}})
 	waitRegistered(t, a)
 	config := fmt.Sprintf(`{"apiVersion": %q, "kind": %q, "network": "red"}`, memifspec.APIVersion, memifspec.Kind)
-	claim, err := client.ResourceV1().ResourceClaims(namespace).Create(ctx, &resourceapi.ResourceClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "memif-red"},
-		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
-			Requests: []resourceapi.DeviceRequest{{Name: "memif", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: claims.DefaultDriverName}}},
-			Config: []resourceapi.DeviceClaimConfiguration{{Requests: []string{"memif"}, DeviceConfiguration: resourceapi.DeviceConfiguration{
-				Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: claims.DefaultDriverName, Parameters: runtime.RawExtension{Raw: []byte(config)}}}}},
-		}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create a claim: %v", err)
+	claim, iface := claimedPod(ctx, t, client, a, "memif-red", config)
+	if len(iface.IPs) != 1 {
+		t.Fatalf("memif.json's interface %+v, want one address", iface)
 	}
-	pod := podOf("memif-red", cluster.PauseImage, nil, true)
-	pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "memif", ResourceClaimName: ptr.To(claim.Name)}}
-	createPod(ctx, t, client, pod)
-	waitRunning(ctx, t, client, pod.Name)
-	memif := podMemif(t, a, pod.Name)
-	content, err := os.ReadFile(filepath.Join(memif.HostDir, memifjson.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var file memifjson.File
-	if err := json.Unmarshal(content, &file); err != nil || len(file.Interfaces) != 1 || len(file.Interfaces[0].IPs) != 1 {
-		t.Fatalf("memif.json %s: %v, want one interface with an address", content, err)
-	}
-	want := file.Interfaces[0].IPs[0].String()
+	want := iface.IPs[0].String()
 	poll.Every(t, statusLimit, 200*time.Millisecond, "the claim's device in its status with its address "+want, func() error {
 		claim, err := client.ResourceV1().ResourceClaims(namespace).Get(ctx, claim.Name, metav1.GetOptions{})
 		if err != nil {
@@ -170,6 +132,38 @@ func TestClaimStatusOfAMemifInANetwork(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// claimedPod creates claim name (with config, when set, as its opaque
+// parameters) and a pod of that name using it, waits until the pod runs,
+// and returns the claim and the one interface of the pod's memif.json.
+func claimedPod(ctx context.Context, t *testing.T, client kubernetes.Interface, a *agent, name, config string) (*resourceapi.ResourceClaim, memifjson.Interface) {
+	t.Helper()
+	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+		Name: "memif", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: claims.DefaultDriverName}}}}}
+	if config != "" {
+		spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{Requests: []string{"memif"}, DeviceConfiguration: resourceapi.DeviceConfiguration{
+			Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: claims.DefaultDriverName, Parameters: runtime.RawExtension{Raw: []byte(config)}}}}}
+	}
+	claim, err := client.ResourceV1().ResourceClaims(namespace).Create(ctx, &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: spec}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create a claim: %v", err)
+	}
+	pod := podOf(name, cluster.PauseImage, nil, true)
+	pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "memif", ResourceClaimName: ptr.To(claim.Name)}}
+	createPod(ctx, t, client, pod)
+	waitRunning(ctx, t, client, pod.Name)
+	memif := podMemif(t, a, pod.Name)
+	content, err := os.ReadFile(filepath.Join(memif.HostDir, memifjson.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file memifjson.File
+	if err := json.Unmarshal(content, &file); err != nil || len(file.Interfaces) != 1 {
+		t.Fatalf("memif.json %s: %v, want one interface", content, err)
+	}
+	return claim, file.Interfaces[0]
 }
 
 // ours are the claim's status.devices of the driver.
